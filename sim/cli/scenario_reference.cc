@@ -1,0 +1,45 @@
+// The scenario keys and their defaults, printed by `servesim run --help`.
+// README's "Scenario reference" section carries the same table.
+#include "sim/cli/commands.h"
+
+namespace servesim {
+
+const char* ScenarioReference() {
+  return R"(
+Scenario keys (JSON; unknown keys are errors; absent or null = default):
+  seed                          1        seeds every random stream
+  model                         required models/llm/<name>.json or a path
+  hardware.gpu                  required models/gpu/<name>.json or a path
+  hardware.tp                   1        tensor-parallel degree (divides heads)
+  engine.max_num_seqs           256      running requests per step
+  engine.max_num_batched_tokens 8192     token budget per step
+  engine.chunked_prefill        true     split prompts across steps
+  engine.block_size             16       tokens per KV block
+  engine.gpu_memory_utilization 0.9      share of GPU memory the engine uses
+  engine.num_gpu_blocks         null     KV blocks; null = derived from memory
+  engine.activation_reserve_gib null     null = derived from the model
+  engine.preemption             recompute (only mode, as vLLM v1)
+  engine.policy                 fcfs     fcfs | shortest-prompt-first
+  cost_model.type               roofline roofline | linear
+    linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
+    roofline: gemm_compute_efficiency, gemm_memory_efficiency,
+      attention_compute_efficiency, attention_memory_efficiency,
+      interconnect_efficiency, allreduce_latency_s, step_overhead_s
+  workload.arrival.process      required poisson | gamma | constant | closed
+    rate (req/s, open loop), burstiness (gamma; 1 = Poisson, < 1 burstier)
+    concurrency, think_time_s (0) for closed
+  workload.max_concurrency      0        open loop: cap on requests in flight
+  workload.input_len / output_len required {"dist": ...}:
+    fixed{value} uniform{min,max} normal{mean,std} exponential{mean}
+    lognormal{median,p99 | mu,sigma} empirical{path,column}
+    every dist: min (1), max (1000000) clamps
+  workload.num_requests         0        stop creating after N (0 = no bound)
+  workload.duration_s           0        stop creating after T s (0 = no bound)
+  metrics.warmup_s              0        exclude requests arriving before T s
+  metrics.warmup_requests       0        exclude the first N requests
+  metrics.percentiles           [50,90,95,99,99.9]
+  limits.max_queued             100000   stop (unstable) beyond this queue
+)";
+}
+
+}  // namespace servesim

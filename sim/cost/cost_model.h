@@ -1,0 +1,64 @@
+// The cost model seam: how long one engine iteration (batch step) takes.
+//
+// BatchShape is plain data: for every scheduled sequence, how many new tokens
+// it computes this step and how many tokens of context it already has cached
+// (including prefix-cache hits). The cost model knows nothing of schedulers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/json_view.h"
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+struct SeqWork {
+  int32_t new_tokens = 0;      // tokens computed this step (prefill chunk or 1)
+  int32_t context_tokens = 0;  // tokens already in the KV cache before them
+  bool samples = false;  // produces an output token this step (LM head runs)
+};
+
+// A decode step extends a sequence that already has context by one token.
+// Everything else that computes tokens is prompt work (prefill), including a
+// one-token prompt (new_tokens == 1, context_tokens == 0). All cost models
+// classify sequences this way so their breakdowns agree.
+inline bool IsDecode(const SeqWork& s) {
+  return s.new_tokens == 1 && s.context_tokens > 0;
+}
+
+struct BatchShape {
+  std::vector<SeqWork> seqs;
+};
+
+// Where a step's time goes, in seconds.
+struct StepCost {
+  double gemm_s = 0;          // dense/MoE linear layers incl. LM head
+  double attn_prefill_s = 0;  // attention of sequences with new_tokens > 1
+  double attn_decode_s = 0;   // attention of sequences with new_tokens == 1
+  double comm_s = 0;          // tensor-parallel all-reduces
+  double other_s = 0;         // memory-bound rest (norms, rotary, activations)
+  double overhead_s = 0;      // per-step fixed cost (launch, scheduling)
+  double Total() const {
+    return gemm_s + attn_prefill_s + attn_decode_s + comm_s + other_s +
+           overhead_s;
+  }
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual StepCost StepTime(const BatchShape& batch) const = 0;
+  // One line for reports, e.g. "roofline (h200, tp=1, gemm eff 0.70 ...)".
+  virtual std::string Describe() const = 0;
+};
+
+// Builds the cost model named by cfg["type"] ("linear" or "roofline").
+// Throws ConfigError naming the JSON path for bad or unknown parameters.
+std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
+                                         const ModelSpec& model,
+                                         const GpuSpec& gpu, int tp);
+
+}  // namespace servesim

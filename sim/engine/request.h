@@ -1,0 +1,60 @@
+// Per-request state, stored contiguously and indexed by request id.
+//
+// Token accounting follows vLLM v1: a request "knows" prompt_len + num_output
+// tokens; num_computed of them have KV in the cache. Each step computes some
+// of the rest; when num_computed reaches the known count the step samples the
+// next output token. After a recompute preemption num_computed drops to 0 and
+// the prompt plus the output so far is prefilled again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.h"
+
+namespace servesim {
+
+enum class RequestStatus : uint8_t {
+  kPending,   // created but not yet sent to the server (max_concurrency wait)
+  kWaiting,   // in the scheduler's waiting queue
+  kRunning,   // holds KV blocks, scheduled each step
+  kFinished,
+  kRejected,  // can never be served (reason in reject_reason)
+};
+
+struct Request {
+  int64_t id = 0;
+  int32_t prompt_len = 0;
+  int32_t output_len = 0;
+  int32_t client = -1;    // closed-loop client, -1 for open loop
+  bool measured = true;   // false for warm-up requests
+
+  // Timestamps; -1 until they happen.
+  SimTime arrival = -1;          // intended send time (open-loop schedule)
+  SimTime send = -1;             // actually sent to the server
+  SimTime first_scheduled = -1;  // first step that computed any of its tokens
+  SimTime first_token = -1;
+  SimTime last_token = -1;
+  SimTime finish = -1;
+
+  int32_t num_computed = 0;
+  int32_t num_output = 0;
+  int32_t preemptions = 0;
+  RequestStatus status = RequestStatus::kPending;
+  const char* reject_reason = nullptr;  // static string
+  std::vector<int32_t> blocks;          // KV blocks held, in sequence order
+
+  int32_t known_tokens() const { return prompt_len + num_output; }
+  // Most tokens this request ever holds in the KV cache: the last sampled
+  // token is never fed back.
+  int32_t max_cached_tokens() const { return prompt_len + output_len - 1; }
+  bool done() const {
+    return status == RequestStatus::kFinished ||
+           status == RequestStatus::kRejected;
+  }
+};
+
+using RequestTable = std::vector<Request>;
+
+}  // namespace servesim

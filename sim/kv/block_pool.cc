@@ -1,0 +1,81 @@
+// Paged KV-cache block pool (see block_pool.h for the invariants).
+#include "sim/kv/block_pool.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace servesim {
+namespace {
+
+[[noreturn]] void InvariantBroken(const char* what, int32_t block) {
+  std::fprintf(stderr, "servesim: BlockPool invariant broken: %s (block %d)\n",
+               what, block);
+  std::abort();
+}
+
+}  // namespace
+
+BlockPool::BlockPool(int32_t num_blocks)
+    : ref_(num_blocks, 0), prev_(num_blocks, -1), next_(num_blocks, -1) {
+  for (int32_t b = 0; b < num_blocks; ++b) PushTail(b);
+}
+
+void BlockPool::PushTail(int32_t b) {
+  prev_[b] = tail_;
+  next_[b] = -1;
+  if (tail_ >= 0) next_[tail_] = b; else head_ = b;
+  tail_ = b;
+  ++num_free_;
+}
+
+int32_t BlockPool::PopHead() {
+  const int32_t b = head_;
+  head_ = next_[b];
+  if (head_ >= 0) prev_[head_] = -1; else tail_ = -1;
+  prev_[b] = next_[b] = -1;
+  --num_free_;
+  return b;
+}
+
+bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
+  if (n > num_free_) return false;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t b = PopHead();
+    if (ref_[b] != 0) InvariantBroken("free block has references", b);
+    ref_[b] = 1;
+    out->push_back(b);
+  }
+  return true;
+}
+
+void BlockPool::Release(const std::vector<int32_t>& blocks) {
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    const int32_t b = *it;
+    if (b < 0 || b >= num_blocks() || ref_[b] <= 0) {
+      InvariantBroken("release of a block that is not in use", b);
+    }
+    if (--ref_[b] == 0) PushTail(b);
+  }
+}
+
+void BlockPool::CheckInvariants() const {
+  std::vector<char> on_queue(ref_.size(), 0);
+  int32_t count = 0, last = -1;
+  for (int32_t b = head_; b >= 0; b = next_[b]) {
+    if (on_queue[b]) InvariantBroken("free queue has a cycle", b);
+    if (prev_[b] != last) InvariantBroken("free queue links disagree", b);
+    if (ref_[b] != 0) InvariantBroken("block on free queue is in use", b);
+    on_queue[b] = 1;
+    last = b;
+    ++count;
+  }
+  if (last != tail_) InvariantBroken("free queue tail is wrong", tail_);
+  if (count != num_free_) InvariantBroken("free count mismatch", count);
+  for (int32_t b = 0; b < num_blocks(); ++b) {
+    if (!on_queue[b] && ref_[b] <= 0) {
+      InvariantBroken("block neither free nor in use", b);
+    }
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,68 @@
+// Recorder: time integrals of levels and step statistics (see recorder.h).
+#include "sim/metrics/recorder.h"
+
+#include <algorithm>
+
+namespace servesim {
+
+void Recorder::Integrate(SimTime until) {
+  const double dt = static_cast<double>(until - last_);
+  if (dt > 0) {
+    total_.in_system += levels_.in_system * dt;
+    total_.waiting += levels_.waiting * dt;
+    total_.running += levels_.running * dt;
+    total_.kv_blocks_used += levels_.kv_blocks_used * dt;
+    total_.busy += levels_.busy * dt;
+    last_ = until;
+  }
+}
+
+void Recorder::Advance(SimTime now) {
+  Integrate(now);
+  if (window_open_) {
+    max_.in_system = std::max(max_.in_system, levels_.in_system);
+    max_.waiting = std::max(max_.waiting, levels_.waiting);
+    max_.running = std::max(max_.running, levels_.running);
+    max_.kv_blocks_used = std::max(max_.kv_blocks_used, levels_.kv_blocks_used);
+  }
+}
+
+void Recorder::MarkWindowStart(SimTime now) {
+  Integrate(now);
+  at_window_start_ = total_;
+  window_start_ = now;
+  window_open_ = true;
+  max_ = levels_;
+}
+
+void Recorder::MarkWindowEnd(SimTime now) {
+  Advance(now);
+  at_window_end_ = total_;
+  window_end_ = now;
+  window_open_ = false;
+}
+
+void Recorder::RecordStep(int64_t seqs, int64_t tokens) {
+  ++steps_.all_steps;
+  if (!window_open_) return;
+  ++steps_.steps;
+  steps_.seqs += seqs;
+  steps_.tokens += tokens;
+  steps_.max_batch = std::max(steps_.max_batch, seqs);
+  steps_.batch_size.Add(static_cast<double>(seqs));
+}
+
+LevelIntegrals Recorder::WindowAverages() const {
+  LevelIntegrals avg;
+  const double span = static_cast<double>(window_end_ - window_start_);
+  if (window_end_ < 0 || span <= 0) return avg;
+  avg.in_system = (at_window_end_.in_system - at_window_start_.in_system) / span;
+  avg.waiting = (at_window_end_.waiting - at_window_start_.waiting) / span;
+  avg.running = (at_window_end_.running - at_window_start_.running) / span;
+  avg.kv_blocks_used =
+      (at_window_end_.kv_blocks_used - at_window_start_.kv_blocks_used) / span;
+  avg.busy = (at_window_end_.busy - at_window_start_.busy) / span;
+  return avg;
+}
+
+}  // namespace servesim

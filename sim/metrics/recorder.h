@@ -1,0 +1,75 @@
+// Recorder: what the run measures beyond per-request timestamps.
+//
+// Levels (requests in system, waiting, running, KV blocks used, GPU busy) are
+// integrated over time as piecewise constants: call Advance(now) before a
+// level changes. The measurement window is [MarkWindowStart, MarkWindowEnd]
+// (first to last measured arrival); time averages and step statistics cover
+// that window only, so warm-up is excluded from them as from latencies.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/time.h"
+#include "sim/metrics/log_histogram.h"
+
+namespace servesim {
+
+struct Levels {
+  int64_t in_system = 0;  // sent, not finished
+  int64_t waiting = 0;    // in the scheduler's waiting queue
+  int64_t running = 0;
+  int64_t kv_blocks_used = 0;
+  int64_t busy = 0;  // 1 while a step executes
+};
+
+struct LevelIntegrals {  // level x nanoseconds
+  double in_system = 0, waiting = 0, running = 0, kv_blocks_used = 0, busy = 0;
+};
+
+struct StepStats {
+  int64_t all_steps = 0;    // every step of the run, window or not
+  int64_t steps = 0;        // steps that started inside the window
+  int64_t seqs = 0;         // sum of batch sizes
+  int64_t tokens = 0;       // sum of tokens computed
+  int64_t max_batch = 0;
+  LogHistogram batch_size;  // distribution of sequences per step
+};
+
+class Recorder {
+ public:
+  void Advance(SimTime now);
+  Levels& levels() { return levels_; }
+  const Levels& levels() const { return levels_; }
+
+  void MarkWindowStart(SimTime now);
+  void MarkWindowEnd(SimTime now);
+  bool in_window() const { return window_open_; }
+
+  void RecordItlNanos(SimTime gap) { itl_ms_.Add(ToMillis(gap)); }
+  void RecordStep(int64_t seqs, int64_t tokens);
+
+  const LogHistogram& itl_ms() const { return itl_ms_; }
+  const StepStats& steps() const { return steps_; }
+  SimTime window_start() const { return window_start_; }
+  SimTime window_end() const { return window_end_; }
+  // Time averages over the window (0 before it closes).
+  LevelIntegrals WindowAverages() const;
+  // Maxima seen inside the window.
+  const Levels& WindowMax() const { return max_; }
+
+ private:
+  void Integrate(SimTime until);
+
+  Levels levels_;
+  Levels max_;
+  LevelIntegrals total_;            // cumulative since t = 0
+  LevelIntegrals at_window_start_;  // snapshot of total_
+  LevelIntegrals at_window_end_;
+  SimTime last_ = 0;
+  SimTime window_start_ = -1, window_end_ = -1;
+  bool window_open_ = false;
+  LogHistogram itl_ms_;
+  StepStats steps_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,149 @@
+// Loading of model and GPU specs from JSON files (see model_loader.h).
+#include "sim/model/model_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "sim/core/paths.h"
+#include "sim/core/status.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Stems of the *.json files in RepoRoot()/<dir>, sorted.
+std::vector<std::string> JsonStems(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(RepoRoot()) / dir, ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A file path as given (if it ends in .json), else the named file in `dir`;
+// an unknown name lists what exists and suggests the nearest.
+std::string Locate(const std::string& name_or_path, const std::string& dir,
+                   const std::string& kind,
+                   const std::vector<std::string>& available) {
+  if (EndsWith(name_or_path, ".json")) return ResolveDataPath(name_or_path);
+  const fs::path file = fs::path(RepoRoot()) / dir / (name_or_path + ".json");
+  std::error_code ec;
+  if (fs::exists(file, ec)) return file.string();
+  std::string list;
+  for (const auto& n : available) list += (list.empty() ? "" : ", ") + n;
+  const std::string near = NearestName(name_or_path, available);
+  throw ConfigError(dir + ": unknown " + kind + " \"" + name_or_path + "\"" +
+                    (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+                    "; available: " + (list.empty() ? "none" : list));
+}
+
+nlohmann::json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message carries the line and column of the fault.
+    throw ConfigError(path + ": invalid JSON: " + e.what());
+  }
+}
+
+int PositiveInt(const JsonView& v, std::string_view key) {
+  return static_cast<int>(v.RequireInteger(
+      key, Range::Closed(1, std::numeric_limits<int32_t>::max())));
+}
+
+}  // namespace
+
+ModelSpec ParseModelSpec(const JsonView& v) {
+  v.AllowKeys({"name", "source", "num_layers", "hidden_size", "num_heads",
+               "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
+               "num_experts", "experts_per_token", "tie_word_embeddings",
+               "max_context", "dtype_bytes"});
+  ModelSpec m;
+  m.name = v.RequireString("name");
+  m.source = v.RequireString("source");
+  m.num_layers = PositiveInt(v, "num_layers");
+  m.hidden_size = PositiveInt(v, "hidden_size");
+  m.num_heads = PositiveInt(v, "num_heads");
+  m.num_kv_heads = PositiveInt(v, "num_kv_heads");
+  m.head_dim = PositiveInt(v, "head_dim");
+  m.intermediate_size = PositiveInt(v, "intermediate_size");
+  m.vocab_size = PositiveInt(v, "vocab_size");
+  m.max_context = PositiveInt(v, "max_context");
+  m.num_experts =
+      static_cast<int>(v.Integer("num_experts", 1, Range::Closed(1, 4096)));
+  m.experts_per_token = static_cast<int>(
+      v.Integer("experts_per_token", 1, Range::Closed(1, 4096)));
+  m.tie_word_embeddings = v.Bool("tie_word_embeddings", false);
+  m.dtype_bytes =
+      static_cast<int>(v.Integer("dtype_bytes", 2, Range::Closed(1, 8)));
+  // Grouped-query attention shares each KV head among num_heads/num_kv_heads
+  // query heads, so the ratio must be whole.
+  if (m.num_heads % m.num_kv_heads != 0) {
+    v.FailMessage("num_heads", "expected a multiple of num_kv_heads (" +
+                                   std::to_string(m.num_kv_heads) + "), got " +
+                                   std::to_string(m.num_heads));
+  }
+  if (m.experts_per_token > m.num_experts) {
+    v.FailMessage("experts_per_token", "expected at most num_experts (" +
+                                           std::to_string(m.num_experts) +
+                                           "), got " +
+                                           std::to_string(m.experts_per_token));
+  }
+  return m;
+}
+
+GpuSpec ParseGpuSpec(const JsonView& v) {
+  v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
+               "bf16_dense_tflops", "interconnect_gb_per_s",
+               "interconnect_direction"});
+  GpuSpec g;
+  g.name = v.RequireString("name");
+  g.source = v.RequireString("source");
+  // Capacity in binary GiB (datasheet "GB" of HBM is binary); rates decimal.
+  g.memory_bytes =
+      v.RequireNumber("memory_gib", Range::Positive()) * 1073741824.0;
+  g.hbm_bytes_per_s = v.RequireNumber("hbm_tb_per_s", Range::Positive()) * 1e12;
+  g.bf16_flops = v.RequireNumber("bf16_dense_tflops", Range::Positive()) * 1e12;
+  const double link =
+      v.RequireNumber("interconnect_gb_per_s", Range::Positive()) * 1e9;
+  // Datasheets quote NVLink as the sum of both directions; the cost model
+  // needs what one GPU can send while it receives the same.
+  const std::string dir = v.Choice("interconnect_direction", "",
+                                   {"bidirectional_total", "per_direction"});
+  g.interconnect_bytes_per_s = dir == "bidirectional_total" ? link / 2 : link;
+  return g;
+}
+
+ModelSpec LoadModelSpec(const std::string& name_or_path) {
+  const std::string path =
+      Locate(name_or_path, "models/llm", "model", AvailableModels());
+  const nlohmann::json j = ReadJsonFile(path);
+  return ParseModelSpec(JsonView(j, path));
+}
+
+GpuSpec LoadGpuSpec(const std::string& name_or_path) {
+  const std::string path =
+      Locate(name_or_path, "models/gpu", "GPU", AvailableGpus());
+  const nlohmann::json j = ReadJsonFile(path);
+  return ParseGpuSpec(JsonView(j, path));
+}
+
+std::vector<std::string> AvailableModels() { return JsonStems("models/llm"); }
+std::vector<std::string> AvailableGpus() { return JsonStems("models/gpu"); }
+
+}  // namespace servesim

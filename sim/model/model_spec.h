@@ -1,0 +1,51 @@
+// Model and GPU specifications: plain data loaded from models/llm/*.json and
+// models/gpu/*.json. Derived quantities (parameter count, bytes of weights
+// and KV cache) are computed here so every cost model agrees on them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace servesim {
+
+struct ModelSpec {
+  std::string name;    // e.g. "llama-3.1-8b"
+  std::string source;  // model card / config.json the numbers came from
+  int num_layers = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int intermediate_size = 0;  // dense MLP, or per expert for MoE
+  int vocab_size = 0;
+  int num_experts = 1;        // 1 for dense models
+  int experts_per_token = 1;  // top-k routing; 1 for dense models
+  bool tie_word_embeddings = false;
+  int max_context = 0;  // max_position_embeddings
+  int dtype_bytes = 2;  // bf16 weights and KV cache
+
+  bool is_moe() const { return num_experts > 1; }
+  // Parameters of one transformer layer's attention and MLP (all experts).
+  int64_t AttentionParamsPerLayer() const;
+  int64_t MlpParamsPerLayer() const;
+  // Embedding + LM head (once if tied) + layers. Norms are ignored (< 0.01%).
+  int64_t ParamCount() const;
+  // Weight bytes held by one GPU at tensor-parallel degree tp.
+  double WeightBytesPerGpu(int tp) const;
+  // KV-cache bytes per token held by one GPU (K and V, all layers).
+  double KvBytesPerTokenPerGpu(int tp) const;
+  // KV heads one GPU holds at tensor-parallel degree tp: KV heads are split
+  // across GPUs, and replicated once tp exceeds them (at least one per GPU).
+  int KvHeadsPerGpu(int tp) const;
+};
+
+struct GpuSpec {
+  std::string name;            // e.g. "h200"
+  std::string source;          // datasheet the numbers came from
+  double memory_bytes = 0;     // HBM capacity
+  double hbm_bytes_per_s = 0;  // peak HBM bandwidth
+  double bf16_flops = 0;       // dense (no sparsity) bf16 tensor FLOP/s
+  double interconnect_bytes_per_s = 0;  // per GPU, one direction
+};
+
+}  // namespace servesim

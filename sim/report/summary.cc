@@ -1,0 +1,117 @@
+// Builds a RunSummary from a finished simulation (see summary.h).
+#include "sim/report/summary.h"
+
+#include <algorithm>
+
+namespace servesim {
+namespace {
+
+// ITL percentiles come from the streaming histogram, the rest exactly.
+SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps) {
+  SampleStats s;
+  s.count = h.count();
+  s.mean = h.mean();
+  s.stddev = h.stddev();
+  s.median = h.Percentile(50);
+  s.min = h.min();
+  s.max = h.max();
+  for (double p : ps) s.percentiles.emplace_back(p, h.Percentile(p));
+  return s;
+}
+
+}  // namespace
+
+RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
+                     const std::string& arrival_description,
+                     double offered_rate) {
+  RunSummary s;
+  s.seed = in.seed;
+  s.arrival = arrival_description;
+  s.offered_rate = offered_rate;
+  s.max_concurrency = in.workload.max_concurrency;
+  s.percentiles = in.metrics.percentiles;
+  s.warmup_s = in.metrics.warmup_s;
+  s.warmup_requests = in.metrics.warmup_requests;
+  s.created = static_cast<int64_t>(out.requests.size());
+  s.rejected = out.rejected;
+  s.incomplete = out.incomplete;
+  s.unstable = out.unstable;
+  s.unstable_reason = out.unstable_reason;
+  s.total_cost = out.total_cost;
+  s.num_gpu_blocks = in.engine.num_gpu_blocks;
+
+  std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
+  SimTime first_arrival = kNever, last_finish = 0;
+  for (const Request& r : out.requests) {
+    if (r.status == RequestStatus::kRejected) {
+      if (std::find(s.reject_reasons.begin(), s.reject_reasons.end(),
+                    r.reject_reason) == s.reject_reasons.end()) {
+        s.reject_reasons.emplace_back(r.reject_reason);
+      }
+      continue;
+    }
+    if (r.status != RequestStatus::kFinished) continue;
+    if (!r.measured) {
+      ++s.excluded_warmup;
+      continue;
+    }
+    ++s.completed;
+    s.total_input_tokens += r.prompt_len;
+    s.total_output_tokens += r.output_len;
+    s.preemptions += r.preemptions;
+    s.preempted_requests += r.preemptions > 0;
+    first_arrival = std::min(first_arrival, r.arrival);
+    last_finish = std::max(last_finish, r.finish);
+    ttft.push_back(ToMillis(r.first_token - r.send));
+    ttft_arr.push_back(ToMillis(r.first_token - r.arrival));
+    e2el.push_back(ToMillis(r.finish - r.send));
+    e2el_arr.push_back(ToMillis(r.finish - r.arrival));
+    queue.push_back(ToMillis(r.first_scheduled - r.send));
+    slot.push_back(ToMillis(r.send - r.arrival));
+    // vLLM's TPOT: time after the first token per remaining token.
+    if (r.output_len > 1) {
+      tpot.push_back(ToMillis(r.finish - r.first_token) / (r.output_len - 1));
+    }
+  }
+  const auto& ps = s.percentiles;
+  s.ttft_ms = Summarize(ttft, ps);
+  s.ttft_from_arrival_ms = Summarize(ttft_arr, ps);
+  s.tpot_ms = Summarize(tpot, ps);
+  s.e2el_ms = Summarize(e2el, ps);
+  s.e2el_from_arrival_ms = Summarize(e2el_arr, ps);
+  s.queue_ms = Summarize(queue, ps);
+  s.slot_wait_ms = Summarize(slot, ps);
+  s.itl_ms = FromHistogram(out.recorder.itl_ms(), ps);
+
+  if (s.completed > 0 && last_finish > first_arrival) {
+    s.duration_s = ToSeconds(last_finish - first_arrival);
+    s.request_throughput = s.completed / s.duration_s;
+    s.input_throughput = s.total_input_tokens / s.duration_s;
+    s.output_throughput = s.total_output_tokens / s.duration_s;
+    s.total_token_throughput = s.input_throughput + s.output_throughput;
+  }
+
+  const Recorder& rec = out.recorder;
+  const LevelIntegrals avg = rec.WindowAverages();
+  s.window_s = ToSeconds(std::max<SimTime>(0, rec.window_end() - rec.window_start()));
+  s.gpu_busy_fraction = avg.busy;
+  const double blocks = std::max(1, in.engine.num_gpu_blocks);
+  s.kv_usage_mean = avg.kv_blocks_used / blocks;
+  s.kv_usage_max = rec.WindowMax().kv_blocks_used / blocks;
+  s.mean_in_system = avg.in_system;
+  s.mean_waiting = avg.waiting;
+  s.mean_running = avg.running;
+  s.max_waiting = rec.WindowMax().waiting;
+  const StepStats& st = rec.steps();
+  s.steps = st.steps;
+  if (st.steps > 0) {
+    s.mean_batch_size = static_cast<double>(st.seqs) / st.steps;
+    s.mean_tokens_per_step = static_cast<double>(st.tokens) / st.steps;
+    s.batch_size_p50 = st.batch_size.Percentile(50);
+    s.batch_size_p99 = st.batch_size.Percentile(99);
+  }
+  s.max_batch_size = st.max_batch;
+  return s;
+}
+
+}  // namespace servesim

@@ -1,0 +1,67 @@
+// Summary of one run: per-request latencies (warm-up excluded) with their
+// percentiles, throughput, and the time-averaged state of the replica, all
+// with the context needed to read them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/engine/simulation.h"
+#include "sim/metrics/stats.h"
+
+namespace servesim {
+
+struct RunSummary {
+  // Context.
+  uint64_t seed = 0;
+  std::string arrival;        // arrival process, described
+  double offered_rate = 0;    // requests/s, 0 for closed loop
+  int32_t max_concurrency = 0;
+  std::vector<double> percentiles;
+  double warmup_s = 0;
+  int64_t warmup_requests = 0;
+
+  // Counts.
+  int64_t created = 0;
+  int64_t completed = 0;         // measured and finished
+  int64_t excluded_warmup = 0;   // finished but inside the warm-up
+  int64_t rejected = 0;
+  int64_t incomplete = 0;
+  int64_t total_input_tokens = 0, total_output_tokens = 0;  // completed only
+  int64_t preemptions = 0, preempted_requests = 0;
+
+  // Throughput over the measured window (first measured arrival to last
+  // measured finish), in the units vllm bench serve uses.
+  double duration_s = 0;
+  double request_throughput = 0, input_throughput = 0, output_throughput = 0,
+         total_token_throughput = 0;
+
+  // Latencies in milliseconds. TTFT and E2E are from the actual send time
+  // (what a load generator measures); *_from_arrival include the wait for
+  // a max_concurrency slot, from the intended arrival time.
+  SampleStats ttft_ms, ttft_from_arrival_ms, tpot_ms, itl_ms, e2el_ms,
+      e2el_from_arrival_ms, queue_ms, slot_wait_ms;
+
+  // Replica state, time-averaged over the window [first, last measured arrival].
+  double window_s = 0;
+  double gpu_busy_fraction = 0;
+  double kv_usage_mean = 0, kv_usage_max = 0;  // fraction of blocks in use
+  int32_t num_gpu_blocks = 0;
+  double mean_in_system = 0, mean_waiting = 0, mean_running = 0;
+  int64_t max_waiting = 0;
+  int64_t steps = 0;
+  double mean_batch_size = 0, mean_tokens_per_step = 0;
+  int64_t max_batch_size = 0;
+  double batch_size_p50 = 0, batch_size_p99 = 0;
+  StepCost total_cost;
+
+  bool unstable = false;
+  std::string unstable_reason;
+  std::vector<std::string> reject_reasons;  // distinct, for the report
+};
+
+RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
+                     const std::string& arrival_description,
+                     double offered_rate);
+
+}  // namespace servesim

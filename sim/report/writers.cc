@@ -1,0 +1,218 @@
+// Report writers (see writers.h).
+#include "sim/report/writers.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace servesim {
+namespace {
+
+std::string Fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+void LatencyRow(std::ostream& os, const char* name, const SampleStats& st) {
+  os << "  " << name;
+  for (size_t i = std::string(name).size(); i < 22; ++i) os << ' ';
+  os << Fmt("%10.2f", st.mean) << Fmt("%10.2f", st.median);
+  for (const auto& [p, v] : st.percentiles) os << Fmt("%10.2f", v);
+  os << "\n";
+}
+
+void AddLatency(nlohmann::json& j, const std::string& metric,
+                const SampleStats& st) {
+  j["mean_" + metric + "_ms"] = st.mean;
+  j["median_" + metric + "_ms"] = st.median;
+  j["std_" + metric + "_ms"] = st.stddev;
+  for (const auto& [p, v] : st.percentiles) {
+    j["p" + PercentileName(p) + "_" + metric + "_ms"] = v;
+  }
+}
+
+nlohmann::json StatsJson(const SampleStats& st) {
+  nlohmann::json j = {{"count", st.count}, {"mean", st.mean},
+                      {"std", st.stddev}, {"median", st.median},
+                      {"min", st.min},    {"max", st.max}};
+  for (const auto& [p, v] : st.percentiles) j["p" + PercentileName(p)] = v;
+  return j;
+}
+
+}  // namespace
+
+std::string PercentileName(double p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
+                        std::ostream& os) {
+  os << "servesim run: " << sc.file << "\n";
+  os << "  model " << sc.model.name << " on " << sc.tp << "x " << sc.gpu.name
+     << " (tp=" << sc.tp << "), " << sc.engine.num_gpu_blocks << " KV blocks of "
+     << sc.engine.block_size << " tokens"
+     << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)") << "\n";
+  os << "  cost model " << sc.cost_model->Describe() << "\n";
+  os << "  engine max_num_seqs " << sc.engine.max_num_seqs
+     << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens
+     << ", chunked prefill " << (sc.engine.chunked_prefill ? "on" : "off")
+     << ", policy " << sc.engine.policy << "\n";
+  os << "  arrivals " << s.arrival;
+  if (s.offered_rate > 0) os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
+  os << "\n  lengths: input " << sc.workload.input_len->Describe()
+     << "\n           output " << sc.workload.output_len->Describe() << "\n";
+  os << "  seed " << s.seed << "; warm-up excluded: " << s.excluded_warmup
+     << " requests (warmup_s " << s.warmup_s << ", warmup_requests "
+     << s.warmup_requests << "); prefix caching off (hit rate 0%)\n";
+  os << "  requests: " << s.created << " created, " << s.completed
+     << " measured, " << s.rejected << " rejected, " << s.incomplete
+     << " unfinished\n";
+  for (const auto& why : s.reject_reasons) os << "  rejected because: " << why << "\n";
+  if (s.unstable) {
+    os << "  UNSTABLE: " << s.unstable_reason
+       << " -- arrivals outpace service; latencies below grow with run length\n";
+  }
+  os << "\nThroughput over " << Fmt("%.1f", s.duration_s) << " s (GPU busy "
+     << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%, prefix hit rate 0%):\n"
+     << "  " << Fmt("%.3f", s.request_throughput) << " req/s, "
+     << Fmt("%.1f", s.output_throughput) << " output tok/s, "
+     << Fmt("%.1f", s.total_token_throughput) << " total tok/s\n";
+  os << "\nLatency (ms), " << s.completed << " requests";
+  if (s.offered_rate > 0) os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
+  os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%:\n";
+  os << "  metric                      mean    median";
+  for (double p : s.percentiles) {
+    const std::string name = "p" + PercentileName(p);
+    os << std::string(name.size() < 10 ? 10 - name.size() : 0, ' ') << name;
+  }
+  os << "\n";
+  LatencyRow(os, "TTFT", s.ttft_ms);
+  if (s.max_concurrency > 0) LatencyRow(os, "TTFT from arrival", s.ttft_from_arrival_ms);
+  LatencyRow(os, "TPOT", s.tpot_ms);
+  LatencyRow(os, "ITL (histogram)", s.itl_ms);
+  LatencyRow(os, "E2E latency", s.e2el_ms);
+  LatencyRow(os, "queueing delay", s.queue_ms);
+  if (s.max_concurrency > 0) LatencyRow(os, "wait for slot", s.slot_wait_ms);
+  os << "\nReplica over the window of " << Fmt("%.1f", s.window_s)
+     << " s (first to last measured arrival):\n"
+     << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean) << "%, max "
+     << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions " << s.preemptions
+     << " (" << s.preempted_requests << " requests)\n"
+     << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
+     << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting << "), running "
+     << Fmt("%.1f", s.mean_running) << "\n"
+     << "  " << s.steps << " steps, batch size mean " << Fmt("%.1f", s.mean_batch_size)
+     << " p50 " << Fmt("%.0f", s.batch_size_p50) << " p99 "
+     << Fmt("%.0f", s.batch_size_p99) << " max " << s.max_batch_size
+     << ", tokens per step " << Fmt("%.1f", s.mean_tokens_per_step) << "\n";
+  const StepCost& c = s.total_cost;
+  const double total = std::max(1e-12, c.Total());
+  os << "  step time split: GEMM " << Fmt("%.1f", 100 * c.gemm_s / total)
+     << "%, prefill attention " << Fmt("%.1f", 100 * c.attn_prefill_s / total)
+     << "%, decode attention " << Fmt("%.1f", 100 * c.attn_decode_s / total)
+     << "%, communication " << Fmt("%.1f", 100 * c.comm_s / total) << "%, other "
+     << Fmt("%.1f", 100 * c.other_s / total) << "%, overhead "
+     << Fmt("%.1f", 100 * c.overhead_s / total) << "%\n";
+}
+
+nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
+  nlohmann::json j;
+  j["backend"] = "servesim";
+  j["model_id"] = sc.model.name;
+  j["num_prompts"] = s.created;
+  j["request_rate"] = s.offered_rate > 0 ? nlohmann::json(s.offered_rate)
+                                         : nlohmann::json("inf");
+  j["burstiness"] = 1.0;
+  if (sc.json.contains("workload") && sc.json["workload"].contains("arrival") &&
+      sc.json["workload"]["arrival"].contains("burstiness")) {
+    j["burstiness"] = sc.json["workload"]["arrival"]["burstiness"];
+  }
+  j["max_concurrency"] = s.max_concurrency > 0
+                             ? nlohmann::json(s.max_concurrency)
+                             : (sc.workload.closed_loop
+                                    ? nlohmann::json(sc.workload.concurrency)
+                                    : nlohmann::json(nullptr));
+  j["duration"] = s.duration_s;
+  j["completed"] = s.completed;
+  j["total_input_tokens"] = s.total_input_tokens;
+  j["total_output_tokens"] = s.total_output_tokens;
+  j["request_throughput"] = s.request_throughput;
+  j["output_throughput"] = s.output_throughput;
+  j["total_token_throughput"] = s.total_token_throughput;
+  AddLatency(j, "ttft", s.ttft_ms);
+  AddLatency(j, "tpot", s.tpot_ms);
+  AddLatency(j, "itl", s.itl_ms);
+  AddLatency(j, "e2el", s.e2el_ms);
+
+  nlohmann::json& x = j["servesim"];
+  x["scenario"] = sc.file;
+  x["seed"] = s.seed;
+  x["arrival"] = s.arrival;
+  x["offered_rate"] = s.offered_rate;
+  x["gpu"] = sc.gpu.name;
+  x["tp"] = sc.tp;
+  x["cost_model"] = sc.cost_model->Describe();
+  x["percentiles"] = s.percentiles;
+  x["warmup"] = {{"warmup_s", s.warmup_s},
+                 {"warmup_requests", s.warmup_requests},
+                 {"excluded_requests", s.excluded_warmup}};
+  x["requests"] = {{"created", s.created}, {"completed", s.completed},
+                   {"rejected", s.rejected}, {"unfinished", s.incomplete}};
+  x["reject_reasons"] = s.reject_reasons;
+  x["unstable"] = s.unstable;
+  x["unstable_reason"] = s.unstable_reason;
+  x["prefix_caching"] = false;
+  x["prefix_hit_rate"] = 0.0;
+  x["input_throughput"] = s.input_throughput;
+  x["ttft_from_arrival_ms"] = StatsJson(s.ttft_from_arrival_ms);
+  x["e2el_from_arrival_ms"] = StatsJson(s.e2el_from_arrival_ms);
+  x["queueing_delay_ms"] = StatsJson(s.queue_ms);
+  x["slot_wait_ms"] = StatsJson(s.slot_wait_ms);
+  x["itl_ms_source"] = "log-bucketed histogram (0.5% resolution)";
+  x["window_s"] = s.window_s;
+  x["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  x["num_gpu_blocks"] = s.num_gpu_blocks;
+  x["block_size"] = sc.engine.block_size;
+  x["kv_usage_mean"] = s.kv_usage_mean;
+  x["kv_usage_max"] = s.kv_usage_max;
+  x["mean_in_system"] = s.mean_in_system;
+  x["mean_waiting"] = s.mean_waiting;
+  x["mean_running"] = s.mean_running;
+  x["max_waiting"] = s.max_waiting;
+  x["preemptions"] = s.preemptions;
+  x["preempted_requests"] = s.preempted_requests;
+  x["steps"] = s.steps;
+  x["mean_batch_size"] = s.mean_batch_size;
+  x["max_batch_size"] = s.max_batch_size;
+  x["mean_tokens_per_step"] = s.mean_tokens_per_step;
+  const StepCost& c = s.total_cost;
+  x["step_time_s"] = {{"gemm", c.gemm_s},       {"attention_prefill", c.attn_prefill_s},
+                      {"attention_decode", c.attn_decode_s}, {"communication", c.comm_s},
+                      {"other", c.other_s},     {"overhead", c.overhead_s}};
+  return j;
+}
+
+void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
+  os << "id,status,measured,client,prompt_tokens,output_tokens,arrival_s,send_s,"
+        "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
+        "queueing_delay_ms,preemptions,reject_reason\n";
+  auto t = [](SimTime x) { return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x)); };
+  for (const Request& r : out.requests) {
+    const char* status = r.status == RequestStatus::kFinished   ? "finished"
+                         : r.status == RequestStatus::kRejected ? "rejected"
+                                                                : "unfinished";
+    const bool fin = r.status == RequestStatus::kFinished;
+    os << r.id << ',' << status << ',' << (r.measured ? 1 : 0) << ',' << r.client
+       << ',' << r.prompt_len << ',' << r.output_len << ',' << t(r.arrival) << ','
+       << t(r.send) << ',' << t(r.first_scheduled) << ',' << t(r.first_token) << ','
+       << t(r.finish) << ','
+       << (fin ? Fmt("%.6f", ToMillis(r.first_token - r.send)) : "") << ','
+       << (fin ? Fmt("%.6f", ToMillis(r.finish - r.send)) : "") << ','
+       << (r.first_scheduled >= 0 ? Fmt("%.6f", ToMillis(r.first_scheduled - r.send)) : "")
+       << ',' << r.preemptions << ',' << (r.reject_reason ? r.reject_reason : "") << "\n";
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,25 @@
+// Report writers: the console report, the vLLM-compatible result JSON, and
+// the per-request CSV. Every number travels with its context.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/summary.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+
+void WriteConsoleReport(const Scenario& scenario, const RunSummary& s,
+                        std::ostream& os);
+// Keys as `vllm bench serve --save-result` writes them for the same
+// quantities, plus servesim's own under "servesim".
+nlohmann::json ResultJson(const Scenario& scenario, const RunSummary& s);
+// One row per request created (finished, rejected or unfinished).
+void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os);
+// "99" for 99, "99.9" for 99.9: the spelling vLLM uses in key names.
+std::string PercentileName(double p);
+
+}  // namespace servesim

@@ -1,0 +1,229 @@
+// Scenario parsing and validation (see scenario.h). Each section of the
+// file is read by one function that owns its keys.
+#include "sim/scenario/scenario.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/json_view.h"
+#include "sim/model/model_loader.h"
+#include "sim/scenario/memory_plan.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void ParseHardware(const JsonView& root, Scenario* s) {
+  s->model = LoadModelSpec(root.RequireString("model"));
+  const JsonView hw = root.Object("hardware");
+  hw.AllowKeys({"gpu", "tp"});
+  s->gpu = LoadGpuSpec(hw.RequireString("gpu"));
+  s->tp = static_cast<int>(hw.Integer("tp", 1, Range::Closed(1, 64)));
+  if (s->model.num_heads % s->tp != 0) {
+    hw.Fail("tp", "a divisor of " + s->model.name + "'s " +
+                      std::to_string(s->model.num_heads) + " attention heads");
+  }
+}
+
+void ParseEngine(const JsonView& root, Scenario* s) {
+  EngineConfig& e = s->engine;
+  if (!root.Has("engine")) return;
+  const JsonView v = root.Object("engine");
+  v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
+               "block_size", "gpu_memory_utilization", "num_gpu_blocks",
+               "preemption", "policy", "activation_reserve_gib"});
+  e.max_num_seqs = static_cast<int32_t>(
+      v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
+  e.max_num_batched_tokens = static_cast<int32_t>(
+      v.Integer("max_num_batched_tokens", 8192, Range::Closed(1, 1 << 24)));
+  e.chunked_prefill = v.Bool("chunked_prefill", true);
+  e.block_size = static_cast<int32_t>(
+      v.Integer("block_size", 16, Range::Closed(1, 4096)));
+  s->gpu_memory_utilization = v.Number("gpu_memory_utilization", 0.9,
+                                       Range::OpenClosed(0, 1));
+  if (auto n = v.OptionalInteger("num_gpu_blocks", Range::Closed(1, 1 << 30))) {
+    e.num_gpu_blocks = static_cast<int32_t>(*n);
+    s->num_gpu_blocks_given = true;
+  }
+  // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
+  v.Choice("preemption", "recompute", {"recompute"});
+  e.policy = v.Choice("policy", "fcfs", {"fcfs", "shortest-prompt-first"});
+  if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::NonNegative())) {
+    s->activation_reserve_bytes = *gib * kGiB;
+  } else {
+    s->activation_reserve_bytes = -1;  // derive
+  }
+}
+
+void ParseCostModel(const JsonView& root, Scenario* s) {
+  nlohmann::json def = {{"type", "roofline"}};
+  const JsonView v = root.Has("cost_model") ? root.Object("cost_model")
+                                            : JsonView(def, root.file(), "/cost_model");
+  s->cost_model = MakeCostModel(v, s->model, s->gpu, s->tp);
+}
+
+void ParseArrival(const JsonView& w, Scenario* s) {
+  WorkloadConfig& wc = s->workload;
+  const JsonView a = w.Object("arrival");
+  if (a.String("process", "") == "closed") {
+    a.AllowKeys({"process", "concurrency", "think_time_s"});
+    wc.closed_loop = true;
+    wc.concurrency = static_cast<int32_t>(
+        a.RequireInteger("concurrency", Range::Closed(1, 1 << 20)));
+    wc.think_time_s = a.Number("think_time_s", 0, Range::NonNegative());
+    return;
+  }
+  wc.arrival = MakeArrivalProcess(a);
+}
+
+void ParseWorkload(const JsonView& root, Scenario* s) {
+  WorkloadConfig& wc = s->workload;
+  const JsonView w = root.Object("workload");
+  w.AllowKeys({"arrival", "input_len", "output_len", "num_requests",
+               "duration_s", "max_concurrency"});
+  ParseArrival(w, s);
+  wc.input_len = MakeLengthDistribution(w.Object("input_len"));
+  wc.output_len = MakeLengthDistribution(w.Object("output_len"));
+  wc.num_requests = w.Integer("num_requests", 0, Range::Closed(0, 1e9));
+  wc.duration_s = w.Number("duration_s", 0, Range::NonNegative());
+  if (wc.num_requests == 0 && wc.duration_s == 0) {
+    w.FailMessage("num_requests",
+                  "expected num_requests > 0 or duration_s > 0 to bound the run");
+  }
+  wc.max_concurrency = static_cast<int32_t>(
+      w.Integer("max_concurrency", 0, Range::Closed(0, 1 << 20)));
+  if (wc.closed_loop && wc.max_concurrency > 0) {
+    w.FailMessage("max_concurrency",
+                  "applies to open-loop arrivals; a closed loop's concurrency "
+                  "is /workload/arrival/concurrency");
+  }
+}
+
+void ParseMetrics(const JsonView& root, Scenario* s) {
+  if (!root.Has("metrics")) return;
+  const JsonView m = root.Object("metrics");
+  m.AllowKeys({"warmup_s", "warmup_requests", "percentiles"});
+  s->metrics.warmup_s = m.Number("warmup_s", 0, Range::NonNegative());
+  s->metrics.warmup_requests = m.Integer("warmup_requests", 0, Range::NonNegative());
+  s->metrics.percentiles =
+      m.Numbers("percentiles", s->metrics.percentiles, Range::Closed(0, 100));
+}
+
+void ParseLimits(const JsonView& root, Scenario* s) {
+  if (!root.Has("limits")) return;
+  const JsonView l = root.Object("limits");
+  l.AllowKeys({"max_queued"});
+  s->limits.max_queued = l.Integer("max_queued", 100000, Range::Closed(1, 1e9));
+}
+
+Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
+  Scenario s;
+  s.file = label;
+  s.json = j;
+  const JsonView root(s.json, label);
+  root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
+                  "workload", "metrics", "limits", "name", "description"});
+  s.seed = static_cast<uint64_t>(root.Integer("seed", 1, Range::Closed(0, 9e15)));
+  ParseHardware(root, &s);
+  ParseEngine(root, &s);
+  ParseWorkload(root, &s);
+  ParseMetrics(root, &s);
+  ParseLimits(root, &s);
+  PlanMemory(root, &s);
+  ParseCostModel(root, &s);
+  return s;
+}
+
+}  // namespace
+
+SimulationInput Scenario::ToSimulationInput() const {
+  SimulationInput in;
+  in.seed = seed;
+  in.workload = workload;
+  in.engine = engine;
+  in.cost_model = cost_model.get();
+  in.metrics = metrics;
+  in.limits = limits;
+  return in;
+}
+
+std::string Scenario::ArrivalDescription() const {
+  if (workload.closed_loop) {
+    std::ostringstream os;
+    os << "closed loop (" << workload.concurrency << " clients, think time "
+       << workload.think_time_s << " s)";
+    return os.str();
+  }
+  std::string d = workload.arrival->Describe();
+  if (workload.max_concurrency > 0) {
+    d += ", capped at max_concurrency " + std::to_string(workload.max_concurrency);
+  }
+  return d;
+}
+
+double Scenario::OfferedRate() const {
+  return workload.closed_loop ? 0.0 : workload.arrival->rate();
+}
+
+Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::Error("--set " + assignment +
+                         ": expected path=value, e.g. workload.arrival.rate=12");
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json* node = json;
+  std::string done;
+  std::istringstream parts(path);
+  std::string key;
+  std::vector<std::string> keys;
+  while (std::getline(parts, key, '.')) {
+    if (key.empty()) return Status::Error("--set " + assignment + ": empty key in path");
+    keys.push_back(key);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!node->is_object()) {
+      return Status::Error("--set " + assignment + ": /" + done +
+                           " is not an object");
+    }
+    done += (done.empty() ? "" : "/") + keys[i];
+    node = &(*node)[keys[i]];
+  }
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  *node = value.is_discarded() ? nlohmann::json(text) : value;
+  return Status::Ok();
+}
+
+StatusOr<Scenario> ParseScenario(const std::string& text,
+                                 const std::string& label,
+                                 const std::vector<std::string>& overrides) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message carries the line and column of the problem.
+    std::string what = e.what();
+    const size_t pos = what.find("parse error");
+    return Status::Error(label + ": invalid JSON: " +
+                         (pos == std::string::npos ? what : what.substr(pos)));
+  }
+  for (const auto& o : overrides) {
+    Status st = ApplyOverride(&j, o);
+    if (!st.ok()) return st;
+  }
+  return CatchConfigErrors([&] { return ParseOrThrow(j, label); });
+}
+
+StatusOr<Scenario> LoadScenarioFile(const std::string& path,
+                                    const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return Status::Error(path + ": cannot open scenario file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseScenario(buf.str(), path, overrides);
+}
+
+}  // namespace servesim

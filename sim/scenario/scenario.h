@@ -1,0 +1,56 @@
+// Scenario: a JSON file describing one deployment and its traffic, strictly
+// validated into everything a simulation needs. The key names are the
+// project's contract with users and scripts: extend them, never rename.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/status.h"
+#include "sim/cost/cost_model.h"
+#include "sim/engine/simulation.h"
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+struct Scenario {
+  std::string file;     // where it came from, for reports and errors
+  nlohmann::json json;  // the effective JSON, after --set overrides
+  uint64_t seed = 1;
+  ModelSpec model;
+  GpuSpec gpu;
+  int tp = 1;
+  EngineConfig engine;
+  double gpu_memory_utilization = 0.9;
+  double activation_reserve_bytes = -1;  // < 0: derived from the model
+  double kv_cache_bytes = 0;     // memory left for KV on each GPU
+  bool num_gpu_blocks_given = false;
+  std::shared_ptr<const CostModel> cost_model;
+  WorkloadConfig workload;
+  MetricsConfig metrics;
+  LimitsConfig limits;
+
+  SimulationInput ToSimulationInput() const;
+  // One line describing the traffic, e.g. "poisson(rate=10/s)".
+  std::string ArrivalDescription() const;
+  double OfferedRate() const;  // requests/s; 0 for closed loop
+};
+
+// The default scenario compiled into the binary (scenarios/default_chat.json).
+const char* EmbeddedDefaultScenario();
+
+// Parses and validates. `label` names the source in error messages.
+StatusOr<Scenario> ParseScenario(const std::string& text,
+                                 const std::string& label,
+                                 const std::vector<std::string>& overrides);
+StatusOr<Scenario> LoadScenarioFile(const std::string& path,
+                                    const std::vector<std::string>& overrides);
+
+// Applies "a.b.c=value" to json: value is parsed as JSON when it parses
+// (numbers, true, null, {...}), else taken as a string.
+Status ApplyOverride(nlohmann::json* json, const std::string& assignment);
+
+}  // namespace servesim

@@ -1,0 +1,226 @@
+// Tests of model/GPU spec loading: the shipped data against published sizes
+// and datasheets, and every kind of bad file against its error message.
+#include "sim/model/model_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/core/status.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Published total parameter counts from the model cards.
+TEST(ModelSpecTest, ParamCountsMatchModelCards) {
+  const struct {
+    const char* name;
+    double published;
+  } cases[] = {{"llama-3.1-8b", 8.03e9},
+               {"llama-3.1-70b", 70.6e9},
+               {"qwen2.5-7b", 7.61e9},
+               {"mixtral-8x7b", 46.7e9}};
+  for (const auto& c : cases) {
+    const ModelSpec m = LoadModelSpec(c.name);
+    EXPECT_NEAR(m.ParamCount(), c.published, 0.01 * c.published) << c.name;
+  }
+}
+
+// Mistral quotes 12.9B active parameters per token (2 of 8 experts).
+TEST(ModelSpecTest, MixtralActiveParamsMatchAnnouncement) {
+  const ModelSpec m = LoadModelSpec("mixtral-8x7b");
+  ASSERT_TRUE(m.is_moe());
+  const double one_expert = m.MlpParamsPerLayer() / 8.0;  // router is ~0
+  const double inactive = m.num_layers * 6 * one_expert;
+  EXPECT_NEAR(m.ParamCount() - inactive, 12.9e9, 0.01 * 12.9e9);
+}
+
+TEST(ModelSpecTest, KvBytesPerToken) {
+  const ModelSpec m = LoadModelSpec("llama-3.1-8b");
+  // 2 (K,V) * 32 layers * 8 KV heads * 128 dims * 2 bytes.
+  EXPECT_EQ(m.KvBytesPerTokenPerGpu(1), 131072);
+  EXPECT_EQ(m.KvBytesPerTokenPerGpu(2), 65536);
+  EXPECT_EQ(m.KvBytesPerTokenPerGpu(8), 16384);
+  // Beyond 8 GPUs each still holds one (replicated) KV head.
+  EXPECT_EQ(m.KvBytesPerTokenPerGpu(16), 16384);
+  // Llama-3.1-70B: the widely quoted 320 KiB per token.
+  EXPECT_EQ(LoadModelSpec("llama-3.1-70b").KvBytesPerTokenPerGpu(1),
+            320 * 1024);
+}
+
+TEST(ModelSpecTest, WeightBytesSplitAcrossGpus) {
+  const ModelSpec m = LoadModelSpec("llama-3.1-70b");
+  // bf16: about 141 GB at tp 1, an eighth of it at tp 8 (KV heads divide).
+  EXPECT_NEAR(m.WeightBytesPerGpu(1), 2 * 70.6e9, 0.01 * 2 * 70.6e9);
+  EXPECT_NEAR(m.WeightBytesPerGpu(8), m.WeightBytesPerGpu(1) / 8, 1e3);
+  // At tp 16 the 8 KV heads are replicated, so a GPU holds more than 1/16.
+  const ModelSpec small = LoadModelSpec("llama-3.1-8b");
+  EXPECT_GT(small.WeightBytesPerGpu(16), small.WeightBytesPerGpu(1) / 16);
+}
+
+TEST(GpuSpecTest, DatasheetNumbers) {
+  const GpuSpec h100 = LoadGpuSpec("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100.memory_bytes, 80.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.bf16_flops, 989e12);
+  EXPECT_DOUBLE_EQ(h100.interconnect_bytes_per_s, 450e9);  // 900 GB/s total
+  const GpuSpec h200 = LoadGpuSpec("h200");
+  EXPECT_DOUBLE_EQ(h200.hbm_bytes_per_s, 4.8e12);
+  EXPECT_DOUBLE_EQ(h200.bf16_flops, 989e12);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("a100-80gb").interconnect_bytes_per_s, 300e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("a100-80gb").bf16_flops, 312e12);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("l40s").interconnect_bytes_per_s, 32e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("l40s").hbm_bytes_per_s, 864e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("b200").interconnect_bytes_per_s, 900e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("b200").bf16_flops, 2250e12);
+}
+
+TEST(LoaderTest, ListsShippedData) {
+  const auto models = AvailableModels();
+  for (const char* n :
+       {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "mixtral-8x7b"}) {
+    EXPECT_NE(std::find(models.begin(), models.end(), n), models.end()) << n;
+  }
+  const auto gpus = AvailableGpus();
+  for (const char* n : {"h100-sxm", "h200", "a100-80gb", "l40s", "b200"}) {
+    EXPECT_NE(std::find(gpus.begin(), gpus.end(), n), gpus.end()) << n;
+  }
+  // Every shipped file loads and is named after itself.
+  for (const auto& n : models) EXPECT_EQ(LoadModelSpec(n).name, n);
+  for (const auto& n : gpus) EXPECT_EQ(LoadGpuSpec(n).name, n);
+}
+
+// The message of the ConfigError fn throws ("" if it throws none).
+template <typename Fn>
+std::string ErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class BadFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("servesim_model_loader_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  // A valid dense model with one field replaced (or added).
+  std::string ModelWith(const std::string& key, const nlohmann::json& value) {
+    nlohmann::json j = {{"name", "tiny"},    {"source", "test"},
+                        {"num_layers", 2},   {"hidden_size", 64},
+                        {"num_heads", 8},    {"num_kv_heads", 2},
+                        {"head_dim", 8},     {"intermediate_size", 128},
+                        {"vocab_size", 100}, {"max_context", 256}};
+    j[key] = value;
+    return Write("model.json", j.dump());
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BadFileTest, ValidFileByPathLoads) {
+  const ModelSpec m = LoadModelSpec(ModelWith("num_experts", 1));
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.num_experts, 1);
+  EXPECT_EQ(m.dtype_bytes, 2);
+}
+
+TEST_F(BadFileTest, UnknownModelNameSuggestsNearest) {
+  const std::string e = ErrorOf([] { LoadModelSpec("llama-3.1-8"); });
+  EXPECT_NE(e.find("unknown model \"llama-3.1-8\""), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean \"llama-3.1-8b\""), std::string::npos) << e;
+  EXPECT_NE(e.find("mixtral-8x7b"), std::string::npos) << e;  // the list
+  const std::string g = ErrorOf([] { LoadGpuSpec("h20"); });
+  EXPECT_NE(g.find("did you mean \"h200\""), std::string::npos) << g;
+}
+
+TEST_F(BadFileTest, MissingFile) {
+  const std::string path = (dir_ / "absent.json").string();
+  const std::string e = ErrorOf([&] { LoadModelSpec(path); });
+  EXPECT_NE(e.find(path + ": cannot open"), std::string::npos) << e;
+}
+
+TEST_F(BadFileTest, MalformedJsonReportsPosition) {
+  const std::string path =
+      Write("bad.json", "{\n  \"name\": \"x\",\n  oops\n}");
+  const std::string e = ErrorOf([&] { LoadModelSpec(path); });
+  EXPECT_EQ(e.rfind(path + ": invalid JSON", 0), 0u) << e;
+  EXPECT_NE(e.find("line 3"), std::string::npos) << e;
+}
+
+TEST_F(BadFileTest, UnknownKeySuggestsNearest) {
+  const std::string path = ModelWith("num_layer", 2);
+  const std::string e = ErrorOf([&] { LoadModelSpec(path); });
+  EXPECT_NE(e.find(path + ": /num_layer: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean \"num_layers\""), std::string::npos) << e;
+}
+
+TEST_F(BadFileTest, WrongTypesAndImpossibleValues) {
+  struct Case {
+    std::string key;
+    nlohmann::json value;
+    std::string want;
+  };
+  const Case cases[] = {
+      {"hidden_size", "64", "/hidden_size: expected an integer"},
+      {"hidden_size", 0, "/hidden_size: expected an integer in [1"},
+      {"num_layers", -3, "/num_layers: expected an integer in [1"},
+      {"head_dim", 8.5, "/head_dim: expected an integer"},
+      {"num_heads", 7, "/num_heads: expected a multiple of num_kv_heads (2)"},
+      {"experts_per_token", 2, "/experts_per_token: expected at most"},
+      {"tie_word_embeddings", 1, "/tie_word_embeddings: expected true or"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = ModelWith(c.key, c.value);
+    const std::string e = ErrorOf([&] { LoadModelSpec(path); });
+    EXPECT_NE(e.find(path + ": " + c.want), std::string::npos)
+        << c.key << ": " << e;
+  }
+}
+
+TEST_F(BadFileTest, BadGpuFile) {
+  nlohmann::json j = {{"name", "g"},
+                      {"source", "test"},
+                      {"memory_gib", 80},
+                      {"hbm_tb_per_s", 3},
+                      {"bf16_dense_tflops", 900},
+                      {"interconnect_gb_per_s", 900},
+                      {"interconnect_direction", "bidirectional_totl"}};
+  std::string path = Write("gpu.json", j.dump());
+  std::string e = ErrorOf([&] { LoadGpuSpec(path); });
+  EXPECT_NE(e.find("/interconnect_direction: expected one of"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("did you mean \"bidirectional_total\""), std::string::npos)
+      << e;
+  j["interconnect_direction"] = "per_direction";
+  j["memory_gib"] = -80;
+  path = Write("gpu.json", j.dump());
+  e = ErrorOf([&] { LoadGpuSpec(path); });
+  EXPECT_NE(e.find("/memory_gib: expected a number > 0, got -80"),
+            std::string::npos)
+      << e;
+  j["memory_gib"] = 80;
+  path = Write("gpu.json", j.dump());
+  EXPECT_DOUBLE_EQ(LoadGpuSpec(path).interconnect_bytes_per_s, 900e9);
+}
+
+}  // namespace
+}  // namespace servesim

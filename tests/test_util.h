@@ -1,0 +1,47 @@
+// Helpers shared by tests: build scenarios from JSON text through the real
+// loader, and run them.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/report/summary.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim::testing {
+
+inline Scenario MustParse(const std::string& json,
+                          const std::vector<std::string>& overrides = {}) {
+  StatusOr<Scenario> sc = ParseScenario(json, "<test>", overrides);
+  if (!sc.ok()) {
+    ADD_FAILURE() << sc.status().message();
+    throw std::runtime_error(sc.status().message());
+  }
+  return std::move(sc.value());
+}
+
+inline RunSummary RunScenario(const Scenario& sc, SimulationOutput* keep = nullptr,
+                      bool check_invariants = false) {
+  SimulationInput in = sc.ToSimulationInput();
+  in.check_invariants = check_invariants;
+  SimulationOutput out = RunSimulation(in);
+  RunSummary s = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
+  if (keep) *keep = std::move(out);
+  return s;
+}
+
+// A scenario with the linear cost model, for exact and queueing checks.
+// `workload` and `engine` are JSON object bodies.
+inline std::string LinearScenario(const std::string& cost,
+                                  const std::string& workload,
+                                  const std::string& engine = "") {
+  return R"({"seed": 7, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
+             "cost_model": {"type": "linear", )" + cost + R"(},
+             "engine": {"num_gpu_blocks": 100000, "max_num_batched_tokens": 65536)" +
+         (engine.empty() ? "" : ", " + engine) + R"(},
+             "workload": {)" + workload + "}}";
+}
+
+}  // namespace servesim::testing

@@ -1,0 +1,65 @@
+// Validation against queueing theory. With the linear cost model (prefill
+// only), max_num_seqs 1 and one output token, each request is one step of
+// fixed or random length: the replica is an M/G/1 queue, and the mean wait
+// must match Pollaczek-Khinchine, E[W] = lambda E[S^2] / (2 (1 - rho)).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/test_util.h"
+
+namespace servesim {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* input_len;
+  double mean_tokens;
+  double rho;
+  int64_t requests;
+};
+
+class PollaczekKhinchine : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PollaczekKhinchine, MeanWaitMatchesWithinThreePercent) {
+  const Case c = GetParam();
+  const double per_token = 1e-5;  // s per prompt token
+  const double rate = c.rho / (c.mean_tokens * per_token);
+  const Scenario sc = testing::MustParse(testing::LinearScenario(
+      R"("prefill_token_s": 1e-5)",
+      std::string(R"("arrival": {"process": "poisson", "rate": )") +
+          std::to_string(rate) + R"(}, "input_len": )" + c.input_len +
+          R"(, "output_len": {"dist": "fixed", "value": 1}, "num_requests": )" +
+          std::to_string(c.requests),
+      R"("max_num_seqs": 1, "max_num_batched_tokens": 1000000)"));
+  SimulationOutput out;
+  const RunSummary s = testing::RunScenario(sc, &out);
+  ASSERT_EQ(s.completed, c.requests);
+  // Service-time moments from the lengths actually drawn (exogenous input).
+  double m1 = 0, m2 = 0;
+  for (const Request& r : out.requests) {
+    const double sv = ToSeconds(FromSeconds(r.prompt_len * per_token));
+    m1 += sv;
+    m2 += sv * sv;
+  }
+  m1 /= out.requests.size();
+  m2 /= out.requests.size();
+  const double lambda = rate;
+  const double rho = lambda * m1;
+  const double pk_wait_ms = 1e3 * lambda * m2 / (2 * (1 - rho));
+  EXPECT_NEAR(s.queue_ms.mean, pk_wait_ms, 0.03 * pk_wait_ms)
+      << c.name << " rho " << rho;
+  EXPECT_NEAR(s.gpu_busy_fraction, rho, 0.02);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MD1AndMG1, PollaczekKhinchine,
+    ::testing::Values(
+        Case{"MD1_rho05", R"({"dist": "fixed", "value": 1000})", 1000, 0.5, 400000},
+        Case{"MD1_rho08", R"({"dist": "fixed", "value": 1000})", 1000, 0.8, 1000000},
+        Case{"MG1exp_rho05", R"({"dist": "exponential", "mean": 1000})", 1000, 0.5, 400000},
+        Case{"MG1exp_rho08", R"({"dist": "exponential", "mean": 1000})", 1000, 0.8, 2000000}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace servesim
