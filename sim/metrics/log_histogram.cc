@@ -1,4 +1,4 @@
-// Streaming log-bucketed histogram (see log_histogram.h).
+// Streaming log-linear histogram (see log_histogram.h).
 #include "sim/metrics/log_histogram.h"
 
 #include <algorithm>
@@ -7,21 +7,30 @@
 namespace servesim {
 namespace {
 
-constexpr double kGrowth = 1.01;
-const double kLogGrowth = std::log(kGrowth);
-constexpr int kNumBuckets = 4096;  // kMin * 1.01^4096 ~ 5e14: ample range
+constexpr int kSub = 1 << 7;
+constexpr int kNumBuckets = (64 - 7 + 1) * kSub;
 
 }  // namespace
 
 LogHistogram::LogHistogram() : buckets_(kNumBuckets, 0) {}
 
-void LogHistogram::Add(double value) {
-  int idx = 0;
-  if (value > kMin) {
-    idx = std::min(kNumBuckets - 1,
-                   static_cast<int>(std::log(value / kMin) / kLogGrowth));
-  }
-  ++buckets_[idx];
+int LogHistogram::BucketOf(int64_t v) {
+  if (v < kSub) return static_cast<int>(std::max<int64_t>(v, 0));
+  const int msb = 63 - __builtin_clzll(static_cast<uint64_t>(v));
+  const int shift = msb - kSubBits;
+  return ((shift + 1) << kSubBits) + static_cast<int>((v >> shift) - kSub);
+}
+
+double LogHistogram::BucketMid(int b) {
+  if (b < kSub) return b;
+  const int shift = (b >> kSubBits) - 1;
+  const double lo = std::ldexp(static_cast<double>(kSub + (b & (kSub - 1))), shift);
+  const double width = std::ldexp(1.0, shift);
+  return lo + (width - 1) / 2;  // integers lo .. lo + width - 1
+}
+
+void LogHistogram::Add(int64_t value) {
+  ++buckets_[BucketOf(value)];
   if (count_ == 0) {
     min_ = max_ = value;
   } else {
@@ -29,8 +38,9 @@ void LogHistogram::Add(double value) {
     max_ = std::max(max_, value);
   }
   ++count_;
-  sum_ += value;
-  sum_sq_ += value * value;
+  const double x = static_cast<double>(value);
+  sum_ += x;
+  sum_sq_ += x * x;
 }
 
 void LogHistogram::Merge(const LogHistogram& other) {
@@ -59,11 +69,11 @@ double LogHistogram::Percentile(double p) const {
   for (int i = 0; i < kNumBuckets; ++i) {
     seen += buckets_[i];
     if (seen > target) {
-      const double mid = kMin * std::pow(kGrowth, i + 0.5);
-      return std::clamp(mid, min_, max_);
+      return std::clamp(BucketMid(i), static_cast<double>(min_),
+                        static_cast<double>(max_));
     }
   }
-  return max_;
+  return static_cast<double>(max_);
 }
 
 }  // namespace servesim

@@ -49,7 +49,7 @@ void Recorder::RecordStep(int64_t seqs, int64_t tokens) {
   steps_.seqs += seqs;
   steps_.tokens += tokens;
   steps_.max_batch = std::max(steps_.max_batch, seqs);
-  steps_.batch_size.Add(static_cast<double>(seqs));
+  steps_.batch_size.Add(seqs);
 }
 
 LevelIntegrals Recorder::WindowAverages() const {

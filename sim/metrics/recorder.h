@@ -45,10 +45,10 @@ class Recorder {
   void MarkWindowEnd(SimTime now);
   bool in_window() const { return window_open_; }
 
-  void RecordItlNanos(SimTime gap) { itl_ms_.Add(ToMillis(gap)); }
+  void RecordItlNanos(SimTime gap) { itl_ns_.Add(gap); }
   void RecordStep(int64_t seqs, int64_t tokens);
 
-  const LogHistogram& itl_ms() const { return itl_ms_; }
+  const LogHistogram& itl_ns() const { return itl_ns_; }
   const StepStats& steps() const { return steps_; }
   SimTime window_start() const { return window_start_; }
   SimTime window_end() const { return window_end_; }
@@ -68,7 +68,7 @@ class Recorder {
   SimTime last_ = 0;
   SimTime window_start_ = -1, window_end_ = -1;
   bool window_open_ = false;
-  LogHistogram itl_ms_;
+  LogHistogram itl_ns_;
   StepStats steps_;
 };
 

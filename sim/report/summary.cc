@@ -6,16 +6,18 @@
 namespace servesim {
 namespace {
 
-// ITL percentiles come from the streaming histogram, the rest exactly.
-SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps) {
+// ITL percentiles come from the streaming histogram (in ns), the rest
+// exactly.
+SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
+                          double scale) {
   SampleStats s;
   s.count = h.count();
-  s.mean = h.mean();
-  s.stddev = h.stddev();
-  s.median = h.Percentile(50);
-  s.min = h.min();
-  s.max = h.max();
-  for (double p : ps) s.percentiles.emplace_back(p, h.Percentile(p));
+  s.mean = h.mean() * scale;
+  s.stddev = h.stddev() * scale;
+  s.median = h.Percentile(50) * scale;
+  s.min = static_cast<double>(h.min()) * scale;
+  s.max = static_cast<double>(h.max()) * scale;
+  for (double p : ps) s.percentiles.emplace_back(p, h.Percentile(p) * scale);
   return s;
 }
 
@@ -81,7 +83,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.e2el_from_arrival_ms = Summarize(e2el_arr, ps);
   s.queue_ms = Summarize(queue, ps);
   s.slot_wait_ms = Summarize(slot, ps);
-  s.itl_ms = FromHistogram(out.recorder.itl_ms(), ps);
+  s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
   if (s.completed > 0 && last_finish > first_arrival) {
     s.duration_s = ToSeconds(last_finish - first_arrival);

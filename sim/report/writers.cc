@@ -170,7 +170,7 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["e2el_from_arrival_ms"] = StatsJson(s.e2el_from_arrival_ms);
   x["queueing_delay_ms"] = StatsJson(s.queue_ms);
   x["slot_wait_ms"] = StatsJson(s.slot_wait_ms);
-  x["itl_ms_source"] = "log-bucketed histogram (0.5% resolution)";
+  x["itl_ms_source"] = "log-linear histogram (within 0.4%)";
   x["window_s"] = s.window_s;
   x["gpu_busy_fraction"] = s.gpu_busy_fraction;
   x["num_gpu_blocks"] = s.num_gpu_blocks;
