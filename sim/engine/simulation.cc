@@ -1,6 +1,7 @@
 // The simulation driver (see simulation.h).
 #include "sim/engine/simulation.h"
 
+#include <algorithm>
 #include <deque>
 #include <numeric>
 
@@ -23,7 +24,11 @@ class Driver {
         replica_(in.engine, MakeSchedulerPolicy(in.engine.policy),
                  in.cost_model, &out->requests, &out->recorder) {
     replica_.set_check_invariants(in.check_invariants);
-    if (w_.num_requests > 0) out_->requests.reserve(w_.num_requests);
+    // Reserve for the common case, not for an absurd bound: growth beyond
+    // it is amortised and bounded by limits.max_queued in overload.
+    if (w_.num_requests > 0) {
+      out_->requests.reserve(std::min<int64_t>(w_.num_requests, 1 << 21));
+    }
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
   }
 
