@@ -15,6 +15,7 @@ enum class EventKind : uint8_t {
   kArrival,     // a request reaches the client-side source (intended time)
   kStepDone,    // the replica finished an iteration
   kClientSend,  // a closed-loop client's think time ended
+  kSessionTurn, // a multi-turn session's next turn is due
 };
 
 struct Event {

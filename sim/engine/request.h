@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
+#include "sim/workload/prompt_content.h"
 
 namespace servesim {
 
@@ -44,6 +45,14 @@ struct Request {
   RequestStatus status = RequestStatus::kPending;
   const char* reject_reason = nullptr;  // static string
   std::vector<int32_t> blocks;          // KV blocks held, in sequence order
+
+  // Prefix caching.
+  PromptContent content;
+  std::vector<uint64_t> block_hashes;  // chained, of full blocks, lazily
+  int32_t num_registered = 0;          // leading blocks registered in cache
+  int32_t cached_tokens = -1;  // prompt tokens served from cache at the
+                               // first admission; -1 before it
+  int32_t session_turn = 0;    // multi-turn sessions: 0-based turn
 
   int32_t known_tokens() const { return prompt_len + num_output; }
   // Most tokens this request ever holds in the KV cache: the last sampled

@@ -1,6 +1,8 @@
 // The scheduling mechanism (see scheduler.h for the rules).
 #include "sim/engine/scheduler.h"
 
+#include "sim/engine/block_hashing.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,11 +22,11 @@ Scheduler::Scheduler(const EngineConfig& config,
     : config_(config),
       policy_(std::move(policy)),
       requests_(requests),
-      pool_(config.num_gpu_blocks) {}
+      kv_(config.num_gpu_blocks, config.prefix_caching) {}
 
 const char* Scheduler::CheckServable(const Request& r) const {
   if (BlocksFor(r.max_cached_tokens(), config_.block_size) >
-      pool_.num_blocks()) {
+      kv_.num_blocks()) {
     return "needs more KV blocks than the whole cache holds";
   }
   // Without chunking a prompt (and, after preemption, prompt + output) must
@@ -44,15 +46,51 @@ void Scheduler::AddWaiting(int64_t id) {
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens) {
   const int32_t need =
       BlocksFor(tokens, config_.block_size) - static_cast<int32_t>(r.blocks.size());
-  return need <= 0 || pool_.Allocate(need, &r.blocks);
+  return need <= 0 || kv_.Acquire(nullptr, 0, need, &r.blocks);
+}
+
+int32_t Scheduler::Admit(Request& r, int32_t budget) {
+  const int32_t bs = config_.block_size;
+  int32_t hits = 0;
+  if (kv_.prefix_caching()) {
+    // At least the last known token is computed to produce logits.
+    const int32_t lookup = (r.known_tokens() - 1) / bs;
+    EnsureBlockHashes(&r, lookup, bs);
+    hits = kv_.CountHits(r.block_hashes.data(), lookup);
+  }
+  const int32_t cached = hits * bs;
+  const int32_t left = r.known_tokens() - cached;
+  if (!config_.chunked_prefill && left > budget) return 0;
+  const int32_t n = std::min(left, budget);
+  const int32_t fresh = BlocksFor(cached + n, bs) - hits;
+  if (!kv_.Acquire(r.block_hashes.data(), hits, fresh, &r.blocks)) return 0;
+  r.num_computed = cached;
+  r.num_registered = hits;
+  if (r.cached_tokens < 0) {
+    r.cached_tokens = cached;
+  } else {
+    resume_cached_tokens_ += cached;
+  }
+  return n;
+}
+
+void Scheduler::RegisterFullBlocks(Request& r) {
+  const int32_t full = r.num_computed / config_.block_size;
+  if (full <= r.num_registered) return;
+  EnsureBlockHashes(&r, full, config_.block_size);
+  for (int32_t i = r.num_registered; i < full; ++i) {
+    kv_.Register(r.blocks[i], r.block_hashes[i]);
+  }
+  r.num_registered = full;
 }
 
 void Scheduler::Preempt(size_t running_index) {
   const int64_t id = running_[running_index];
   Request& r = (*requests_)[id];
-  pool_.Release(r.blocks);
+  kv_.Release(r.blocks);
   r.blocks.clear();
   r.num_computed = 0;
+  r.num_registered = 0;
   ++r.preemptions;
   r.status = RequestStatus::kWaiting;
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(running_index));
@@ -94,10 +132,8 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const size_t idx = policy_->PickNext(waiting_, reqs);
     Request& r = reqs[waiting_[idx]];
-    const int32_t left = r.known_tokens() - r.num_computed;
-    if (!config_.chunked_prefill && left > budget) break;
-    const int32_t n = std::min(left, budget);
-    if (!EnsureBlocks(r, r.num_computed + n)) break;
+    const int32_t n = Admit(r, budget);
+    if (n == 0) break;
     waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
     r.status = RequestStatus::kRunning;
     running_.push_back(r.id);
@@ -113,6 +149,7 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
   for (const ScheduledSeq& s : batch) {
     Request& r = reqs[s.id];
     r.num_computed += s.new_tokens;
+    if (kv_.prefix_caching()) RegisterFullBlocks(r);
     if (r.num_computed != r.known_tokens()) continue;  // mid-prefill chunk
     // A token is sampled. After a preemption the recomputed tokens were
     // already delivered, so only a genuinely new token counts.
@@ -126,9 +163,11 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
     if (r.num_output == r.output_len) {
       r.finish = now;
       r.status = RequestStatus::kFinished;
-      pool_.Release(r.blocks);
+      kv_.Release(r.blocks);
       r.blocks.clear();
       r.blocks.shrink_to_fit();
+      r.block_hashes.clear();
+      r.block_hashes.shrink_to_fit();
       finished->push_back(r.id);
       any_finished = true;
     }
@@ -141,8 +180,9 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
 }
 
 void Scheduler::CheckInvariants() const {
-  pool_.CheckInvariants();
-  std::vector<int32_t> owners(pool_.num_blocks(), 0);
+  kv_.CheckInvariants();
+  const BlockPool& pool = kv_.pool();
+  std::vector<int32_t> owners(pool.num_blocks(), 0);
   int64_t held = 0;
   for (int64_t id : running_) {
     const Request& r = (*requests_)[id];
@@ -166,16 +206,16 @@ void Scheduler::CheckInvariants() const {
       std::abort();
     }
   }
-  for (int32_t b = 0; b < pool_.num_blocks(); ++b) {
-    if (owners[b] != pool_.ref_count(b)) {
+  for (int32_t b = 0; b < pool.num_blocks(); ++b) {
+    if (owners[b] != pool.ref_count(b)) {
       std::fprintf(stderr, "servesim: block %d owned %d times, ref_count %d\n",
-                   b, owners[b], pool_.ref_count(b));
+                   b, owners[b], pool.ref_count(b));
       std::abort();
     }
   }
-  if (held != pool_.num_used()) {
+  if (held != pool.num_used()) {
     std::fprintf(stderr, "servesim: %lld blocks held, pool says %d used\n",
-                 static_cast<long long>(held), pool_.num_used());
+                 static_cast<long long>(held), pool.num_used());
     std::abort();
   }
 }

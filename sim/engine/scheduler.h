@@ -9,8 +9,12 @@
 //     policy order while budget and max_num_seqs allow. With chunked prefill
 //     off a prompt must fit in the remaining budget whole; the first
 //     request that does not fit (tokens or KV blocks) stops admission.
-// Commit() applies a finished step: tokens computed, tokens sampled,
-// requests finished and their blocks released.
+// With prefix caching, a request admitted from the waiting queue (first
+// time or after preemption) starts from its longest run of cached full
+// blocks — never its whole prompt: the last token is always computed, as in
+// vLLM — and the cost model sees those tokens as context, not new work.
+// Commit() applies a finished step: tokens computed, full blocks registered
+// in the prefix cache, tokens sampled, requests finished, blocks released.
 #pragma once
 
 #include <deque>
@@ -21,7 +25,7 @@
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
-#include "sim/kv/block_pool.h"
+#include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
 
 namespace servesim {
@@ -49,7 +53,11 @@ class Scheduler {
 
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size(); }
-  const BlockPool& pool() const { return pool_; }
+  const KvCache& kv() const { return kv_; }
+  const BlockPool& pool() const { return kv_.pool(); }
+  // Prompt tokens served from cache when admitting preempted requests again
+  // (recompute avoided); first admissions are counted per request.
+  int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -57,12 +65,18 @@ class Scheduler {
   // Grows r's block list to cover `tokens` cached tokens; false if the pool
   // is short.
   bool EnsureBlocks(Request& r, int32_t tokens);
+  // Admission of a waiting request with at most `budget` new tokens: prefix
+  // lookup and block allocation. Returns the tokens scheduled, 0 if it does
+  // not fit (nothing changed).
+  int32_t Admit(Request& r, int32_t budget);
+  void RegisterFullBlocks(Request& r);
   void Preempt(size_t running_index);
 
   EngineConfig config_;
   std::unique_ptr<SchedulerPolicy> policy_;
   RequestTable* requests_;
-  BlockPool pool_;
+  KvCache kv_;
+  int64_t resume_cached_tokens_ = 0;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
 };

@@ -2,15 +2,34 @@
 #include "sim/engine/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <numeric>
 
 #include "sim/core/event_queue.h"
 #include "sim/core/rng.h"
 #include "sim/engine/replica.h"
+#include "sim/engine/request_source.h"
 
 namespace servesim {
 namespace {
+
+RequestSourceConfig SourceConfig(const WorkloadConfig& w) {
+  RequestSourceConfig c;
+  c.input_len = w.input_len;
+  c.output_len = w.output_len;
+  c.prefix = w.prefix;
+  c.trace = w.trace;
+  return c;
+}
+
+struct Session {
+  uint64_t stream_id = 0;
+  int32_t turns = 0;       // total turns of this session
+  int32_t done = 0;        // turns finished
+  int64_t history = 0;     // tokens of all previous prompts and answers
+  PromptContent first;     // turn 0's content (its shared system prompt)
+};
 
 class Driver {
  public:
@@ -19,8 +38,8 @@ class Driver {
         w_(in.workload),
         out_(out),
         arrival_rng_(in.seed, "arrivals"),
-        input_rng_(in.seed, "input_len"),
-        output_rng_(in.seed, "output_len"),
+        session_rng_(in.seed, "sessions"),
+        source_(SourceConfig(in.workload), in.seed),
         replica_(in.engine, MakeSchedulerPolicy(in.engine.policy),
                  in.cost_model, &out->requests, &out->recorder) {
     replica_.set_check_invariants(in.check_invariants);
@@ -38,7 +57,7 @@ class Driver {
         events_.Push(0, EventKind::kClientSend, c);
       }
     } else {
-      events_.Push(0, EventKind::kArrival, -1);
+      PrepareArrival(0);
     }
     while (!events_.Empty()) {
       const Event e = events_.Pop();
@@ -46,41 +65,68 @@ class Driver {
       switch (e.kind) {
         case EventKind::kArrival: OnArrival(); break;
         case EventKind::kClientSend: OnClientSend(static_cast<int32_t>(e.payload)); break;
+        case EventKind::kSessionTurn: OnSessionTurn(e.payload); break;
         case EventKind::kStepDone: OnStepDone(); break;
       }
-      if (Queued() > in_.limits.max_queued) {
-        out_->stopped_at_queue_cap = true;
-        out_->unstable = true;
-        out_->unstable_reason = "queue exceeded limits.max_queued = " +
-                                std::to_string(in_.limits.max_queued);
-        break;
-      }
-      // Every request rejected at one instant could otherwise loop forever
-      // in a closed loop bounded only by time.
-      if (out_->rejected > in_.limits.max_queued) {
-        out_->stopped_at_queue_cap = true;
-        out_->unstable_reason = "more than limits.max_queued requests rejected";
-        break;
-      }
+      if (StopEarly()) break;
     }
     Finish();
   }
 
  private:
-  int64_t Queued() const {
-    return static_cast<int64_t>(replica_.scheduler().num_waiting() +
-                                pending_.size());
+  bool StopEarly() {
+    const int64_t queued = static_cast<int64_t>(replica_.scheduler().num_waiting() +
+                                                pending_.size());
+    if (queued > in_.limits.max_queued) {
+      out_->stopped_at_queue_cap = true;
+      out_->unstable = true;
+      out_->unstable_reason = "queue exceeded limits.max_queued = " +
+                              std::to_string(in_.limits.max_queued);
+      return true;
+    }
+    // Every request rejected at one instant could otherwise loop forever
+    // in a closed loop bounded only by time.
+    if (out_->rejected > in_.limits.max_queued) {
+      out_->stopped_at_queue_cap = true;
+      out_->unstable_reason = "more than limits.max_queued requests rejected";
+      return true;
+    }
+    return false;
   }
+
   bool MayCreate(SimTime t) const {
     return (w_.num_requests == 0 || created_ < w_.num_requests) && t < duration_;
   }
 
-  int64_t Create(int32_t client) {
+  // Draws the next open-loop arrival (its spec and time) and schedules it.
+  void PrepareArrival(SimTime after) {
+    double trace_time = NAN;
+    if (!source_.Next(&next_spec_, &trace_time)) {
+      CloseWindow();
+      return;
+    }
+    SimTime t;
+    if (source_.replays_trace_clock()) {
+      t = std::max(after, FromSeconds(trace_time));
+    } else {
+      t = first_arrival_ ? 0 : after + FromSeconds(w_.arrival->NextGapSeconds(arrival_rng_));
+    }
+    first_arrival_ = false;
+    if (!MayCreate(t)) {
+      CloseWindow();
+      return;
+    }
+    events_.Push(t, EventKind::kArrival, 0);
+  }
+
+  int64_t Create(int32_t client, const RequestSpec& spec) {
     Request r;
     r.id = created_++;
     r.client = client;
-    r.prompt_len = w_.input_len->Sample(input_rng_);
-    r.output_len = w_.output_len->Sample(output_rng_);
+    r.prompt_len = spec.prompt_len;
+    r.output_len = spec.output_len;
+    r.content = spec.content;
+    if (r.content.stream_id == 0) r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
     r.arrival = now_;
     r.measured = r.id >= in_.metrics.warmup_requests &&
                  now_ >= FromSeconds(in_.metrics.warmup_s);
@@ -96,33 +142,67 @@ class Driver {
           static_cast<int32_t>(rec.levels().in_system + pending_.size()));
     }
     out_->requests.push_back(std::move(r));
+    if (w_.num_requests > 0 && created_ == w_.num_requests) CloseWindow();
     return created_ - 1;
   }
 
-  // The last request has been created: the measurement window closes.
-  void MaybeCloseWindow(SimTime next_time) {
-    if (!MayCreate(next_time) && window_started_ && !window_closed_) {
+  void CloseWindow() {
+    if (window_started_ && !window_closed_) {
       out_->recorder.MarkWindowEnd(now_);
       window_closed_ = true;
     }
   }
 
   void OnArrival() {
-    const int64_t id = Create(-1);
+    int64_t id;
+    if (w_.sessions) {
+      Session s;
+      s.stream_id = (1ULL << 62) | sessions_.size();
+      s.turns = std::max(1, w_.sessions->turns->Sample(session_rng_));
+      s.first = next_spec_.content;
+      s.first.stream_id = s.stream_id;
+      next_spec_.content = s.first;
+      sessions_.push_back(s);
+      session_of_.resize(created_ + 1, -1);
+      session_of_[created_] = static_cast<int64_t>(sessions_.size() - 1);
+      id = Create(-1, next_spec_);
+    } else {
+      id = Create(-1, next_spec_);
+    }
+    next_spec_ = RequestSpec();
     if (w_.max_concurrency > 0 && in_flight_ >= w_.max_concurrency) {
       pending_.push_back(id);
     } else {
       Send(id);
     }
-    const SimTime next = now_ + FromSeconds(w_.arrival->NextGapSeconds(arrival_rng_));
-    MaybeCloseWindow(next);
-    if (MayCreate(next)) events_.Push(next, EventKind::kArrival, -1);
+    PrepareArrival(now_);
   }
 
   void OnClientSend(int32_t client) {
     if (!MayCreate(now_)) return;
-    Send(Create(client));
-    MaybeCloseWindow(now_);
+    RequestSpec spec;
+    double unused;
+    if (!source_.Next(&spec, &unused)) {
+      CloseWindow();
+      return;
+    }
+    Send(Create(client, spec));
+  }
+
+  // The next turn of a multi-turn session: the whole history plus new input.
+  void OnSessionTurn(int64_t session) {
+    if (!MayCreate(now_)) return;
+    Session& s = sessions_[session];
+    RequestSpec spec;
+    source_.DrawLengths(&spec);
+    spec.prompt_len = static_cast<int32_t>(
+        std::min<int64_t>(s.history + spec.prompt_len, INT32_MAX / 2));
+    spec.content = s.first;
+    session_of_.resize(created_ + 1, -1);
+    session_of_[created_] = session;
+    const int64_t id = Create(-1, spec);
+    out_->requests[id].session_turn = s.done;
+    Send(id);
   }
 
   void Send(int64_t id) {
@@ -133,7 +213,7 @@ class Driver {
       r.reject_reason = why;
       r.finish = now_;
       ++out_->rejected;
-      OnRequestDone(r);
+      OnRequestDone(r, /*ends_session=*/true);
       return;
     }
     ++in_flight_;
@@ -155,9 +235,11 @@ class Driver {
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     Levels& l = rec.levels();
-    l.waiting = static_cast<int64_t>(replica_.scheduler().num_waiting());
-    l.running = static_cast<int64_t>(replica_.scheduler().num_running());
-    l.kv_blocks_used = replica_.scheduler().pool().num_used();
+    const Scheduler& sch = replica_.scheduler();
+    l.waiting = static_cast<int64_t>(sch.num_waiting());
+    l.running = static_cast<int64_t>(sch.num_running());
+    l.kv_blocks_used = sch.kv().num_used();
+    l.kv_blocks_cached = sch.kv().num_cached_free();
     l.busy = replica_.busy() ? 1 : 0;
   }
 
@@ -168,17 +250,29 @@ class Driver {
     rec.Advance(now_);
     rec.levels().in_system -= static_cast<int64_t>(finished_.size());
     in_flight_ -= static_cast<int64_t>(finished_.size());
-    for (int64_t id : finished_) OnRequestDone(out_->requests[id]);
+    for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
     StartStep();
   }
 
-  // A request left the system (finished or rejected): free its client or
-  // its concurrency slot.
-  void OnRequestDone(const Request& r) {
+  // A request left the system (finished or rejected): free its client, its
+  // concurrency slot, or schedule its session's next turn.
+  void OnRequestDone(const Request& r, bool ends_session) {
     if (r.client >= 0) {
       events_.Push(now_ + FromSeconds(w_.think_time_s), EventKind::kClientSend,
                    r.client);
-    } else if (!pending_.empty()) {
+      return;
+    }
+    if (w_.sessions && r.id < static_cast<int64_t>(session_of_.size()) &&
+        session_of_[r.id] >= 0) {
+      Session& s = sessions_[session_of_[r.id]];
+      ++s.done;
+      s.history = static_cast<int64_t>(r.prompt_len) + r.output_len;
+      if (!ends_session && s.done < s.turns) {
+        events_.Push(now_ + FromSeconds(w_.sessions->think_time_s),
+                     EventKind::kSessionTurn, session_of_[r.id]);
+      }
+    }
+    if (!pending_.empty()) {
       const int64_t next = pending_.front();
       pending_.pop_front();
       Send(next);
@@ -187,12 +281,15 @@ class Driver {
 
   void Finish() {
     out_->end_time = now_;
-    if (window_started_ && !window_closed_) out_->recorder.MarkWindowEnd(now_);
+    CloseWindow();
     out_->total_cost = replica_.total_cost();
+    out_->input_error = source_.trace_error();
+    out_->resume_cached_tokens = replica_.scheduler().resume_cached_tokens();
+    out_->evictions = replica_.scheduler().kv().evictions();
     for (const Request& r : out_->requests) {
       if (!r.done()) ++out_->incomplete;
     }
-    if (!out_->unstable && !w_.closed_loop) JudgeStability();
+    if (!out_->unstable && !w_.closed_loop && !w_.sessions) JudgeStability();
   }
 
   // Arrivals see time averages (PASTA): if the number in system seen by the
@@ -219,16 +316,21 @@ class Driver {
   const SimulationInput& in_;
   const WorkloadConfig& w_;
   SimulationOutput* out_;
-  Rng arrival_rng_, input_rng_, output_rng_;
+  Rng arrival_rng_, session_rng_;
+  RequestSource source_;
   Replica replica_;
   EventQueue events_;
+  RequestSpec next_spec_;        // the scheduled open-loop arrival's spec
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot
   std::vector<int64_t> finished_;
   std::vector<int32_t> in_system_seen_;  // at each measured arrival
+  std::vector<Session> sessions_;
+  std::vector<int64_t> session_of_;      // request id -> session, -1 none
   SimTime now_ = 0;
   SimTime duration_ = kNever;
   int64_t created_ = 0;
   int64_t in_flight_ = 0;
+  bool first_arrival_ = true;
   bool window_started_ = false, window_closed_ = false;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "sim/metrics/recorder.h"
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/length_distribution.h"
+#include "sim/workload/prefix_model.h"
+#include "sim/workload/trace_reader.h"
 
 namespace servesim {
 
@@ -22,7 +25,19 @@ struct WorkloadConfig {
   std::shared_ptr<const ArrivalProcess> arrival;  // open loop only
   int32_t concurrency = 0;                        // closed loop only
   double think_time_s = 0;                        // closed loop only
+  // Lengths: from distributions (absent when a trace or a prefix model
+  // that defines them supplies them).
   std::shared_ptr<const LengthDistribution> input_len, output_len;
+  std::shared_ptr<const PrefixModel> prefix;  // shared prefixes; may be null
+  std::optional<TraceOptions> trace;           // replay a log or trace
+  // Multi-turn sessions: `arrival` then describes session arrivals; each
+  // turn after the first is sent think_time_s after the previous answer
+  // and its prompt is the whole history plus new input.
+  struct Sessions {
+    std::shared_ptr<const LengthDistribution> turns;
+    double think_time_s = 0;
+  };
+  std::optional<Sessions> sessions;
   int64_t num_requests = 0;  // 0: bounded by duration_s alone
   double duration_s = 0;     // 0: bounded by num_requests alone
   int32_t max_concurrency = 0;  // open loop: in-flight cap, 0 = none
@@ -56,6 +71,9 @@ struct SimulationOutput {
   int64_t rejected = 0;
   int64_t incomplete = 0;  // created but not finished (run stopped early)
   bool stopped_at_queue_cap = false;
+  std::string input_error;  // a trace's bad-line verdict at its end
+  int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
+  int64_t evictions = 0;             // prefix-cache blocks evicted
   bool unstable = false;
   std::string unstable_reason;
 };

@@ -28,6 +28,18 @@ void BlockPool::PushTail(int32_t b) {
   ++num_free_;
 }
 
+void BlockPool::Unlink(int32_t b) {
+  if (prev_[b] >= 0) next_[prev_[b]] = next_[b]; else head_ = next_[b];
+  if (next_[b] >= 0) prev_[next_[b]] = prev_[b]; else tail_ = prev_[b];
+  prev_[b] = next_[b] = -1;
+  --num_free_;
+}
+
+void BlockPool::AddRef(int32_t b) {
+  if (ref_[b] == 0) Unlink(b);
+  ++ref_[b];
+}
+
 int32_t BlockPool::PopHead() {
   const int32_t b = head_;
   head_ = next_[b];

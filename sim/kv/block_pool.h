@@ -30,6 +30,9 @@ class BlockPool {
   // of the free queue, in reverse order (a sequence's last block first, so
   // its prefix stays cached longest).
   void Release(const std::vector<int32_t>& blocks);
+  // Takes one more reference on `block`; a free block leaves the free queue
+  // (a prefix-cache hit on a cached block nobody holds).
+  void AddRef(int32_t block);
 
   // Aborts with a description if an invariant is broken. O(num_blocks).
   void CheckInvariants() const;
@@ -37,6 +40,7 @@ class BlockPool {
  private:
   void PushTail(int32_t b);
   int32_t PopHead();
+  void Unlink(int32_t b);
 
   std::vector<int32_t> ref_;
   std::vector<int32_t> prev_, next_;  // free-queue links, -1 = none

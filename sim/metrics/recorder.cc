@@ -12,6 +12,7 @@ void Recorder::Integrate(SimTime until) {
     total_.waiting += levels_.waiting * dt;
     total_.running += levels_.running * dt;
     total_.kv_blocks_used += levels_.kv_blocks_used * dt;
+    total_.kv_blocks_cached += levels_.kv_blocks_cached * dt;
     total_.busy += levels_.busy * dt;
     last_ = until;
   }
@@ -61,6 +62,8 @@ LevelIntegrals Recorder::WindowAverages() const {
   avg.running = (at_window_end_.running - at_window_start_.running) / span;
   avg.kv_blocks_used =
       (at_window_end_.kv_blocks_used - at_window_start_.kv_blocks_used) / span;
+  avg.kv_blocks_cached =
+      (at_window_end_.kv_blocks_cached - at_window_start_.kv_blocks_cached) / span;
   avg.busy = (at_window_end_.busy - at_window_start_.busy) / span;
   return avg;
 }

@@ -19,11 +19,13 @@ struct Levels {
   int64_t waiting = 0;    // in the scheduler's waiting queue
   int64_t running = 0;
   int64_t kv_blocks_used = 0;
+  int64_t kv_blocks_cached = 0;  // free but holding a cached prefix block
   int64_t busy = 0;  // 1 while a step executes
 };
 
 struct LevelIntegrals {  // level x nanoseconds
-  double in_system = 0, waiting = 0, running = 0, kv_blocks_used = 0, busy = 0;
+  double in_system = 0, waiting = 0, running = 0, kv_blocks_used = 0,
+         kv_blocks_cached = 0, busy = 0;
 };
 
 struct StepStats {

@@ -41,6 +41,10 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.unstable_reason = out.unstable_reason;
   s.total_cost = out.total_cost;
   s.num_gpu_blocks = in.engine.num_gpu_blocks;
+  s.block_size = in.engine.block_size;
+  s.prefix_caching = in.engine.prefix_caching;
+  s.resume_cached_tokens = out.resume_cached_tokens;
+  s.evictions = out.evictions;
 
   std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
   SimTime first_arrival = kNever, last_finish = 0;
@@ -51,6 +55,12 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
         s.reject_reasons.emplace_back(r.reject_reason);
       }
       continue;
+    }
+    if (r.measured && r.cached_tokens >= 0) {
+      s.prompt_tokens_admitted += r.prompt_len;
+      s.cached_prompt_tokens += r.cached_tokens;
+      s.prompt_full_blocks += r.prompt_len / in.engine.block_size;
+      s.cached_blocks += r.cached_tokens / in.engine.block_size;
     }
     if (r.status != RequestStatus::kFinished) continue;
     if (!r.measured) {
@@ -104,6 +114,13 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.mean_waiting = avg.waiting;
   s.mean_running = avg.running;
   s.max_waiting = rec.WindowMax().waiting;
+  s.cached_block_occupancy = avg.kv_blocks_cached / blocks;
+  if (s.prompt_tokens_admitted > 0) {
+    s.token_hit_rate = static_cast<double>(s.cached_prompt_tokens) / s.prompt_tokens_admitted;
+  }
+  if (s.prompt_full_blocks > 0) {
+    s.block_hit_rate = static_cast<double>(s.cached_blocks) / s.prompt_full_blocks;
+  }
   const StepStats& st = rec.steps();
   s.steps = st.steps;
   if (st.steps > 0) {

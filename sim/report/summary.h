@@ -17,6 +17,7 @@ struct RunSummary {
   std::string arrival;        // arrival process, described
   double offered_rate = 0;    // requests/s, 0 for closed loop
   int32_t max_concurrency = 0;
+  int32_t block_size = 16;
   std::vector<double> percentiles;
   double warmup_s = 0;
   int64_t warmup_requests = 0;
@@ -54,6 +55,17 @@ struct RunSummary {
   int64_t max_batch_size = 0;
   double batch_size_p50 = 0, batch_size_p99 = 0;
   StepCost total_cost;
+
+  // Prefix caching, over measured requests at their first admission.
+  bool prefix_caching = false;
+  int64_t prompt_tokens_admitted = 0;  // prompt tokens of admitted requests
+  int64_t cached_prompt_tokens = 0;    // of those, served from cache
+  int64_t prompt_full_blocks = 0;      // full prompt blocks looked up
+  int64_t cached_blocks = 0;           // of those, hits
+  double token_hit_rate = 0, block_hit_rate = 0;
+  int64_t resume_cached_tokens = 0;    // recompute avoided after preemption
+  int64_t evictions = 0;
+  double cached_block_occupancy = 0;   // time-avg share of blocks cached-free
 
   bool unstable = false;
   std::string unstable_reason;

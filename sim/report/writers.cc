@@ -39,6 +39,13 @@ nlohmann::json StatsJson(const SampleStats& st) {
   return j;
 }
 
+std::string PrefixContext(const RunSummary& s) {
+  if (!s.prefix_caching) return "prefix caching off (hit rate 0%)";
+  return "prefix caching on (hit rate " + Fmt("%.1f", 100 * s.token_hit_rate) +
+         "% of prompt tokens, " + Fmt("%.1f", 100 * s.block_hit_rate) +
+         "% of full blocks)";
+}
+
 }  // namespace
 
 std::string PercentileName(double p) {
@@ -61,11 +68,18 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << ", policy " << sc.engine.policy << "\n";
   os << "  arrivals " << s.arrival;
   if (s.offered_rate > 0) os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
-  os << "\n  lengths: input " << sc.workload.input_len->Describe()
-     << "\n           output " << sc.workload.output_len->Describe() << "\n";
+  os << "\n";
+  if (sc.workload.input_len) {
+    os << "  lengths: input " << sc.workload.input_len->Describe()
+       << "\n           output " << sc.workload.output_len->Describe() << "\n";
+  } else {
+    os << "  lengths: from " << (sc.workload.trace ? "the trace" : "the prefix model")
+       << "\n";
+  }
   os << "  seed " << s.seed << "; warm-up excluded: " << s.excluded_warmup
      << " requests (warmup_s " << s.warmup_s << ", warmup_requests "
-     << s.warmup_requests << "); prefix caching off (hit rate 0%)\n";
+     << s.warmup_requests << "); " << PrefixContext(s) << "\n";
+  if (sc.workload.prefix) os << "  prefixes " << sc.workload.prefix->Describe() << "\n";
   os << "  requests: " << s.created << " created, " << s.completed
      << " measured, " << s.rejected << " rejected, " << s.incomplete
      << " unfinished\n";
@@ -75,13 +89,15 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << " -- arrivals outpace service; latencies below grow with run length\n";
   }
   os << "\nThroughput over " << Fmt("%.1f", s.duration_s) << " s (GPU busy "
-     << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%, prefix hit rate 0%):\n"
+     << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%, prefix hit rate "
+     << Fmt("%.1f", 100 * s.token_hit_rate) << "% of prompt tokens):\n"
      << "  " << Fmt("%.3f", s.request_throughput) << " req/s, "
      << Fmt("%.1f", s.output_throughput) << " output tok/s, "
      << Fmt("%.1f", s.total_token_throughput) << " total tok/s\n";
   os << "\nLatency (ms), " << s.completed << " requests";
   if (s.offered_rate > 0) os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
-  os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%:\n";
+  os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
+     << "%, prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate) << "%:\n";
   os << "  metric                      mean    median";
   for (double p : s.percentiles) {
     const std::string name = "p" + PercentileName(p);
@@ -99,7 +115,17 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << " s (first to last measured arrival):\n"
      << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean) << "%, max "
      << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions " << s.preemptions
-     << " (" << s.preempted_requests << " requests)\n"
+     << " (" << s.preempted_requests << " requests)\n";
+  if (s.prefix_caching) {
+    os << "  prefix cache: " << s.cached_blocks << " of " << s.prompt_full_blocks
+       << " full prompt blocks hit (" << Fmt("%.1f", 100 * s.block_hit_rate) << "%), "
+       << s.cached_prompt_tokens << " of " << s.prompt_tokens_admitted
+       << " prompt tokens (" << Fmt("%.1f", 100 * s.token_hit_rate) << "%); "
+       << s.evictions << " evictions; cached blocks "
+       << Fmt("%.1f", 100 * s.cached_block_occupancy) << "% of the cache on average; "
+       << s.resume_cached_tokens << " tokens of recompute avoided\n";
+  }
+  os
      << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
      << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting << "), running "
      << Fmt("%.1f", s.mean_running) << "\n"
@@ -163,8 +189,17 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["reject_reasons"] = s.reject_reasons;
   x["unstable"] = s.unstable;
   x["unstable_reason"] = s.unstable_reason;
-  x["prefix_caching"] = false;
-  x["prefix_hit_rate"] = 0.0;
+  x["prefix_caching"] = s.prefix_caching;
+  x["prefix_hit_rate"] = s.token_hit_rate;  // share of prompt tokens cached
+  x["prefix_cache"] = {{"token_hit_rate", s.token_hit_rate},
+                       {"block_hit_rate", s.block_hit_rate},
+                       {"cached_prompt_tokens", s.cached_prompt_tokens},
+                       {"prompt_tokens", s.prompt_tokens_admitted},
+                       {"cached_blocks", s.cached_blocks},
+                       {"prompt_full_blocks", s.prompt_full_blocks},
+                       {"evictions", s.evictions},
+                       {"cached_block_occupancy", s.cached_block_occupancy},
+                       {"resume_cached_tokens", s.resume_cached_tokens}};
   x["input_throughput"] = s.input_throughput;
   x["ttft_from_arrival_ms"] = StatsJson(s.ttft_from_arrival_ms);
   x["e2el_from_arrival_ms"] = StatsJson(s.e2el_from_arrival_ms);

@@ -9,6 +9,8 @@
 #include "sim/core/json_view.h"
 #include "sim/model/model_loader.h"
 #include "sim/scenario/memory_plan.h"
+#include "sim/workload/prefix_model.h"
+#include "sim/workload/trace_reader.h"
 
 namespace servesim {
 namespace {
@@ -33,12 +35,14 @@ void ParseEngine(const JsonView& root, Scenario* s) {
   const JsonView v = root.Object("engine");
   v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
-               "preemption", "policy", "activation_reserve_gib"});
+               "preemption", "policy", "activation_reserve_gib",
+               "prefix_caching"});
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(
       v.Integer("max_num_batched_tokens", 8192, Range::Closed(1, 1 << 24)));
   e.chunked_prefill = v.Bool("chunked_prefill", true);
+  e.prefix_caching = v.Bool("prefix_caching", false);
   e.block_size = static_cast<int32_t>(
       v.Integer("block_size", 16, Range::Closed(1, 4096)));
   s->gpu_memory_utilization = v.Number("gpu_memory_utilization", 0.9,
@@ -78,17 +82,81 @@ void ParseArrival(const JsonView& w, Scenario* s) {
   wc.arrival = MakeArrivalProcess(a);
 }
 
+// The trace is read once here, streaming, so a malformed file fails before
+// the run instead of after it.
+void ParseTrace(const JsonView& w, Scenario* s) {
+  WorkloadConfig& wc = s->workload;
+  const JsonView t = w.Object("trace");
+  TraceOptions opts = ParseTraceOptions(t);
+  auto reader = OpenTrace(opts);
+  TraceRecord rec;
+  bool timed = true;
+  while (reader->Next(&rec)) timed = timed && !std::isnan(rec.timestamp_s);
+  reader->Finish();
+  if (opts.use_timestamps && !timed) {
+    t.FailMessage("use_timestamps",
+                  "expected false: this trace has no timestamps; give "
+                  "/workload/arrival to draw arrivals");
+  }
+  if (opts.use_timestamps && w.Has("arrival")) {
+    w.FailMessage("arrival",
+                  "a trace replayed with its own timestamps takes no arrival "
+                  "process; set /workload/trace/use_timestamps false to use one");
+  }
+  wc.trace = opts;
+}
+
+void ParseLengths(const JsonView& w, Scenario* s) {
+  WorkloadConfig& wc = s->workload;
+  const bool given_elsewhere =
+      wc.trace || (wc.prefix && wc.prefix->DefinesLengths());
+  const char* by = wc.trace ? "the trace" : "the prefix model";
+  for (const char* key : {"input_len", "output_len"}) {
+    if (given_elsewhere && w.Has(key)) {
+      w.FailMessage(key, std::string("lengths come from ") + by + "; remove this key");
+    }
+  }
+  if (given_elsewhere) return;
+  wc.input_len = MakeLengthDistribution(w.Object("input_len"));
+  wc.output_len = MakeLengthDistribution(w.Object("output_len"));
+}
+
+void ParsePrefix(const JsonView& w, Scenario* s) {
+  // The target-hit-rate model needs the engine's block size to aim at.
+  nlohmann::json cfg = w.raw().at("prefix");
+  if (cfg.is_object() && cfg.value("model", "") == "target_hit_rate" &&
+      !cfg.contains("block_size")) {
+    cfg["block_size"] = s->engine.block_size;
+  }
+  s->workload.prefix = MakePrefixModel(JsonView(cfg, w.file(), w.PathOf("prefix")));
+}
+
+void ParseSessions(const JsonView& w, Scenario* s) {
+  const JsonView v = w.Object("sessions");
+  v.AllowKeys({"turns", "think_time_s"});
+  WorkloadConfig::Sessions sess;
+  sess.turns = MakeLengthDistribution(v.Object("turns"));
+  sess.think_time_s = v.Number("think_time_s", 0, Range::NonNegative());
+  s->workload.sessions = sess;
+  if (s->workload.closed_loop || s->workload.trace) {
+    w.FailMessage("sessions", "sessions arrive open-loop: expected a poisson, "
+                              "gamma or constant /workload/arrival and no trace");
+  }
+}
+
 void ParseWorkload(const JsonView& root, Scenario* s) {
   WorkloadConfig& wc = s->workload;
   const JsonView w = root.Object("workload");
   w.AllowKeys({"arrival", "input_len", "output_len", "num_requests",
-               "duration_s", "max_concurrency"});
-  ParseArrival(w, s);
-  wc.input_len = MakeLengthDistribution(w.Object("input_len"));
-  wc.output_len = MakeLengthDistribution(w.Object("output_len"));
+               "duration_s", "max_concurrency", "prefix", "sessions", "trace"});
+  if (w.Has("trace")) ParseTrace(w, s);
+  if (!(wc.trace && wc.trace->use_timestamps)) ParseArrival(w, s);
+  if (w.Has("prefix")) ParsePrefix(w, s);
+  ParseLengths(w, s);
+  if (w.Has("sessions")) ParseSessions(w, s);
   wc.num_requests = w.Integer("num_requests", 0, Range::Closed(0, 1e9));
   wc.duration_s = w.Number("duration_s", 0, Range::NonNegative());
-  if (wc.num_requests == 0 && wc.duration_s == 0) {
+  if (wc.num_requests == 0 && wc.duration_s == 0 && !wc.trace) {
     w.FailMessage("num_requests",
                   "expected num_requests > 0 or duration_s > 0 to bound the run");
   }
@@ -150,6 +218,12 @@ SimulationInput Scenario::ToSimulationInput() const {
 }
 
 std::string Scenario::ArrivalDescription() const {
+  if (workload.trace && workload.trace->use_timestamps) {
+    std::ostringstream os;
+    os << "trace replay of " << workload.trace->path << " (its timestamps x "
+       << workload.trace->time_scale << ")";
+    return os.str();
+  }
   if (workload.closed_loop) {
     std::ostringstream os;
     os << "closed loop (" << workload.concurrency << " clients, think time "
@@ -157,14 +231,23 @@ std::string Scenario::ArrivalDescription() const {
     return os.str();
   }
   std::string d = workload.arrival->Describe();
+  if (workload.sessions) {
+    std::ostringstream os;
+    os << "multi-turn sessions arriving " << d << ", turns "
+       << workload.sessions->turns->Describe() << ", think time "
+       << workload.sessions->think_time_s << " s";
+    d = os.str();
+  }
   if (workload.max_concurrency > 0) {
     d += ", capped at max_concurrency " + std::to_string(workload.max_concurrency);
   }
+  if (workload.trace) d += ", lengths from " + workload.trace->path;
   return d;
 }
 
 double Scenario::OfferedRate() const {
-  return workload.closed_loop ? 0.0 : workload.arrival->rate();
+  if (workload.closed_loop || !workload.arrival) return 0.0;
+  return workload.arrival->rate();
 }
 
 Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {

@@ -1,0 +1,52 @@
+// Chained content hashes of KV blocks (see block_hashing.h).
+#include "sim/engine/block_hashing.h"
+
+namespace servesim {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t Combine(uint64_t a, uint64_t b) {
+  return Mix(a ^ (Mix(b) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)));
+}
+
+// Tags keep the three kinds of content apart.
+constexpr uint64_t kTraceTag = 0x7472616365ULL;
+constexpr uint64_t kPrefixTag = 0x707265666978ULL;
+constexpr uint64_t kStreamTag = 0x73747265616dULL;
+
+uint64_t BlockContent(const Request& r, int32_t i, int32_t bs) {
+  const int64_t first = static_cast<int64_t>(i) * bs;
+  const int64_t last = first + bs - 1;
+  const PromptContent& c = r.content;
+  if (c.trace_hashes && last < r.prompt_len) {
+    const int64_t tb = c.trace_block_tokens;
+    const auto& ids = *c.trace_hashes;
+    const size_t a = static_cast<size_t>(first / tb), b = static_cast<size_t>(last / tb);
+    if (b < ids.size()) {
+      return Combine(Combine(kTraceTag, ids[a]), Combine(ids[b], first % tb));
+    }
+  }
+  if (last < c.prefix_len) return Combine(Combine(kPrefixTag, c.prefix_id), i);
+  return Combine(Combine(kStreamTag, c.stream_id), i);
+}
+
+}  // namespace
+
+void EnsureBlockHashes(Request* r, int32_t blocks, int32_t block_size) {
+  auto& h = r->block_hashes;
+  while (static_cast<int32_t>(h.size()) < blocks) {
+    const int32_t i = static_cast<int32_t>(h.size());
+    const uint64_t parent = h.empty() ? 0x5eedULL : h.back();
+    uint64_t x = Combine(parent, BlockContent(*r, i, block_size));
+    h.push_back(x == 0 ? 1 : x);  // 0 means "not registered" in the cache
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,54 @@
+// Request source (see request_source.h).
+#include "sim/engine/request_source.h"
+
+#include <cmath>
+
+#include "sim/core/status.h"
+
+namespace servesim {
+
+RequestSource::RequestSource(const RequestSourceConfig& config, uint64_t seed)
+    : config_(config),
+      input_rng_(seed, "input_len"),
+      output_rng_(seed, "output_len"),
+      prefix_rng_(seed, "prefix") {
+  if (config_.trace) reader_ = OpenTrace(*config_.trace);
+}
+
+void RequestSource::DrawLengths(RequestSpec* spec) {
+  if (config_.input_len) spec->prompt_len = config_.input_len->Sample(input_rng_);
+  if (config_.output_len) spec->output_len = config_.output_len->Sample(output_rng_);
+}
+
+bool RequestSource::Next(RequestSpec* spec, double* trace_time_s) {
+  *trace_time_s = NAN;
+  if (reader_) {
+    if (trace_done_) return false;
+    TraceRecord rec;
+    if (!reader_->Next(&rec)) {
+      trace_done_ = true;
+      try {
+        reader_->Finish();
+      } catch (const ConfigError& e) {
+        trace_error_ = e.what();
+      }
+      return false;
+    }
+    spec->prompt_len = rec.input_tokens;
+    spec->output_len = rec.output_tokens;
+    if (!rec.hash_ids.empty()) {
+      spec->content.trace_hashes =
+          std::make_shared<const std::vector<uint64_t>>(std::move(rec.hash_ids));
+      spec->content.trace_block_tokens = reader_->block_tokens();
+    }
+    if (config_.trace->use_timestamps) {
+      *trace_time_s = rec.timestamp_s * config_.trace->time_scale;
+    }
+  } else {
+    DrawLengths(spec);
+  }
+  if (config_.prefix) config_.prefix->Apply(prefix_rng_, spec);
+  return true;
+}
+
+}  // namespace servesim

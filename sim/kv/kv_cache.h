@@ -1,0 +1,62 @@
+// KV cache of one replica: the block pool plus, when enabled, the prefix
+// cache (vLLM automatic prefix caching semantics).
+//
+// A full block may be registered under the chained hash of its content
+// (parent block's hash + this block's content); partial blocks never are.
+// A registered block that no running request holds stays cached on the free
+// queue and is evicted lazily — only when a fresh block is needed, least
+// recently freed first (at equal recency the tail of a chain first, because
+// BlockPool::Release frees a sequence's blocks in reverse).
+//
+// Invariants (CheckInvariants): every registered block is in the map under
+// its own hash and nowhere else; cached-free + plain-free + in-use = total;
+// no block is freed while referenced (BlockPool aborts on it).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/kv/block_pool.h"
+
+namespace servesim {
+
+class KvCache {
+ public:
+  KvCache(int32_t num_blocks, bool prefix_caching);
+
+  bool prefix_caching() const { return prefix_caching_; }
+  const BlockPool& pool() const { return pool_; }
+  int32_t num_blocks() const { return pool_.num_blocks(); }
+  int32_t num_used() const { return pool_.num_used(); }
+  int32_t num_free() const { return pool_.num_free(); }  // incl. cached-free
+  int32_t num_cached_free() const { return num_cached_free_; }
+  int64_t evictions() const { return evictions_; }
+
+  // How many of hashes[0..n) are cached, as a leading run. Changes nothing.
+  int32_t CountHits(const uint64_t* hashes, int32_t n) const;
+  // Appends the `hits` cached blocks of hashes[0..hits) (taking a reference
+  // on each) and `fresh` new blocks to *blocks. All or nothing: false and no
+  // change when the free queue cannot supply the fresh blocks once the hit
+  // blocks are taken out of it.
+  bool Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
+               std::vector<int32_t>* blocks);
+  // Registers a full, held block under `hash` unless another block already
+  // holds that hash (two requests computed the same prefix at once).
+  void Register(int32_t block, uint64_t hash);
+  void Release(const std::vector<int32_t>& blocks);
+
+  void CheckInvariants() const;  // aborts with a description
+
+ private:
+  void Evict(int32_t block);
+
+  BlockPool pool_;
+  bool prefix_caching_;
+  std::unordered_map<uint64_t, int32_t> by_hash_;
+  std::vector<uint64_t> hash_;  // 0: not registered
+  int32_t num_cached_free_ = 0;
+  int64_t evictions_ = 0;
+};
+
+}  // namespace servesim

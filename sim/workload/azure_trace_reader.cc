@@ -1,0 +1,58 @@
+// Azure LLM inference traces (Azure/AzurePublicDataset, 2023): CSV with
+// TIMESTAMP ("2023-11-16 18:15:46.6805900", no time zone), ContextTokens and
+// GeneratedTokens. Times are computed from the calendar fields exactly, so
+// the host's time zone and DST rules never enter.
+#include "sim/workload/trace_reader_internal.h"
+
+namespace servesim {
+namespace {
+
+class AzureTraceReader : public LineTraceReader {
+ public:
+  explicit AzureTraceReader(const TraceOptions& o) : LineTraceReader(o, 1.0) {
+    header_ = SplitCsvFields(ReadHeader());
+    time_col_ = CsvColumn(o.path, header_, "TIMESTAMP");
+    input_col_ = CsvColumn(o.path, header_, "ContextTokens");
+    output_col_ = CsvColumn(o.path, header_, "GeneratedTokens");
+  }
+
+ protected:
+  std::string ParseLine(std::string_view line, TraceRecord* out,
+                        RawTimestamp* stamp) override;
+
+ private:
+  std::vector<std::string> header_;
+  size_t time_col_ = 0, input_col_ = 0, output_col_ = 0;
+};
+
+std::string AzureTraceReader::ParseLine(std::string_view line,
+                                        TraceRecord* out,
+                                        RawTimestamp* stamp) {
+  const std::vector<std::string> f = SplitCsvFields(line);
+  if (f.size() != header_.size()) {
+    return "expected " + std::to_string(header_.size()) +
+           " fields (as in the header), got " + std::to_string(f.size());
+  }
+  if (!ParseCalendarTime(f[time_col_], false, &stamp->nanos)) {
+    return "column TIMESTAMP: expected a time like "
+           "'2023-11-16 18:15:46.6805900', got " + QuoteField(f[time_col_]);
+  }
+  stamp->kind = RawTimestamp::Kind::kCalendar;
+  if (!ParseTokenCount(f[input_col_], &out->input_tokens)) {
+    return "column ContextTokens: expected an integer token count >= 1, got " +
+           QuoteField(f[input_col_]);
+  }
+  if (!ParseTokenCount(f[output_col_], &out->output_tokens)) {
+    return "column GeneratedTokens: expected an integer token count >= 1, "
+           "got " + QuoteField(f[output_col_]);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<TraceReader> MakeAzureTraceReader(const TraceOptions& o) {
+  return std::make_unique<AzureTraceReader>(o);
+}
+
+}  // namespace servesim

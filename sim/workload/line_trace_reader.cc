@@ -1,0 +1,184 @@
+// The bookkeeping shared by every trace format: line numbers, blank lines,
+// bad-line counting, the timestamp origin and order, and the Finish()
+// policy. Formats only say what one line means.
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "sim/core/status.h"
+#include "sim/workload/trace_reader_internal.h"
+
+namespace servesim {
+namespace {
+
+constexpr size_t kMaxKeptErrors = 5;
+
+bool IsBlank(std::string_view s) {
+  return s.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+std::string Percent(double share) {
+  std::ostringstream os;
+  os.precision(3);
+  os << share * 100 << "%";
+  return os.str();
+}
+
+}  // namespace
+
+LineTraceReader::LineTraceReader(const TraceOptions& options,
+                                 double units_per_second)
+    : options_(options), units_per_second_(units_per_second) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(options_.path, ec)) {
+    throw ConfigError(options_.path + ": cannot open trace: is a directory");
+  }
+  in_.open(options_.path, std::ios::binary);
+  if (!in_) {
+    throw ConfigError(options_.path + ": cannot open trace: " +
+                      std::strerror(errno));
+  }
+  // Read ahead to the first non-blank line so that an empty file fails at
+  // open, not later as "0 records".
+  if (!ReadLine(&lookahead_)) {
+    throw ConfigError(options_.path + ": empty trace file");
+  }
+  has_lookahead_ = true;
+}
+
+bool LineTraceReader::ReadLine(std::string* line) {
+  if (has_lookahead_) {
+    has_lookahead_ = false;
+    *line = std::move(lookahead_);
+    return true;
+  }
+  while (std::getline(in_, *line)) {
+    ++line_no_;
+    if (line_no_ == 1 && line->rfind("\xEF\xBB\xBF", 0) == 0) {
+      line->erase(0, 3);  // a UTF-8 byte-order mark is not data
+    }
+    if (!line->empty() && line->back() == '\r') line->pop_back();
+    if (IsBlank(*line)) {
+      if (!pending_blank_) pending_blank_ = line_no_;
+      ++pending_blank_count_;
+      continue;
+    }
+    // Blank lines followed by data are bad lines: a log writer that leaves
+    // holes may have lost records there. Leading and trailing blank lines
+    // are not data.
+    if (line_no_ == pending_blank_count_ + 1) pending_blank_count_ = 0;
+    for (int64_t i = 0; i < pending_blank_count_; ++i) {
+      ++data_lines_;
+      RecordBad(pending_blank_ + i, "blank line between data lines");
+    }
+    pending_blank_ = pending_blank_count_ = 0;
+    return true;
+  }
+  return false;
+}
+
+std::string LineTraceReader::ReadHeader() {
+  std::string line;
+  ReadLine(&line);  // the constructor saw a non-blank line
+  has_header_ = true;
+  return line;
+}
+
+void LineTraceReader::RecordBad(int64_t line, const std::string& what) {
+  ++bad_lines_;
+  if (first_errors_.size() < kMaxKeptErrors) {
+    first_errors_.push_back(options_.path + ":" + std::to_string(line) + ": " +
+                            what);
+  }
+}
+
+bool LineTraceReader::Next(TraceRecord* out) {
+  std::string line;
+  while (ReadLine(&line)) {
+    ++data_lines_;
+    TraceRecord rec;
+    rec.line = line_no_;
+    RawTimestamp stamp;
+    std::string error = ParseLine(line, &rec, &stamp);
+    if (error.empty()) error = CheckTimestamp(stamp, &rec);
+    if (!error.empty()) {
+      RecordBad(line_no_, error);
+      continue;
+    }
+    ++good_records_;
+    *out = std::move(rec);
+    return true;
+  }
+  return false;
+}
+
+std::string LineTraceReader::CheckTimestamp(const RawTimestamp& stamp,
+                                            TraceRecord* out) {
+  using Kind = RawTimestamp::Kind;
+  if (!origin_set_) {
+    origin_ = last_ = stamp;
+    origin_set_ = true;
+    out->timestamp_s = stamp.kind == Kind::kNone ? NAN : 0.0;
+    return "";
+  }
+  if (stamp.kind != origin_.kind) {
+    if (stamp.kind == Kind::kNone) {
+      return "missing timestamp (the first record has one)";
+    }
+    if (origin_.kind == Kind::kNone) {
+      return "has a timestamp but the first record has none";
+    }
+    return "timestamp is written differently (number vs date) from the "
+           "first record's";
+  }
+  if (stamp.kind == Kind::kNone) {
+    out->timestamp_s = NAN;
+    return "";
+  }
+  // A request log is in arrival order; a record that goes back in time is
+  // a merge or clock problem, so it is counted as a bad line (equal stamps
+  // are fine: many arrivals share a millisecond).
+  const bool backwards = stamp.kind == Kind::kNumber
+                             ? stamp.number < last_.number
+                             : stamp.nanos < last_.nanos;
+  if (backwards) return "timestamp goes backwards (earlier than the previous record's)";
+  out->timestamp_s =
+      stamp.kind == Kind::kNumber
+          ? (stamp.number - origin_.number) / units_per_second_
+          : static_cast<double>(stamp.nanos - origin_.nanos) / 1e9;
+  last_ = stamp;
+  return "";
+}
+
+void LineTraceReader::Finish() const {
+  const std::string& path = options_.path;
+  const std::string from =
+      options_.origin.empty() ? "" : " (from " + options_.origin + ")";
+  if (data_lines_ == 0) {
+    throw ConfigError(path + ": no data lines" +
+                      (has_header_ ? " after the header" : "") + from);
+  }
+  std::string first;
+  for (const std::string& e : first_errors_) {
+    first += (first.empty() ? "" : ", ") + e;
+  }
+  const double share =
+      static_cast<double>(bad_lines_) / static_cast<double>(data_lines_);
+  const std::string counts = std::to_string(bad_lines_) + " of " +
+                             std::to_string(data_lines_) +
+                             " data lines malformed";
+  if (bad_lines_ > 0 && share > options_.max_bad_fraction) {
+    throw ConfigError(path + ": " + counts + " (" + Percent(share) +
+                      " > max_bad_fraction " +
+                      Percent(options_.max_bad_fraction) + "); first: " +
+                      first + from);
+  }
+  if (good_records_ == 0) {
+    throw ConfigError(path + ": no good records (" + counts + "); first: " +
+                      first + from);
+  }
+}
+
+}  // namespace servesim

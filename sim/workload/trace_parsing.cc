@@ -1,0 +1,215 @@
+// Field parsers shared by the trace formats: token counts, calendar times,
+// one JSON line, CSV fields and header columns. Each returns failure rather
+// than throwing, because a bad field makes one bad line, not a failed file.
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/json_view.h"
+#include "sim/core/status.h"
+#include "sim/workload/trace_reader_internal.h"
+
+namespace servesim {
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Exactly `n` decimal digits at s[pos..pos+n).
+bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int DaysInMonth(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30,
+                                  31, 31, 30, 31, 30, 31};
+  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
+}
+
+// Days since 0000-03-01 in the proleptic Gregorian calendar. Counting years
+// from March puts the leap day last, so the month offset is a closed form:
+// the days before month m (March = 0) are (153 m + 2) / 5.
+int64_t DaysFromCivil(int y, int m, int d) {
+  if (m <= 2) --y;
+  const int mar = (m + 9) % 12;
+  return 365LL * y + y / 4 - y / 100 + y / 400 + (153 * mar + 2) / 5 + d - 1;
+}
+
+// Parses "Z", "+HH:MM" or "-HH:MM" into seconds east of UTC.
+bool ParseZone(std::string_view z, int64_t* offset_s) {
+  if (z == "Z") {
+    *offset_s = 0;
+    return true;
+  }
+  int hh = 0, mm = 0;
+  if (z.size() != 6 || (z[0] != '+' && z[0] != '-') || z[3] != ':' ||
+      !Digits(z, 1, 2, &hh) || !Digits(z, 4, 2, &mm) || hh > 23 || mm > 59) {
+    return false;
+  }
+  *offset_s = (z[0] == '-' ? -1 : 1) * (hh * 3600LL + mm * 60LL);
+  return true;
+}
+
+}  // namespace
+
+std::string QuoteField(std::string_view s) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += (c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
+  }
+  return out + (s.size() > kMax ? "...'" : "'");
+}
+
+bool ParseTokenCount(std::string_view s, int32_t* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), end, n);
+  if (ec != std::errc() || p != end) {
+    // Some exporters write counts as floats: "1730.0".
+    double x = 0;
+    auto [q, ec2] = std::from_chars(s.data(), end, x);
+    if (ec2 != std::errc() || q != end || !(x == std::floor(x)) ||
+        !(std::fabs(x) <= kInt32Max)) {
+      return false;
+    }
+    n = static_cast<int64_t>(x);
+  }
+  if (n < 1 || n > kInt32Max) return false;
+  *out = static_cast<int32_t>(n);
+  return true;
+}
+
+std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
+                           int32_t* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return "missing field \"" + key + "\"";
+  const nlohmann::json& v = *it;
+  bool ok = false;
+  if (v.is_number_integer()) {
+    const int64_t n = v.is_number_unsigned()
+                          ? static_cast<int64_t>(std::min<uint64_t>(
+                                v.get<uint64_t>(), kInt32Max + 1ULL))
+                          : v.get<int64_t>();
+    ok = n >= 1 && n <= kInt32Max;
+    if (ok) *out = static_cast<int32_t>(n);
+  } else if (v.is_number_float()) {
+    const double x = v.get<double>();
+    ok = x == std::floor(x) && x >= 1 && x <= kInt32Max;
+    if (ok) *out = static_cast<int32_t>(x);
+  }
+  if (ok) return "";
+  return "field \"" + key + "\": expected an integer token count >= 1, got " +
+         DescribeJson(v);
+}
+
+bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
+  s = Trim(s);
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  if (!Digits(s, 0, 4, &y) || s.size() < 19 || s[4] != '-' ||
+      !Digits(s, 5, 2, &mo) || s[7] != '-' || !Digits(s, 8, 2, &d) ||
+      !(s[10] == ' ' || (allow_iso && s[10] == 'T')) ||
+      !Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) ||
+      s[16] != ':' || !Digits(s, 17, 2, &sec)) {
+    return false;
+  }
+  // Years are bounded so that nanoseconds since year 0 stay far from the
+  // int64 limit; leap seconds (60) are not accepted.
+  if (y < 1900 || y > 2200 || mo < 1 || mo > 12 || d < 1 ||
+      d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59) {
+    return false;
+  }
+  size_t pos = 19;
+  int64_t frac_ns = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int64_t scale = 100000000;
+    const size_t first = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (pos - first >= 9) return false;  // below a nanosecond
+      frac_ns += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == first) return false;
+  }
+  int64_t offset_s = 0;
+  if (pos < s.size() && !(allow_iso && ParseZone(s.substr(pos), &offset_s))) {
+    return false;
+  }
+  const int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600LL +
+                       mi * 60LL + sec - offset_s;
+  *nanos = secs * 1000000000LL + frac_ns;
+  return true;
+}
+
+std::string ParseJsonLine(std::string_view line, nlohmann::json* out) {
+  try {
+    *out = nlohmann::json::parse(line.begin(), line.end());
+  } catch (const nlohmann::json::exception& e) {  // also number overflow
+    // Keep the parser's reason ("unexpected end of input" for a truncated
+    // line) without its "[json.exception...]" prefix.
+    std::string what = e.what();
+    const size_t p = what.find("] ");
+    if (p != std::string::npos) what.erase(0, p + 2);
+    if (what.size() > 120) what = what.substr(0, 117) + "...";
+    for (char& c : what) {
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    }
+    return "invalid JSON: " + what;
+  }
+  return "";
+}
+
+std::vector<std::string> SplitCsvFields(std::string_view line) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    std::string_view f = Trim(line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos
+                                               : comma - start));
+    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') {
+      f = f.substr(1, f.size() - 2);
+    }
+    fields.emplace_back(f);
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+size_t CsvColumn(const std::string& path, const std::vector<std::string>& header,
+                 const std::string& name) {
+  std::string list;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return i;
+    list += (i ? ", " : "") + QuoteField(header[i]);
+  }
+  const std::string near = NearestName(name, header);
+  throw ConfigError(path + ":1: no column named \"" + name + "\"" +
+                    (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+                    "; the header has: " + list);
+}
+
+}  // namespace servesim
