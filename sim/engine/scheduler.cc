@@ -191,7 +191,7 @@ void Scheduler::CheckInvariants() const {
                    static_cast<long long>(id));
       std::abort();
     }
-    for (int32_t b : r.blocks) ++owners[b], ++held;
+    for (int32_t b : r.blocks) held += owners[b]++ == 0;  // distinct blocks
     if (static_cast<int64_t>(r.blocks.size()) <
         BlocksFor(r.num_computed, config_.block_size)) {
       std::fprintf(stderr, "servesim: request %lld has too few blocks\n",

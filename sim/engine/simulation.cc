@@ -154,6 +154,12 @@ class Driver {
   }
 
   void OnArrival() {
+    // Session turns may have used up the request bound since this arrival
+    // was scheduled.
+    if (!MayCreate(now_)) {
+      CloseWindow();
+      return;
+    }
     int64_t id;
     if (w_.sessions) {
       Session s;

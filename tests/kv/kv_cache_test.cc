@@ -94,8 +94,9 @@ TEST(KvCache, RandomizedSharingAndEvictionKeepInvariants) {
       kv.Release(h);
       h.clear();
     } else if (h.empty()) {
-      // A chain drawn from 3 "documents" of up to 8 blocks.
-      const uint64_t doc = (next() >> 50) % 3 + 1;
+      // A chain drawn from 12 "documents" of up to 8 blocks: more distinct
+      // blocks than the pool holds, so eviction must happen.
+      const uint64_t doc = (next() >> 50) % 12 + 1;
       const int32_t len = static_cast<int32_t>((next() >> 45) % 8) + 1;
       std::vector<uint64_t> hashes;
       for (int32_t i = 0; i < len; ++i) hashes.push_back(doc * 1000 + i);

@@ -72,7 +72,7 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "\"max_num_seqs\"?); expected one of max_num_seqs, "
             "max_num_batched_tokens, chunked_prefill, block_size, "
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
-            "activation_reserve_gib");
+            "activation_reserve_gib, prefix_caching");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number > 0, got 0");
   EXPECT_EQ(ErrorOf(d, {"engine.gpu_memory_utilization=1.5"}),

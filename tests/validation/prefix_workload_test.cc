@@ -33,9 +33,11 @@ TEST(PrefixWorkload, TargetHitRateLandsWithinTwoPoints) {
 }
 
 TEST(PrefixWorkload, CachedTokensSaveExactlyTheirPrefillTime) {
-  // Linear cost: each prompt token computed costs 10 us, so the prefill
-  // time saved must equal 10 us x cached tokens.
-  const std::string cost = R"({"type": "linear", "prefill_token_s": 1e-5, "decode_seq_s": 1e-4})";
+  // Linear cost: every token computed costs 10 us, so the time saved must
+  // equal 10 us x cached tokens. (Decode is priced per sequence at the same
+  // 10 us because a prompt cached but for its last token computes one
+  // token at a context, exactly like a decode step, and is priced as one.)
+  const std::string cost = R"({"type": "linear", "prefill_token_s": 1e-5, "decode_seq_s": 1e-5})";
   const RunSummary off = testing::RunScenario(
       testing::MustParse(TargetScenario(0.6, 2, false, cost)));
   const RunSummary on = testing::RunScenario(
@@ -78,7 +80,7 @@ TEST(PrefixWorkload, MultiTurnHistoryIsServedFromCache) {
       "output_len": {"dist": "lognormal", "median": 200, "p99": 1000},
       "num_requests": 3000}})");
   SimulationOutput out;
-  const RunSummary s = testing::RunScenario(sc, &out, true);
+  const RunSummary s = testing::RunScenario(sc, &out);
   EXPECT_EQ(s.completed + s.rejected, 3000);
   int64_t later_turns = 0, history = 0, cached = 0;
   for (const Request& r : out.requests) {
@@ -115,7 +117,9 @@ TEST(PrefixWorkload, InvariantsHoldUnderSharingPreemptionAndEviction) {
   EXPECT_GT(s.resume_cached_tokens, 0);
   EXPECT_EQ(s.completed + s.rejected, 2500);
   for (const Request& r : out.requests) {
-    if (r.status == RequestStatus::kFinished) EXPECT_EQ(r.num_output, r.output_len);
+    if (r.status == RequestStatus::kFinished) {
+      EXPECT_EQ(r.num_output, r.output_len);
+    }
   }
 }
 

