@@ -16,6 +16,8 @@ using Command = std::function<Status()>;
 
 // `servesim run [SCENARIO] [--set k=v ...] [--save-result F] [--save-detailed F]`
 Command AddRunCommand(CLI::App* app);
+// `servesim fit LOG [--format F] [--out SCENARIO.json] [--plot FILE.svg]`
+Command AddFitCommand(CLI::App* app);
 
 // The scenario keys with their defaults, for `--help` and README.
 const char* ScenarioReference();

@@ -16,17 +16,16 @@ namespace {
 }  // namespace
 
 KvCache::KvCache(int32_t num_blocks, bool prefix_caching)
-    : pool_(num_blocks), prefix_caching_(prefix_caching) {
-  if (prefix_caching_) {
-    hash_.assign(num_blocks, 0);
-    by_hash_.reserve(static_cast<size_t>(num_blocks));
-  }
+    : pool_(num_blocks),
+      prefix_caching_(prefix_caching),
+      by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
+  if (prefix_caching_) hash_.assign(num_blocks, 0);
 }
 
 int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n) const {
   if (!prefix_caching_) return 0;
   int32_t hits = 0;
-  while (hits < n && by_hash_.count(hashes[hits])) ++hits;
+  while (hits < n && by_hash_.Find(hashes[hits]) >= 0) ++hits;
   return hits;
 }
 
@@ -34,11 +33,11 @@ bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
                       std::vector<int32_t>* blocks) {
   int32_t hits_on_free_queue = 0;
   for (int32_t i = 0; i < hits; ++i) {
-    if (pool_.ref_count(by_hash_.at(hashes[i])) == 0) ++hits_on_free_queue;
+    if (pool_.ref_count(by_hash_.Find(hashes[i])) == 0) ++hits_on_free_queue;
   }
   if (fresh > pool_.num_free() - hits_on_free_queue) return false;
   for (int32_t i = 0; i < hits; ++i) {
-    const int32_t b = by_hash_.at(hashes[i]);
+    const int32_t b = by_hash_.Find(hashes[i]);
     if (pool_.ref_count(b) == 0) --num_cached_free_;
     pool_.AddRef(b);
     blocks->push_back(b);
@@ -54,7 +53,7 @@ bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
 }
 
 void KvCache::Evict(int32_t b) {
-  by_hash_.erase(hash_[b]);
+  by_hash_.Erase(hash_[b]);
   hash_[b] = 0;
   --num_cached_free_;
   ++evictions_;
@@ -63,7 +62,7 @@ void KvCache::Evict(int32_t b) {
 void KvCache::Register(int32_t block, uint64_t hash) {
   if (!prefix_caching_ || hash_[block] != 0) return;
   if (pool_.ref_count(block) <= 0) Broken("register of a free block", block, 0);
-  if (by_hash_.emplace(hash, block).second) hash_[block] = hash;
+  if (by_hash_.Insert(hash, block)) hash_[block] = hash;
 }
 
 void KvCache::Release(const std::vector<int32_t>& blocks) {
@@ -81,8 +80,7 @@ void KvCache::CheckInvariants() const {
   for (int32_t b = 0; b < pool_.num_blocks(); ++b) {
     if (hash_[b] == 0) continue;
     ++registered;
-    auto it = by_hash_.find(hash_[b]);
-    if (it == by_hash_.end() || it->second != b) Broken("block hash not mapped to it", b, 0);
+    if (by_hash_.Find(hash_[b]) != b) Broken("block hash not mapped to it", b, 0);
     if (pool_.ref_count(b) == 0) ++cached_free;
   }
   if (registered != static_cast<int32_t>(by_hash_.size())) {

@@ -14,9 +14,9 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
+#include "sim/kv/block_hash_map.h"
 #include "sim/kv/block_pool.h"
 
 namespace servesim {
@@ -53,7 +53,7 @@ class KvCache {
 
   BlockPool pool_;
   bool prefix_caching_;
-  std::unordered_map<uint64_t, int32_t> by_hash_;
+  BlockHashMap by_hash_;
   std::vector<uint64_t> hash_;  // 0: not registered
   int32_t num_cached_free_ = 0;
   int64_t evictions_ = 0;

@@ -15,9 +15,9 @@ std::string Fmt(const char* f, double x) {
 
 void LatencyRow(std::ostream& os, const char* name, const SampleStats& st) {
   os << "  " << name;
-  for (size_t i = std::string(name).size(); i < 22; ++i) os << ' ';
-  os << Fmt("%10.2f", st.mean) << Fmt("%10.2f", st.median);
-  for (const auto& [p, v] : st.percentiles) os << Fmt("%10.2f", v);
+  for (size_t i = std::string(name).size(); i < 20; ++i) os << ' ';
+  os << Fmt(" %11.2f", st.mean) << Fmt(" %11.2f", st.median);
+  for (const auto& [p, v] : st.percentiles) os << Fmt(" %11.2f", v);
   os << "\n";
 }
 
@@ -98,10 +98,10 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   if (s.offered_rate > 0) os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
   os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
      << "%, prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate) << "%:\n";
-  os << "  metric                      mean    median";
+  os << "  metric                      mean       median";
   for (double p : s.percentiles) {
     const std::string name = "p" + PercentileName(p);
-    os << std::string(name.size() < 10 ? 10 - name.size() : 0, ' ') << name;
+    os << std::string(name.size() < 12 ? 12 - name.size() : 0, ' ') << name;
   }
   os << "\n";
   LatencyRow(os, "TTFT", s.ttft_ms);

@@ -246,7 +246,8 @@ std::string Scenario::ArrivalDescription() const {
 }
 
 double Scenario::OfferedRate() const {
-  if (workload.closed_loop || !workload.arrival) return 0.0;
+  // Sessions: the arrival rate is of sessions, not of requests.
+  if (workload.closed_loop || !workload.arrival || workload.sessions) return 0.0;
   return workload.arrival->rate();
 }
 

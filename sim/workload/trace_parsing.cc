@@ -134,8 +134,8 @@ bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
       s[16] != ':' || !Digits(s, 17, 2, &sec)) {
     return false;
   }
-  // Years are bounded so that nanoseconds since year 0 stay far from the
-  // int64 limit; leap seconds (60) are not accepted.
+  // Years are bounded so that nanoseconds since 1970 fit int64 (which
+  // reaches 2262); leap seconds (60) are not accepted.
   if (y < 1900 || y > 2200 || mo < 1 || mo > 12 || d < 1 ||
       d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59) {
     return false;
@@ -158,7 +158,8 @@ bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
   if (pos < s.size() && !(allow_iso && ParseZone(s.substr(pos), &offset_s))) {
     return false;
   }
-  const int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600LL +
+  const int64_t days = DaysFromCivil(y, mo, d) - DaysFromCivil(1970, 1, 1);
+  const int64_t secs = days * 86400 + h * 3600LL +
                        mi * 60LL + sec - offset_s;
   *nanos = secs * 1000000000LL + frac_ns;
   return true;

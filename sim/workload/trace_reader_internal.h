@@ -25,7 +25,7 @@ struct RawTimestamp {
   enum class Kind { kNone, kNumber, kCalendar };
   Kind kind = Kind::kNone;
   double number = 0;    // kNumber: in the format's unit (seconds, ms)
-  int64_t nanos = 0;    // kCalendar: nanoseconds since an arbitrary epoch
+  int64_t nanos = 0;    // kCalendar: nanoseconds since 1970-01-01 00:00
 };
 
 // Invariant: data_lines_ == good records returned + bad_lines_, and a blank

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace servesim {
 namespace {
 
@@ -112,6 +114,37 @@ TEST(KvCache, RandomizedSharingAndEvictionKeepInvariants) {
   }
   kv.CheckInvariants();
   EXPECT_GT(kv.evictions(), 0);
+}
+
+}  // namespace
+}  // namespace servesim
+
+namespace servesim {
+namespace {
+
+// The flat map against std::map under random inserts and erases that
+// force long probe runs and wrap-around.
+TEST(BlockHashMap, AgreesWithAReferenceMap) {
+  BlockHashMap m(300);
+  std::map<uint64_t, int32_t> ref;
+  uint64_t x = 7;
+  for (int step = 0; step < 200000; ++step) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t key = (x >> 40) % 700 + 1;  // dense keys collide often
+    if ((x >> 20) % 2 && ref.size() < 300) {
+      const bool fresh = !ref.count(key);
+      EXPECT_EQ(m.Insert(key, static_cast<int32_t>(step)), fresh);
+      if (fresh) ref[key] = step;
+    } else {
+      m.Erase(key);
+      ref.erase(key);
+    }
+    ASSERT_EQ(m.size(), ref.size());
+  }
+  for (uint64_t k = 1; k <= 700; ++k) {
+    auto it = ref.find(k);
+    ASSERT_EQ(m.Find(k), it == ref.end() ? -1 : it->second) << k;
+  }
 }
 
 }  // namespace

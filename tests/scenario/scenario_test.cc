@@ -103,7 +103,9 @@ TEST(Scenario, ModelThatDoesNotFitIsAnError) {
 TEST(Scenario, ShippedScenariosAllLoad) {
   for (const char* f : {"scenarios/default_chat.json", "scenarios/closed_loop_chat.json",
                         "scenarios/burst_gamma.json", "scenarios/md1_teaching.json",
-                        "scenarios/bench_chat_1m.json", "scenarios/sharegpt_lengths.json"}) {
+                        "scenarios/bench_chat_1m.json", "scenarios/sharegpt_lengths.json",
+                        "scenarios/rag_shared_prefix.json", "scenarios/multi_turn_chat.json",
+                        "scenarios/mooncake_replay.json", "scenarios/azure_conv_replay.json"}) {
     auto sc = LoadScenarioFile(ResolveDataPath(f), {});
     EXPECT_TRUE(sc.ok()) << f << ": " << sc.status().message();
   }

@@ -1,0 +1,116 @@
+// `servesim fit LOG`: summarise a request log the way a capacity planner
+// reads it first, and turn it into a ready-to-run scenario and a picture.
+// Without --format the format is guessed from the first line (see
+// GuessTraceFormat); an unrecognised first line is an error asking for it.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "sim/cli/commands.h"
+#include "sim/core/paths.h"
+#include "sim/report/histogram_svg.h"
+#include "sim/report/log_fit.h"
+#include "sim/report/log_fit_writers.h"
+#include "sim/workload/trace_reader.h"
+
+namespace servesim {
+namespace {
+
+struct FitOptions {
+  std::string log;
+  std::string format;  // empty: guess
+  std::string field_prompt = "prompt_tokens";
+  std::string field_completion = "completion_tokens";
+  std::string field_timestamp = "timestamp";
+  double max_bad_fraction = 0.0;
+  std::string out;
+  std::string plot;
+};
+
+Status WriteTo(const std::string& path,
+               const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path);
+  if (!out) return Status::Error(path + ": cannot open for writing");
+  write(out);
+  out.close();
+  if (!out) return Status::Error(path + ": write failed");
+  return Status::Ok();
+}
+
+StatusOr<LogFit> ReadAndFit(const FitOptions& o, TraceOptions* trace) {
+  return CatchConfigErrors([&] {
+    trace->path = ResolveDataPath(o.log);
+    if (o.format.empty()) {
+      trace->format = GuessTraceFormat(trace->path);
+    } else {
+      TraceFormatFromName(o.format, &trace->format);  // CLI11 checked it
+    }
+    trace->prompt_field = o.field_prompt;
+    trace->completion_field = o.field_completion;
+    trace->timestamp_field = o.field_timestamp;
+    trace->max_bad_fraction = o.max_bad_fraction;
+    std::unique_ptr<TraceReader> reader = OpenTrace(*trace);
+    return FitTrace(reader.get());
+  });
+}
+
+Status Fit(const FitOptions& o) {
+  TraceOptions trace;
+  StatusOr<LogFit> fit = ReadAndFit(o, &trace);
+  if (!fit.ok()) return fit.status();
+  const std::string source =
+      o.log + " (" + TraceFormatName(trace.format) + ")";
+  WriteFitReport(*fit, source, std::cout);
+  if (!o.out.empty()) {
+    Status st = WriteTo(o.out, [&](std::ostream& os) {
+      os << FitScenarioJson(*fit, o.log).dump(2) << "\n";
+    });
+    if (!st.ok()) return st;
+    std::cout << "Wrote scenario " << o.out << " (servesim run " << o.out
+              << ")\n";
+  }
+  if (!o.plot.empty()) {
+    Status st = WriteTo(o.plot, [&](std::ostream& os) {
+      WriteLengthHistogramSvg(fit->prompt.sorted, fit->completion.sorted, os);
+    });
+    if (!st.ok()) return st;
+    std::cout << "Wrote histogram " << o.plot << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Command AddFitCommand(CLI::App* app) {
+  auto opts = std::make_shared<FitOptions>();
+  CLI::App* fit = app->add_subcommand(
+      "fit", "Summarise a request log or trace: length percentiles, "
+             "log-normal fit, arrival burstiness, prefix reuse");
+  fit->add_option("log", opts->log, "Request log or trace file")->required();
+  fit->add_option("--format", opts->format,
+                  "jsonl | azure | mooncake | lengths (default: guessed from "
+                  "the first line)")
+      ->check(CLI::IsMember({"jsonl", "azure", "mooncake", "lengths"}));
+  fit->add_option("--field-prompt", opts->field_prompt,
+                  "JSONL field with the prompt token count")
+      ->capture_default_str();
+  fit->add_option("--field-completion", opts->field_completion,
+                  "JSONL field with the completion token count")
+      ->capture_default_str();
+  fit->add_option("--field-timestamp", opts->field_timestamp,
+                  "JSONL field with the arrival time (seconds or ISO 8601)")
+      ->capture_default_str();
+  fit->add_option("--max-bad-fraction", opts->max_bad_fraction,
+                  "Share of malformed lines tolerated (default 0: any fails)")
+      ->check(CLI::Range(0.0, 1.0));
+  fit->add_option("--out", opts->out,
+                  "Write a ready-to-run scenario JSON fitted to the log");
+  fit->add_option("--plot", opts->plot,
+                  "Write an SVG of the length histograms (log-scale axis)");
+  return [fit, opts]() -> Status {
+    if (!fit->parsed()) return Status::Ok();
+    return Fit(*opts);
+  };
+}
+
+}  // namespace servesim

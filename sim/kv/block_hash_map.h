@@ -1,0 +1,38 @@
+// Flat open-addressing map from block hash (never 0) to block id, for the
+// prefix cache's hot path (one lookup per full block). Linear probing in a
+// power-of-two table at most half full; deletion shifts later entries of
+// the probe run back, so no tombstones accumulate. Key 0 marks empty slots.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace servesim {
+
+class BlockHashMap {
+ public:
+  // Sized for `max_entries`; inserting more is a bug (the cache never holds
+  // more registered blocks than it has blocks).
+  explicit BlockHashMap(size_t max_entries);
+
+  // Block id of `key`, or -1.
+  int32_t Find(uint64_t key) const;
+  // Inserts key -> block unless key is present; true if inserted.
+  bool Insert(uint64_t key, int32_t block);
+  void Erase(uint64_t key);
+  size_t size() const { return size_; }
+
+ private:
+  size_t Slot(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+
+  std::vector<uint64_t> keys_;
+  std::vector<int32_t> values_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+  size_t size_ = 0;
+};
+
+}  // namespace servesim

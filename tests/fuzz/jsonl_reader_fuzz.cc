@@ -1,0 +1,6 @@
+// libFuzzer target: the reader of JSON-lines request logs on arbitrary bytes.
+#include "tests/fuzz/fuzz_trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return servesim::fuzz::FuzzTrace(servesim::TraceFormat::kJsonl, data, size);
+}

@@ -1,0 +1,6 @@
+// libFuzzer target: the reader of Mooncake JSONL traces on arbitrary bytes.
+#include "tests/fuzz/fuzz_trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return servesim::fuzz::FuzzTrace(servesim::TraceFormat::kMooncake, data, size);
+}
