@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"servesim: discrete-event simulator of LLM serving"};
   app.require_subcommand(1);
   std::vector<servesim::Command> commands = {servesim::AddRunCommand(&app),
-                                              servesim::AddFitCommand(&app)};
+                                              servesim::AddFitCommand(&app),
+                                              servesim::AddSweepCommand(&app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

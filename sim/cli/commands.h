@@ -18,6 +18,12 @@ using Command = std::function<Status()>;
 Command AddRunCommand(CLI::App* app);
 // `servesim fit LOG [--format F] [--out SCENARIO.json] [--plot FILE.svg]`
 Command AddFitCommand(CLI::App* app);
+// `servesim sweep SCENARIO [--rates ...|--utilizations ...] [-r R] [--json|--csv|--html F]`
+Command AddSweepCommand(CLI::App* app);
+// `servesim loops SCENARIO [--concurrency N,...] [--burstiness b] [--html F]`
+Command AddLoopsCommand(CLI::App* app);
+// `servesim capacity SCENARIO --slo ttft_p99=2s,... [--target-rate X] [--candidates ...]`
+Command AddCapacityCommand(CLI::App* app);
 
 // The scenario keys with their defaults, for `--help` and README.
 const char* ScenarioReference();

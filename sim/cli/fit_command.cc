@@ -58,8 +58,7 @@ Status Fit(const FitOptions& o) {
   TraceOptions trace;
   StatusOr<LogFit> fit = ReadAndFit(o, &trace);
   if (!fit.ok()) return fit.status();
-  const std::string source =
-      o.log + " (" + TraceFormatName(trace.format) + ")";
+  const std::string source = o.log + " (" + TraceFormatName(trace.format) + ")";
   WriteFitReport(*fit, source, std::cout);
   if (!o.out.empty()) {
     Status st = WriteTo(o.out, [&](std::ostream& os) {
@@ -84,8 +83,9 @@ Status Fit(const FitOptions& o) {
 Command AddFitCommand(CLI::App* app) {
   auto opts = std::make_shared<FitOptions>();
   CLI::App* fit = app->add_subcommand(
-      "fit", "Summarise a request log or trace: length percentiles, "
-             "log-normal fit, arrival burstiness, prefix reuse");
+      "fit",
+      "Summarise a request log or trace: length percentiles, "
+      "log-normal fit, arrival burstiness, prefix reuse");
   fit->add_option("log", opts->log, "Request log or trace file")->required();
   fit->add_option("--format", opts->format,
                   "jsonl | azure | mooncake | lengths (default: guessed from "

@@ -29,6 +29,7 @@ struct Request {
   int32_t prompt_len = 0;
   int32_t output_len = 0;
   int32_t client = -1;    // closed-loop client, -1 for open loop
+  int32_t replica = -1;   // where the router sent it
   bool measured = true;   // false for warm-up requests
 
   // Timestamps; -1 until they happen.

@@ -8,6 +8,7 @@
 
 #include "sim/core/event_queue.h"
 #include "sim/core/rng.h"
+#include "sim/engine/block_hashing.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/request_source.h"
 
@@ -39,10 +40,21 @@ class Driver {
         out_(out),
         arrival_rng_(in.seed, "arrivals"),
         session_rng_(in.seed, "sessions"),
+        route_rng_(in.seed, "routing"),
         source_(SourceConfig(in.workload), in.seed),
-        replica_(in.engine, MakeSchedulerPolicy(in.engine.policy),
-                 in.cost_model, &out->requests, &out->recorder) {
-    replica_.set_check_invariants(in.check_invariants);
+        router_(MakeRouter(in.router)) {
+    for (int32_t k = 0; k < std::max(1, in.num_replicas); ++k) {
+      replicas_.push_back(std::make_unique<Replica>(
+          in.engine, MakeSchedulerPolicy(in.engine.policy), in.cost_model,
+          &out->requests, &out->recorder));
+      replicas_.back()->set_check_invariants(in.check_invariants);
+    }
+    loads_.resize(replicas_.size());
+    outstanding_.assign(replicas_.size(), 0);
+    out_->replicas.resize(replicas_.size());
+    if (in.timeseries_interval_s > 0) {
+      out_->recorder.EnableTimeSeries(FromSeconds(in.timeseries_interval_s));
+    }
     // Reserve for the common case, not for an absurd bound: growth beyond
     // it is amortised and bounded by limits.max_queued in overload.
     if (w_.num_requests > 0) {
@@ -66,7 +78,7 @@ class Driver {
         case EventKind::kArrival: OnArrival(); break;
         case EventKind::kClientSend: OnClientSend(static_cast<int32_t>(e.payload)); break;
         case EventKind::kSessionTurn: OnSessionTurn(e.payload); break;
-        case EventKind::kStepDone: OnStepDone(); break;
+        case EventKind::kStepDone: OnStepDone(static_cast<size_t>(e.payload)); break;
       }
       if (StopEarly()) break;
     }
@@ -75,8 +87,10 @@ class Driver {
 
  private:
   bool StopEarly() {
-    const int64_t queued = static_cast<int64_t>(replica_.scheduler().num_waiting() +
-                                                pending_.size());
+    int64_t queued = static_cast<int64_t>(pending_.size());
+    for (const auto& rep : replicas_) {
+      queued += static_cast<int64_t>(rep->scheduler().num_waiting());
+    }
     if (queued > in_.limits.max_queued) {
       out_->stopped_at_queue_cap = true;
       out_->unstable = true;
@@ -214,7 +228,7 @@ class Driver {
   void Send(int64_t id) {
     Request& r = out_->requests[id];
     r.send = now_;
-    if (const char* why = replica_.CheckServable(r)) {
+    if (const char* why = replicas_[0]->CheckServable(r)) {
       r.status = RequestStatus::kRejected;
       r.reject_reason = why;
       r.finish = now_;
@@ -226,38 +240,70 @@ class Driver {
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     ++rec.levels().in_system;
-    replica_.Submit(id);
-    if (!replica_.busy()) StartStep();
+    const size_t k = Route(r);
+    r.replica = static_cast<int32_t>(k);
+    ++out_->replicas[k].routed;
+    ++outstanding_[k];
+    replicas_[k]->Submit(id);
+    if (!replicas_[k]->busy()) StartStep(k);
     else SyncLevels();
   }
 
-  void StartStep() {
-    const SimTime d = replica_.StartStep(now_);
+  size_t Route(Request& r) {
+    if (replicas_.size() == 1) return 0;
+    for (size_t k = 0; k < replicas_.size(); ++k) {
+      loads_[k] = {outstanding_[k],
+                   static_cast<int64_t>(replicas_[k]->scheduler().num_waiting()),
+                   &replicas_[k]->scheduler().kv()};
+    }
+    RouteRequest rr;
+    rr.id = r.id;
+    rr.prompt_len = r.prompt_len;
+    if (router_->wants_block_hashes()) {
+      const int32_t bs = in_.engine.block_size;
+      const int32_t n = (r.prompt_len - 1) / bs;  // what admission looks up
+      EnsureBlockHashes(&r, n, bs);
+      rr.block_hashes = r.block_hashes.data();
+      rr.num_block_hashes = n;
+    }
+    return router_->Choose(rr, loads_, route_rng_);
+  }
+
+  void StartStep(size_t k) {
+    const SimTime d = replicas_[k]->StartStep(now_);
     SyncLevels();
-    if (d >= 0) events_.Push(now_ + d, EventKind::kStepDone, 0);
+    if (d >= 0) {
+      events_.Push(now_ + d, EventKind::kStepDone, static_cast<int64_t>(k));
+      ++out_->replicas[k].steps;
+      out_->replicas[k].busy_s += ToSeconds(d);
+    }
   }
 
   void SyncLevels() {
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     Levels& l = rec.levels();
-    const Scheduler& sch = replica_.scheduler();
-    l.waiting = static_cast<int64_t>(sch.num_waiting());
-    l.running = static_cast<int64_t>(sch.num_running());
-    l.kv_blocks_used = sch.kv().num_used();
-    l.kv_blocks_cached = sch.kv().num_cached_free();
-    l.busy = replica_.busy() ? 1 : 0;
+    l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
+    for (const auto& rep : replicas_) {  // fleet totals
+      const Scheduler& sch = rep->scheduler();
+      l.waiting += static_cast<int64_t>(sch.num_waiting());
+      l.running += static_cast<int64_t>(sch.num_running());
+      l.kv_blocks_used += sch.kv().num_used();
+      l.kv_blocks_cached += sch.kv().num_cached_free();
+      l.busy += rep->busy() ? 1 : 0;
+    }
   }
 
-  void OnStepDone() {
+  void OnStepDone(size_t k) {
     finished_.clear();
-    replica_.FinishStep(now_, &finished_);
+    replicas_[k]->FinishStep(now_, &finished_);
+    outstanding_[k] -= static_cast<int64_t>(finished_.size());
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     rec.levels().in_system -= static_cast<int64_t>(finished_.size());
     in_flight_ -= static_cast<int64_t>(finished_.size());
     for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
-    StartStep();
+    StartStep(k);
   }
 
   // A request left the system (finished or rejected): free its client, its
@@ -288,12 +334,25 @@ class Driver {
   void Finish() {
     out_->end_time = now_;
     CloseWindow();
-    out_->total_cost = replica_.total_cost();
     out_->input_error = source_.trace_error();
-    out_->resume_cached_tokens = replica_.scheduler().resume_cached_tokens();
-    out_->evictions = replica_.scheduler().kv().evictions();
+    for (const auto& rep : replicas_) {
+      const StepCost& c = rep->total_cost();
+      StepCost& t = out_->total_cost;
+      t.gemm_s += c.gemm_s;
+      t.attn_prefill_s += c.attn_prefill_s;
+      t.attn_decode_s += c.attn_decode_s;
+      t.comm_s += c.comm_s;
+      t.other_s += c.other_s;
+      t.overhead_s += c.overhead_s;
+      out_->resume_cached_tokens += rep->scheduler().resume_cached_tokens();
+      out_->evictions += rep->scheduler().kv().evictions();
+    }
     for (const Request& r : out_->requests) {
       if (!r.done()) ++out_->incomplete;
+      if (r.replica >= 0 && r.cached_tokens >= 0) {
+        out_->replicas[r.replica].cached_prompt_tokens += r.cached_tokens;
+        out_->replicas[r.replica].prompt_tokens += r.prompt_len;
+      }
     }
     if (!out_->unstable && !w_.closed_loop && !w_.sessions) JudgeStability();
   }
@@ -322,9 +381,12 @@ class Driver {
   const SimulationInput& in_;
   const WorkloadConfig& w_;
   SimulationOutput* out_;
-  Rng arrival_rng_, session_rng_;
+  Rng arrival_rng_, session_rng_, route_rng_;
   RequestSource source_;
-  Replica replica_;
+  std::unique_ptr<Router> router_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<ReplicaLoad> loads_;
+  std::vector<int64_t> outstanding_;  // per replica: routed, unfinished
   EventQueue events_;
   RequestSpec next_spec_;        // the scheduled open-loop arrival's spec
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster/router.h"
 #include "sim/cost/cost_model.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
@@ -60,7 +61,21 @@ struct SimulationInput {
   const CostModel* cost_model = nullptr;
   MetricsConfig metrics;
   LimitsConfig limits;
+  // A cluster of identical replicas behind a router (1: a single replica).
+  int32_t num_replicas = 1;
+  RouterConfig router;
+  // Sample fleet levels (KV usage, queue) every this many seconds for the
+  // report's time-series charts; 0 = off.
+  double timeseries_interval_s = 0;
   bool check_invariants = false;  // full KV/scheduler check after every step
+};
+
+struct ReplicaStats {
+  int64_t routed = 0;     // requests sent to this replica
+  int64_t steps = 0;
+  double busy_s = 0;      // time spent running steps
+  int64_t cached_prompt_tokens = 0;  // prefix hits at first admission
+  int64_t prompt_tokens = 0;
 };
 
 struct SimulationOutput {
@@ -74,6 +89,7 @@ struct SimulationOutput {
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
+  std::vector<ReplicaStats> replicas;
   bool unstable = false;
   std::string unstable_reason;
 };

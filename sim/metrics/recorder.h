@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/core/time.h"
 #include "sim/metrics/log_histogram.h"
@@ -37,9 +38,20 @@ struct StepStats {
   LogHistogram batch_size;  // distribution of sequences per step
 };
 
+// Fleet levels sampled at a fixed interval, for time-series charts.
+struct TimeSeries {
+  SimTime interval = 0;
+  std::vector<double> t_s;
+  std::vector<int64_t> kv_blocks_used, waiting, running;
+};
+
 class Recorder {
  public:
   void Advance(SimTime now);
+  // Samples levels every `interval` from t = 0 (piecewise-constant levels,
+  // so a sample is the level in force at its instant).
+  void EnableTimeSeries(SimTime interval) { series_.interval = interval; }
+  const TimeSeries& time_series() const { return series_; }
   Levels& levels() { return levels_; }
   const Levels& levels() const { return levels_; }
 
@@ -72,6 +84,8 @@ class Recorder {
   bool window_open_ = false;
   LogHistogram itl_ns_;
   StepStats steps_;
+  TimeSeries series_;
+  SimTime next_sample_ = 0;
 };
 
 }  // namespace servesim

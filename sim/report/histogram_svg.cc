@@ -46,8 +46,10 @@ Axis MakeAxis(const std::vector<double>& a, const std::vector<double>& b) {
   Axis axis;
   if (!std::isfinite(lo) || !std::isfinite(hi)) return axis;
   // Bounded so that absurd inputs still make a small picture.
-  axis.lo_decade = std::clamp(static_cast<int>(std::floor(std::log10(lo))), 0, 12);
-  axis.hi_decade = std::clamp(static_cast<int>(std::ceil(std::log10(hi))), 0, 12);
+  axis.lo_decade =
+      std::clamp(static_cast<int>(std::floor(std::log10(lo))), 0, 12);
+  axis.hi_decade =
+      std::clamp(static_cast<int>(std::ceil(std::log10(hi))), 0, 12);
   if (axis.hi_decade <= axis.lo_decade) axis.hi_decade = axis.lo_decade + 1;
   return axis;
 }
@@ -64,9 +66,8 @@ double NiceStep(double top) {
 
 void Text(std::ostream& os, double x, double y, const std::string& s,
           const char* anchor, const char* extra = "") {
-  os << "<text x=\"" << Num(x) << "\" y=\"" << Num(y)
-     << "\" text-anchor=\"" << anchor << "\"" << extra << ">" << s
-     << "</text>\n";
+  os << "<text x=\"" << Num(x) << "\" y=\"" << Num(y) << "\" text-anchor=\""
+     << anchor << "\"" << extra << ">" << s << "</text>\n";
 }
 
 void Line(std::ostream& os, double x1, double y1, double x2, double y2) {
@@ -88,8 +89,10 @@ void Panel(std::ostream& os, const std::vector<double>& values,
        "start", " font-weight=\"bold\"");
   std::vector<double> share(axis.bins(), 0.0);
   for (double v : values) {
-    const double t = (std::log10(std::max(v, 1.0)) - axis.lo_decade) * kBinsPerDecade;
-    const int bin = std::clamp(static_cast<int>(std::floor(t)), 0, axis.bins() - 1);
+    const double t =
+        (std::log10(std::max(v, 1.0)) - axis.lo_decade) * kBinsPerDecade;
+    const int bin =
+        std::clamp(static_cast<int>(std::floor(t)), 0, axis.bins() - 1);
     share[bin] += 100.0 / static_cast<double>(values.size());
   }
   // An empty sample still gets a readable 0-10% axis.
@@ -101,10 +104,13 @@ void Panel(std::ostream& os, const std::vector<double>& values,
   for (int i = 0; i < axis.bins(); ++i) {
     if (share[i] <= 0) continue;
     const double h = share[i] / top * plot_h;
-    const double x1 = x_of(axis.lo_decade + static_cast<double>(i) / kBinsPerDecade);
-    const double x2 = x_of(axis.lo_decade + static_cast<double>(i + 1) / kBinsPerDecade);
+    const double x1 =
+        x_of(axis.lo_decade + static_cast<double>(i) / kBinsPerDecade);
+    const double x2 =
+        x_of(axis.lo_decade + static_cast<double>(i + 1) / kBinsPerDecade);
     os << "<rect x=\"" << Num(x1) << "\" y=\"" << Num(base - h) << "\" width=\""
-       << Num(std::max(x2 - x1 - 1, 0.5)) << "\" height=\"" << Num(h) << "\"/>\n";
+       << Num(std::max(x2 - x1 - 1, 0.5)) << "\" height=\"" << Num(h)
+       << "\"/>\n";
   }
   os << "</g>\n<g stroke=\"black\">\n";
   Line(os, kLeft, base, kLeft + plot_w, base);
@@ -117,7 +123,8 @@ void Panel(std::ostream& os, const std::vector<double>& values,
     }
   }
   for (double y = 0; y <= top + step / 2; y += step) {
-    Line(os, kLeft - 5, base - y / top * plot_h, kLeft, base - y / top * plot_h);
+    Line(os, kLeft - 5, base - y / top * plot_h, kLeft,
+         base - y / top * plot_h);
   }
   os << "</g>\n";
   for (int d = axis.lo_decade; d <= axis.hi_decade; ++d) {

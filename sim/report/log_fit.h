@@ -23,8 +23,8 @@ struct LognormalFit {
 };
 
 struct LengthFit {
-  SampleStats stats;           // count, mean, min, max, FitPercentiles()
-  double share_under_50 = 0;   // share of requests with fewer than 50 tokens
+  SampleStats stats;          // count, mean, min, max, FitPercentiles()
+  double share_under_50 = 0;  // share of requests with fewer than 50 tokens
   LognormalFit lognormal;
   double ks_distance = 0;      // sup |F_empirical - F_lognormal|
   std::vector<double> sorted;  // the sample, ascending (for the histogram)
@@ -40,8 +40,8 @@ struct ArrivalFit {
 
 struct ReuseFit {
   int32_t block_tokens = 0;
-  int64_t blocks = 0;  // hash ids in the whole trace
-  int64_t reused = 0;  // ids already seen earlier in the trace
+  int64_t blocks = 0;   // hash ids in the whole trace
+  int64_t reused = 0;   // ids already seen earlier in the trace
   double fraction = 0;  // infinite-cache block hit rate
 };
 

@@ -52,8 +52,7 @@ void WriteLengthTable(const LogFit& fit, std::ostream& os) {
   Row(os, "max", Value(p.stats.max), Value(c.stats.max));
   Row(os, "share < 50", Fixed(100 * p.share_under_50, 1) + "%",
       Fixed(100 * c.share_under_50, 1) + "%");
-  Row(os, "lognormal mu", Fixed(p.lognormal.mu, 4),
-      Fixed(c.lognormal.mu, 4));
+  Row(os, "lognormal mu", Fixed(p.lognormal.mu, 4), Fixed(c.lognormal.mu, 4));
   Row(os, "lognormal sigma", Fixed(p.lognormal.sigma, 4),
       Fixed(c.lognormal.sigma, 4));
   Row(os, "KS distance", Fixed(p.ks_distance, 4), Fixed(c.ks_distance, 4));
@@ -76,8 +75,7 @@ nlohmann::json LengthJson(const LengthFit& f) {
 void WriteFitReport(const LogFit& fit, const std::string& source,
                     std::ostream& os) {
   os << "Trace " << source << ": " << fit.records << " requests ("
-     << fit.data_lines << " data lines, " << fit.bad_lines
-     << " malformed)\n\n";
+     << fit.data_lines << " data lines, " << fit.bad_lines << " malformed)\n\n";
   WriteLengthTable(fit, os);
   os << "\n";
   if (fit.arrival) {
@@ -92,8 +90,8 @@ void WriteFitReport(const LogFit& fit, const std::string& source,
   }
   if (fit.reuse) {
     const ReuseFit& r = *fit.reuse;
-    os << "Prefix reuse: " << Fixed(100 * r.fraction, 1) << "% of "
-       << r.blocks << " hash ids (" << r.block_tokens
+    os << "Prefix reuse: " << Fixed(100 * r.fraction, 1) << "% of " << r.blocks
+       << " hash ids (" << r.block_tokens
        << "-token blocks) were seen earlier (infinite-cache block hit "
           "rate)\n";
   }

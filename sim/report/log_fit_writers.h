@@ -2,10 +2,9 @@
 // scenario built from the fit.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/report/log_fit.h"
 

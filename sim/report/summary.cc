@@ -106,8 +106,9 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   const Recorder& rec = out.recorder;
   const LevelIntegrals avg = rec.WindowAverages();
   s.window_s = ToSeconds(std::max<SimTime>(0, rec.window_end() - rec.window_start()));
-  s.gpu_busy_fraction = avg.busy;
-  const double blocks = std::max(1, in.engine.num_gpu_blocks);
+  const double replicas = std::max(1, in.num_replicas);
+  s.gpu_busy_fraction = avg.busy / replicas;  // mean over replicas
+  const double blocks = std::max(1, in.engine.num_gpu_blocks) * replicas;
   s.kv_usage_mean = avg.kv_blocks_used / blocks;
   s.kv_usage_max = rec.WindowMax().kv_blocks_used / blocks;
   s.mean_in_system = avg.in_system;
@@ -130,6 +131,18 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     s.batch_size_p99 = st.batch_size.Percentile(99);
   }
   s.max_batch_size = st.max_batch;
+  s.num_replicas = std::max(1, in.num_replicas);
+  s.replicas = out.replicas;
+  double routed_max = 0, routed_sum = 0, busy_max = 0, busy_sum = 0;
+  for (const ReplicaStats& r : out.replicas) {
+    routed_max = std::max(routed_max, static_cast<double>(r.routed));
+    routed_sum += static_cast<double>(r.routed);
+    busy_max = std::max(busy_max, r.busy_s);
+    busy_sum += r.busy_s;
+  }
+  const double n = static_cast<double>(std::max<size_t>(1, out.replicas.size()));
+  if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
+  if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
   return s;
 }
 

@@ -67,6 +67,12 @@ struct RunSummary {
   int64_t evictions = 0;
   double cached_block_occupancy = 0;   // time-avg share of blocks cached-free
 
+  // Cluster: per-replica share of requests and busy time, and imbalance
+  // (max over mean of routed requests; 1 = perfectly even).
+  int32_t num_replicas = 1;
+  std::vector<ReplicaStats> replicas;
+  double routed_imbalance = 1, busy_imbalance = 1;
+
   bool unstable = false;
   std::string unstable_reason;
   std::vector<std::string> reject_reasons;  // distinct, for the report

@@ -57,15 +57,19 @@ std::string PercentileName(double p) {
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
-  os << "  model " << sc.model.name << " on " << sc.tp << "x " << sc.gpu.name
-     << " (tp=" << sc.tp << "), " << sc.engine.num_gpu_blocks << " KV blocks of "
+  os << "  model " << sc.model.name << " on ";
+  if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
+  os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
+     << sc.engine.num_gpu_blocks << " KV blocks" << (sc.num_replicas > 1 ? " each" : "")
+     << " of "
      << sc.engine.block_size << " tokens"
      << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)") << "\n";
   os << "  cost model " << sc.cost_model->Describe() << "\n";
   os << "  engine max_num_seqs " << sc.engine.max_num_seqs
      << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens
      << ", chunked prefill " << (sc.engine.chunked_prefill ? "on" : "off")
-     << ", policy " << sc.engine.policy << "\n";
+     << ", policy " << sc.engine.policy << ", prefix caching "
+     << (sc.engine.prefix_caching ? "on" : "off") << "\n";
   os << "  arrivals " << s.arrival;
   if (s.offered_rate > 0) os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
   os << "\n";
@@ -133,6 +137,20 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << " p50 " << Fmt("%.0f", s.batch_size_p50) << " p99 "
      << Fmt("%.0f", s.batch_size_p99) << " max " << s.max_batch_size
      << ", tokens per step " << Fmt("%.1f", s.mean_tokens_per_step) << "\n";
+  if (s.num_replicas > 1) {
+    os << "  cluster of " << s.num_replicas << " replicas, router "
+       << sc.router.name << ": routed-request imbalance (max/mean) "
+       << Fmt("%.3f", s.routed_imbalance) << ", busy-time imbalance "
+       << Fmt("%.3f", s.busy_imbalance) << "\n";
+    for (size_t k = 0; k < s.replicas.size(); ++k) {
+      const ReplicaStats& r = s.replicas[k];
+      const double hit = r.prompt_tokens ? static_cast<double>(r.cached_prompt_tokens) /
+                                               r.prompt_tokens : 0.0;
+      os << "    replica " << k << ": " << r.routed << " requests, busy "
+         << Fmt("%.1f", r.busy_s) << " s, " << r.steps << " steps, prefix hit rate "
+         << Fmt("%.1f", 100 * hit) << "%\n";
+    }
+  }
   const StepCost& c = s.total_cost;
   const double total = std::max(1e-12, c.Total());
   os << "  step time split: GEMM " << Fmt("%.1f", 100 * c.gemm_s / total)
@@ -216,6 +234,17 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["mean_waiting"] = s.mean_waiting;
   x["mean_running"] = s.mean_running;
   x["max_waiting"] = s.max_waiting;
+  x["num_replicas"] = s.num_replicas;
+  x["router"] = sc.router.name;
+  x["routed_imbalance"] = s.routed_imbalance;
+  x["busy_imbalance"] = s.busy_imbalance;
+  nlohmann::json reps = nlohmann::json::array();
+  for (const ReplicaStats& r : s.replicas) {
+    reps.push_back({{"routed", r.routed}, {"steps", r.steps}, {"busy_s", r.busy_s},
+                    {"cached_prompt_tokens", r.cached_prompt_tokens},
+                    {"prompt_tokens", r.prompt_tokens}});
+  }
+  x["replicas"] = reps;
   x["preemptions"] = s.preemptions;
   x["preempted_requests"] = s.preempted_requests;
   x["steps"] = s.steps;
@@ -230,7 +259,7 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
 }
 
 void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
-  os << "id,status,measured,client,prompt_tokens,output_tokens,arrival_s,send_s,"
+  os << "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_s,send_s,"
         "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
         "queueing_delay_ms,preemptions,reject_reason\n";
   auto t = [](SimTime x) { return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x)); };
@@ -240,7 +269,7 @@ void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
                                                                 : "unfinished";
     const bool fin = r.status == RequestStatus::kFinished;
     os << r.id << ',' << status << ',' << (r.measured ? 1 : 0) << ',' << r.client
-       << ',' << r.prompt_len << ',' << r.output_len << ',' << t(r.arrival) << ','
+       << ',' << r.replica << ',' << r.prompt_len << ',' << r.output_len << ',' << t(r.arrival) << ','
        << t(r.send) << ',' << t(r.first_scheduled) << ',' << t(r.first_token) << ','
        << t(r.finish) << ','
        << (fin ? Fmt("%.6f", ToMillis(r.first_token - r.send)) : "") << ','

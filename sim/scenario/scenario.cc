@@ -179,6 +179,21 @@ void ParseMetrics(const JsonView& root, Scenario* s) {
       m.Numbers("percentiles", s->metrics.percentiles, Range::Closed(0, 100));
 }
 
+void ParseCluster(const JsonView& root, Scenario* s) {
+  if (!root.Has("cluster")) return;
+  const JsonView c = root.Object("cluster");
+  c.AllowKeys({"replicas", "router", "load_slack"});
+  s->num_replicas = static_cast<int32_t>(c.Integer("replicas", 1, Range::Closed(1, 4096)));
+  s->router.name = c.Choice("router", "round_robin",
+                            {"round_robin", "least_outstanding", "power_of_two",
+                             "prefix_affinity"});
+  s->router.load_slack = c.Number("load_slack", 0.25, Range::NonNegative());
+  if (s->router.name == "prefix_affinity" && !s->engine.prefix_caching) {
+    c.FailMessage("router", "prefix_affinity routes by cached prefixes: expected "
+                            "/engine/prefix_caching true");
+  }
+}
+
 void ParseLimits(const JsonView& root, Scenario* s) {
   if (!root.Has("limits")) return;
   const JsonView l = root.Object("limits");
@@ -192,13 +207,15 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
   s.json = j;
   const JsonView root(s.json, label);
   root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
-                  "workload", "metrics", "limits", "name", "description"});
+                  "workload", "metrics", "limits", "cluster", "name",
+                  "description"});
   s.seed = static_cast<uint64_t>(root.Integer("seed", 1, Range::Closed(0, 9e15)));
   ParseHardware(root, &s);
   ParseEngine(root, &s);
   ParseWorkload(root, &s);
   ParseMetrics(root, &s);
   ParseLimits(root, &s);
+  ParseCluster(root, &s);
   PlanMemory(root, &s);
   ParseCostModel(root, &s);
   return s;
@@ -214,6 +231,8 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.cost_model = cost_model.get();
   in.metrics = metrics;
   in.limits = limits;
+  in.num_replicas = num_replicas;
+  in.router = router;
   return in;
 }
 
@@ -269,6 +288,7 @@ Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
     keys.push_back(key);
   }
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (node->is_null()) *node = nlohmann::json::object();  // new section
     if (!node->is_object()) {
       return Status::Error("--set " + assignment + ": /" + done +
                            " is not an object");
@@ -287,7 +307,7 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     // nlohmann's message carries the line and column of the problem.
     std::string what = e.what();
     const size_t pos = what.find("parse error");

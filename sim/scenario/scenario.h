@@ -32,6 +32,8 @@ struct Scenario {
   WorkloadConfig workload;
   MetricsConfig metrics;
   LimitsConfig limits;
+  int32_t num_replicas = 1;
+  RouterConfig router;
 
   SimulationInput ToSimulationInput() const;
   // One line describing the traffic, e.g. "poisson(rate=10/s)".

@@ -25,8 +25,7 @@ class AzureTraceReader : public LineTraceReader {
   size_t time_col_ = 0, input_col_ = 0, output_col_ = 0;
 };
 
-std::string AzureTraceReader::ParseLine(std::string_view line,
-                                        TraceRecord* out,
+std::string AzureTraceReader::ParseLine(std::string_view line, TraceRecord* out,
                                         RawTimestamp* stamp) {
   const std::vector<std::string> f = SplitCsvFields(line);
   if (f.size() != header_.size()) {
@@ -35,7 +34,8 @@ std::string AzureTraceReader::ParseLine(std::string_view line,
   }
   if (!ParseCalendarTime(f[time_col_], false, &stamp->nanos)) {
     return "column TIMESTAMP: expected a time like "
-           "'2023-11-16 18:15:46.6805900', got " + QuoteField(f[time_col_]);
+           "'2023-11-16 18:15:46.6805900', got " +
+           QuoteField(f[time_col_]);
   }
   stamp->kind = RawTimestamp::Kind::kCalendar;
   if (!ParseTokenCount(f[input_col_], &out->input_tokens)) {
@@ -44,7 +44,8 @@ std::string AzureTraceReader::ParseLine(std::string_view line,
   }
   if (!ParseTokenCount(f[output_col_], &out->output_tokens)) {
     return "column GeneratedTokens: expected an integer token count >= 1, "
-           "got " + QuoteField(f[output_col_]);
+           "got " +
+           QuoteField(f[output_col_]);
   }
   return "";
 }

@@ -22,8 +22,7 @@ class JsonlTraceReader : public LineTraceReader {
                         RawTimestamp* stamp) override;
 };
 
-std::string JsonlTraceReader::ParseLine(std::string_view line,
-                                        TraceRecord* out,
+std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
                                         RawTimestamp* stamp) {
   nlohmann::json j;
   std::string error = ParseJsonLine(line, &j);
@@ -50,7 +49,8 @@ std::string JsonlTraceReader::ParseLine(std::string_view line,
   }
   return "field \"" + options().timestamp_field +
          "\": expected seconds (a number) or a time like "
-         "\"2024-05-01T12:00:00.25Z\", got " + DescribeJson(*it);
+         "\"2024-05-01T12:00:00.25Z\", got " +
+         DescribeJson(*it);
 }
 
 }  // namespace

@@ -33,11 +33,13 @@ std::string LengthTableReader::ParseLine(std::string_view line,
   }
   if (!ParseTokenCount(f[input_col_], &out->input_tokens)) {
     return "column num_prefill_tokens: expected an integer token count >= 1, "
-           "got " + QuoteField(f[input_col_]);
+           "got " +
+           QuoteField(f[input_col_]);
   }
   if (!ParseTokenCount(f[output_col_], &out->output_tokens)) {
     return "column num_decode_tokens: expected an integer token count >= 1, "
-           "got " + QuoteField(f[output_col_]);
+           "got " +
+           QuoteField(f[output_col_]);
   }
   return "";
 }

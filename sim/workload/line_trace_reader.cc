@@ -37,8 +37,8 @@ LineTraceReader::LineTraceReader(const TraceOptions& options,
   }
   in_.open(options_.path, std::ios::binary);
   if (!in_) {
-    throw ConfigError(options_.path + ": cannot open trace: " +
-                      std::strerror(errno));
+    throw ConfigError(options_.path +
+                      ": cannot open trace: " + std::strerror(errno));
   }
   // Read ahead to the first non-blank line so that an empty file fails at
   // open, not later as "0 records".
@@ -143,7 +143,8 @@ std::string LineTraceReader::CheckTimestamp(const RawTimestamp& stamp,
   const bool backwards = stamp.kind == Kind::kNumber
                              ? stamp.number < last_.number
                              : stamp.nanos < last_.nanos;
-  if (backwards) return "timestamp goes backwards (earlier than the previous record's)";
+  if (backwards)
+    return "timestamp goes backwards (earlier than the previous record's)";
   out->timestamp_s =
       stamp.kind == Kind::kNumber
           ? (stamp.number - origin_.number) / units_per_second_
@@ -170,14 +171,13 @@ void LineTraceReader::Finish() const {
                              std::to_string(data_lines_) +
                              " data lines malformed";
   if (bad_lines_ > 0 && share > options_.max_bad_fraction) {
-    throw ConfigError(path + ": " + counts + " (" + Percent(share) +
-                      " > max_bad_fraction " +
-                      Percent(options_.max_bad_fraction) + "); first: " +
-                      first + from);
+    throw ConfigError(
+        path + ": " + counts + " (" + Percent(share) + " > max_bad_fraction " +
+        Percent(options_.max_bad_fraction) + "); first: " + first + from);
   }
   if (good_records_ == 0) {
-    throw ConfigError(path + ": no good records (" + counts + "); first: " +
-                      first + from);
+    throw ConfigError(path + ": no good records (" + counts +
+                      "); first: " + first + from);
   }
 }
 

@@ -33,7 +33,8 @@ std::string MooncakeTraceReader::ParseHashIds(const nlohmann::json& j,
   if (it == j.end() || it->is_null()) return "missing field \"hash_ids\"";
   if (!it->is_array()) {
     return "field \"hash_ids\": expected an array of non-negative integers, "
-           "got " + DescribeJson(*it);
+           "got " +
+           DescribeJson(*it);
   }
   out->hash_ids.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) {
@@ -50,8 +51,7 @@ std::string MooncakeTraceReader::ParseHashIds(const nlohmann::json& j,
       kMooncakeBlockTokens;
   if (static_cast<int64_t>(out->hash_ids.size()) != want) {
     return "field \"hash_ids\" has " + std::to_string(out->hash_ids.size()) +
-           " ids, expected ceil(input_length / 512) = " +
-           std::to_string(want);
+           " ids, expected ceil(input_length / 512) = " + std::to_string(want);
   }
   return "";
 }
@@ -72,7 +72,8 @@ std::string MooncakeTraceReader::ParseLine(std::string_view line,
   stamp->kind = RawTimestamp::Kind::kNumber;
   stamp->number = ts->get<double>();
   error = JsonTokenCount(j, "input_length", &out->input_tokens);
-  if (error.empty()) error = JsonTokenCount(j, "output_length", &out->output_tokens);
+  if (error.empty())
+    error = JsonTokenCount(j, "output_length", &out->output_tokens);
   if (error.empty()) error = ParseHashIds(j, out);
   return error;
 }

@@ -129,9 +129,9 @@ bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   if (!Digits(s, 0, 4, &y) || s.size() < 19 || s[4] != '-' ||
       !Digits(s, 5, 2, &mo) || s[7] != '-' || !Digits(s, 8, 2, &d) ||
-      !(s[10] == ' ' || (allow_iso && s[10] == 'T')) ||
-      !Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) ||
-      s[16] != ':' || !Digits(s, 17, 2, &sec)) {
+      !(s[10] == ' ' || (allow_iso && s[10] == 'T')) || !Digits(s, 11, 2, &h) ||
+      s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' ||
+      !Digits(s, 17, 2, &sec)) {
     return false;
   }
   // Years are bounded so that nanoseconds since 1970 fit int64 (which
@@ -159,8 +159,7 @@ bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
     return false;
   }
   const int64_t days = DaysFromCivil(y, mo, d) - DaysFromCivil(1970, 1, 1);
-  const int64_t secs = days * 86400 + h * 3600LL +
-                       mi * 60LL + sec - offset_s;
+  const int64_t secs = days * 86400 + h * 3600LL + mi * 60LL + sec - offset_s;
   *nanos = secs * 1000000000LL + frac_ns;
   return true;
 }
@@ -188,9 +187,9 @@ std::vector<std::string> SplitCsvFields(std::string_view line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    std::string_view f = Trim(line.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos
-                                               : comma - start));
+    std::string_view f = Trim(line.substr(start, comma == std::string_view::npos
+                                                     ? std::string_view::npos
+                                                     : comma - start));
     if (f.size() >= 2 && f.front() == '"' && f.back() == '"') {
       f = f.substr(1, f.size() - 2);
     }
@@ -200,7 +199,8 @@ std::vector<std::string> SplitCsvFields(std::string_view line) {
   }
 }
 
-size_t CsvColumn(const std::string& path, const std::vector<std::string>& header,
+size_t CsvColumn(const std::string& path,
+                 const std::vector<std::string>& header,
                  const std::string& name) {
   std::string list;
   for (size_t i = 0; i < header.size(); ++i) {

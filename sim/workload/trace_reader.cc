@@ -18,10 +18,14 @@ namespace servesim {
 
 const char* TraceFormatName(TraceFormat format) {
   switch (format) {
-    case TraceFormat::kJsonl: return "jsonl";
-    case TraceFormat::kAzureCsv: return "azure";
-    case TraceFormat::kMooncake: return "mooncake";
-    case TraceFormat::kLengthTable: return "lengths";
+    case TraceFormat::kJsonl:
+      return "jsonl";
+    case TraceFormat::kAzureCsv:
+      return "azure";
+    case TraceFormat::kMooncake:
+      return "mooncake";
+    case TraceFormat::kLengthTable:
+      return "lengths";
   }
   return "?";
 }
@@ -40,10 +44,14 @@ bool TraceFormatFromName(const std::string& name, TraceFormat* format) {
 std::unique_ptr<TraceReader> OpenTrace(const TraceOptions& options) {
   try {
     switch (options.format) {
-      case TraceFormat::kJsonl: return MakeJsonlTraceReader(options);
-      case TraceFormat::kAzureCsv: return MakeAzureTraceReader(options);
-      case TraceFormat::kMooncake: return MakeMooncakeTraceReader(options);
-      case TraceFormat::kLengthTable: return MakeLengthTableReader(options);
+      case TraceFormat::kJsonl:
+        return MakeJsonlTraceReader(options);
+      case TraceFormat::kAzureCsv:
+        return MakeAzureTraceReader(options);
+      case TraceFormat::kMooncake:
+        return MakeMooncakeTraceReader(options);
+      case TraceFormat::kLengthTable:
+        return MakeLengthTableReader(options);
     }
   } catch (const ConfigError& e) {
     if (options.origin.empty()) throw;
@@ -74,8 +82,7 @@ TraceOptions ParseTraceOptions(const JsonView& cfg) {
     o.completion_field = f.String("completion_tokens", o.completion_field);
     o.timestamp_field = f.String("timestamp", o.timestamp_field);
   }
-  o.max_bad_fraction =
-      cfg.Number("max_bad_fraction", 0.0, Range::Closed(0, 1));
+  o.max_bad_fraction = cfg.Number("max_bad_fraction", 0.0, Range::Closed(0, 1));
   o.use_timestamps = cfg.Bool("use_timestamps", true);
   o.time_scale = cfg.Number("time_scale", 1.0, Range::Positive());
   return o;
@@ -89,7 +96,8 @@ TraceFormat GuessTraceFormat(const std::string& path) {
          line.find_first_not_of(" \t\r") == std::string::npos) {
   }
   const size_t start = line.find_first_not_of(" \t\r\xEF\xBB\xBF");
-  if (start == std::string::npos) throw ConfigError(path + ": empty trace file");
+  if (start == std::string::npos)
+    throw ConfigError(path + ": empty trace file");
   if (line[start] == '{') {
     return line.find("\"hash_ids\"") != std::string::npos
                ? TraceFormat::kMooncake

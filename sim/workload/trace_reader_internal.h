@@ -8,11 +8,10 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/workload/trace_reader.h"
 
@@ -24,8 +23,8 @@ namespace servesim {
 struct RawTimestamp {
   enum class Kind { kNone, kNumber, kCalendar };
   Kind kind = Kind::kNone;
-  double number = 0;    // kNumber: in the format's unit (seconds, ms)
-  int64_t nanos = 0;    // kCalendar: nanoseconds since 1970-01-01 00:00
+  double number = 0;  // kNumber: in the format's unit (seconds, ms)
+  int64_t nanos = 0;  // kCalendar: nanoseconds since 1970-01-01 00:00
 };
 
 // Invariant: data_lines_ == good records returned + bad_lines_, and a blank
@@ -95,7 +94,8 @@ std::string ParseJsonLine(std::string_view line, nlohmann::json* out);
 std::vector<std::string> SplitCsvFields(std::string_view line);
 // The index of `name` in a CSV header; throws ConfigError (with the nearest
 // name) when absent.
-size_t CsvColumn(const std::string& path, const std::vector<std::string>& header,
+size_t CsvColumn(const std::string& path,
+                 const std::vector<std::string>& header,
                  const std::string& name);
 
 std::unique_ptr<TraceReader> MakeJsonlTraceReader(const TraceOptions& o);

@@ -2,5 +2,6 @@
 #include "tests/fuzz/fuzz_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return servesim::fuzz::FuzzTrace(servesim::TraceFormat::kMooncake, data, size);
+  return servesim::fuzz::FuzzTrace(servesim::TraceFormat::kMooncake, data,
+                                   size);
 }

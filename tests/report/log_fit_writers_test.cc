@@ -32,8 +32,8 @@ Scenario MustLoad(const LogFit& fit) {
 }
 
 TEST(FitScenarioJson, LoadsWithGammaArrivalsAndClampedLognormals) {
-  const LogFit fit = MakeFit({100, 200, 300, 1000}, {10, 20, 5, 40},
-                             {0, 0.1, 0.5, 0.6});
+  const LogFit fit =
+      MakeFit({100, 200, 300, 1000}, {10, 20, 5, 40}, {0, 0.1, 0.5, 0.6});
   const nlohmann::json j = FitScenarioJson(fit, "t.jsonl");
   EXPECT_EQ(j["model"], "llama-3.1-8b");
   EXPECT_EQ(j["hardware"]["gpu"], "h200");
@@ -83,7 +83,8 @@ TEST(WriteFitReport, ShowsPercentilesRateAndReuse) {
 
 size_t Count(const std::string& s, const std::string& part) {
   size_t n = 0;
-  for (size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
+  for (size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1))
+    ++n;
   return n;
 }
 
@@ -99,7 +100,8 @@ TEST(HistogramSvg, SaneForAnyData) {
     WriteLengthHistogramSvg(s[0], s[1], os);
     const std::string svg = os.str();
     EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-    EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+    EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+              std::string::npos);
     EXPECT_EQ(Count(svg, "</svg>"), 1u);
     EXPECT_EQ(Count(svg, "<text"), Count(svg, "</text>"));
     EXPECT_EQ(Count(svg, "<g "), Count(svg, "</g>"));
@@ -110,10 +112,9 @@ TEST(HistogramSvg, SaneForAnyData) {
     EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
     EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
     EXPECT_EQ(svg.find("href"), std::string::npos);  // self-contained
-    EXPECT_EQ(Count(svg, "<rect"), 1 + (s[0].empty() ? 0u : 1u) +
-                                       (s[1].empty() ? 0u : 1u) +
-                                       (s[0].size() > 1 ? 3u : 0u) +
-                                       (s[1].size() > 1 ? 2u : 0u))
+    EXPECT_EQ(Count(svg, "<rect"),
+              1 + (s[0].empty() ? 0u : 1u) + (s[1].empty() ? 0u : 1u) +
+                  (s[0].size() > 1 ? 3u : 0u) + (s[1].size() > 1 ? 2u : 0u))
         << svg;
   }
   std::ostringstream os;

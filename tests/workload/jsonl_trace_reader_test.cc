@@ -15,8 +15,9 @@ using testing::ReadTrace;
 using testing::WriteTraceFile;
 
 TEST(JsonlTraceReader, ReadsCountsAndNumericTimestamps) {
-  const auto r = ReadTrace(TraceFormat::kJsonl, "j_good.jsonl",
-                           R"({"prompt_tokens": 10, "completion_tokens": 3, "timestamp": 100.5, "id": "a"}
+  const auto r = ReadTrace(
+      TraceFormat::kJsonl, "j_good.jsonl",
+      R"({"prompt_tokens": 10, "completion_tokens": 3, "timestamp": 100.5, "id": "a"}
 {"prompt_tokens": 11.0, "completion_tokens": 4, "timestamp": 100.5}
 {"completion_tokens": 5, "prompt_tokens": 12, "timestamp": 101.75, "extra": [1, {"x": null}]}
 )");
@@ -31,10 +32,11 @@ TEST(JsonlTraceReader, ReadsCountsAndNumericTimestamps) {
 }
 
 TEST(JsonlTraceReader, TimestampIsOptionalAndIsoStringsAreExact) {
-  const auto none = ReadTrace(TraceFormat::kJsonl, "j_none.jsonl",
-                              "{\"prompt_tokens\": 1, \"completion_tokens\": 2}\n"
-                              "{\"prompt_tokens\": 1, \"completion_tokens\": 2, "
-                              "\"timestamp\": null}\n");
+  const auto none =
+      ReadTrace(TraceFormat::kJsonl, "j_none.jsonl",
+                "{\"prompt_tokens\": 1, \"completion_tokens\": 2}\n"
+                "{\"prompt_tokens\": 1, \"completion_tokens\": 2, "
+                "\"timestamp\": null}\n");
   ASSERT_EQ(none.finish_error, "");
   EXPECT_TRUE(std::isnan(none.records[1].timestamp_s));
   const auto iso = ReadTrace(
@@ -51,7 +53,8 @@ TEST(JsonlTraceReader, TimestampIsOptionalAndIsoStringsAreExact) {
 TEST(JsonlTraceReader, FieldNamesAreConfigurable) {
   TraceOptions o;
   o.path = WriteTraceFile("j_fields.jsonl",
-                          R"({"usage": 1, "in": 7, "out": 9, "t": 3})" "\n");
+                          R"({"usage": 1, "in": 7, "out": 9, "t": 3})"
+                          "\n");
   o.format = TraceFormat::kJsonl;
   o.prompt_field = "in";
   o.completion_field = "out";
@@ -94,13 +97,16 @@ TEST(JsonlTraceReader, CountsEveryKindOfBadLine) {
       {"not_object", "[12, 3]", "expected a JSON object, got an array"},
       {"overflow", R"({"prompt_tokens": 1e999, "completion_tokens": 1})",
        "invalid JSON"},
-      {"bad_stamp", R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": "noon"})",
+      {"bad_stamp",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": "noon"})",
        "field \"timestamp\": expected seconds"},
-      {"backwards", R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": 4})",
+      {"backwards",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": 4})",
        "backwards"},
       {"no_stamp", R"({"prompt_tokens": 1, "completion_tokens": 1})",
        "missing timestamp"},
-      {"mixed_stamp", R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": "2024-01-01 00:00:00"})",
+      {"mixed_stamp",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": "2024-01-01 00:00:00"})",
        "written differently"},
   };
   const std::string good =
@@ -128,8 +134,8 @@ TEST(JsonlTraceReader, TruncatedLastLineAndEmptyFile) {
   EXPECT_NE(empty.open_error.find("j_empty.jsonl: empty trace file"),
             std::string::npos);
   // An error line stays one printable line whatever the input holds.
-  const auto bin = ReadTrace(TraceFormat::kJsonl, "j_bin.jsonl",
-                             "{\"a\x01\xff\": \x02}\n");
+  const auto bin =
+      ReadTrace(TraceFormat::kJsonl, "j_bin.jsonl", "{\"a\x01\xff\": \x02}\n");
   ASSERT_EQ(bin.first_errors.size(), 1u);
   for (char ch : bin.first_errors[0]) {
     EXPECT_GE(static_cast<unsigned char>(ch), 0x20);

@@ -15,8 +15,9 @@ using testing::OnlyError;
 using testing::ReadTrace;
 
 TEST(MooncakeTraceReader, ReadsMillisecondsAndHashIds) {
-  const auto r = ReadTrace(TraceFormat::kMooncake, "m_good.jsonl",
-                           R"({"timestamp": 1000, "input_length": 512, "output_length": 6, "hash_ids": [0]}
+  const auto r = ReadTrace(
+      TraceFormat::kMooncake, "m_good.jsonl",
+      R"({"timestamp": 1000, "input_length": 512, "output_length": 6, "hash_ids": [0]}
 {"timestamp": 1000, "input_length": 513, "output_length": 1, "hash_ids": [0, 1]}
 {"timestamp": 3500, "input_length": 1, "output_length": 2, "hash_ids": [18446744073709551615]}
 )");
@@ -35,35 +36,49 @@ TEST(MooncakeTraceReader, CountsEveryKindOfBadLine) {
     const char* line;
     const char* message;
   } cases[] = {
-      {"truncated", R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [1,)",
+      {"truncated",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [1,)",
        "invalid JSON"},
-      {"non_numeric", R"({"timestamp": 9, "input_length": "5", "output_length": 1, "hash_ids": [1]})",
+      {"non_numeric",
+       R"({"timestamp": 9, "input_length": "5", "output_length": 1, "hash_ids": [1]})",
        "field \"input_length\": expected an integer token count >= 1"},
-      {"negative", R"({"timestamp": 9, "input_length": 5, "output_length": -1, "hash_ids": [1]})",
+      {"negative",
+       R"({"timestamp": 9, "input_length": 5, "output_length": -1, "hash_ids": [1]})",
        "field \"output_length\""},
-      {"missing_ids", R"({"timestamp": 9, "input_length": 5, "output_length": 1})",
+      {"missing_ids",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1})",
        "missing field \"hash_ids\""},
-      {"missing_stamp", R"({"input_length": 5, "output_length": 1, "hash_ids": [1]})",
+      {"missing_stamp",
+       R"({"input_length": 5, "output_length": 1, "hash_ids": [1]})",
        "missing field \"timestamp\""},
-      {"stamp_string", R"({"timestamp": "9", "input_length": 5, "output_length": 1, "hash_ids": [1]})",
+      {"stamp_string",
+       R"({"timestamp": "9", "input_length": 5, "output_length": 1, "hash_ids": [1]})",
        "expected milliseconds"},
-      {"ids_not_array", R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": 1})",
+      {"ids_not_array",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": 1})",
        "expected an array of non-negative integers, got 1"},
-      {"negative_id", R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [-1]})",
+      {"negative_id",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [-1]})",
        "field \"hash_ids\"[0]: expected a non-negative integer, got -1"},
-      {"float_id", R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [1.5]})",
+      {"float_id",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": [1.5]})",
        "got 1.5"},
-      {"string_id", R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": ["a"]})",
+      {"string_id",
+       R"({"timestamp": 9, "input_length": 5, "output_length": 1, "hash_ids": ["a"]})",
        "got \"a\""},
-      {"too_few_ids", R"({"timestamp": 9, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]})",
+      {"too_few_ids",
+       R"({"timestamp": 9, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2]})",
        "has 2 ids, expected ceil(input_length / 512) = 3"},
-      {"too_many_ids", R"({"timestamp": 9, "input_length": 512, "output_length": 1, "hash_ids": [1, 2]})",
+      {"too_many_ids",
+       R"({"timestamp": 9, "input_length": 512, "output_length": 1, "hash_ids": [1, 2]})",
        "expected ceil(input_length / 512) = 1"},
-      {"backwards", R"({"timestamp": 4, "input_length": 5, "output_length": 1, "hash_ids": [1]})",
+      {"backwards",
+       R"({"timestamp": 4, "input_length": 5, "output_length": 1, "hash_ids": [1]})",
        "backwards"},
   };
   const std::string good =
-      R"({"timestamp": 5, "input_length": 5, "output_length": 1, "hash_ids": [7]})" "\n";
+      R"({"timestamp": 5, "input_length": 5, "output_length": 1, "hash_ids": [7]})"
+      "\n";
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const auto r = ReadTrace(TraceFormat::kMooncake, std::string("m_") + c.name,

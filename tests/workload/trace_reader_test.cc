@@ -63,9 +63,10 @@ TEST(AzureTraceReader, CountsEveryKindOfBadLine) {
   const BadCase cases[] = {
       {"truncated", "2023-11-16 18:16:00.0,37", "expected 3 fields"},
       {"truncated_stamp", "2023-11-16 18:1", "expected 3 fields"},
-      {"non_numeric", "2023-11-16 18:16:00.0,12x,5", "ContextTokens: expected "
-                                                     "an integer token count "
-                                                     ">= 1, got '12x'"},
+      {"non_numeric", "2023-11-16 18:16:00.0,12x,5",
+       "ContextTokens: expected "
+       "an integer token count "
+       ">= 1, got '12x'"},
       {"negative", "2023-11-16 18:16:00.0,12,-3", "GeneratedTokens"},
       {"zero_output", "2023-11-16 18:16:00.0,12,0", "got '0'"},
       {"empty_field", "2023-11-16 18:16:00.0,,5", "got ''"},
@@ -75,9 +76,9 @@ TEST(AzureTraceReader, CountsEveryKindOfBadLine) {
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
-    const auto r = ReadTrace(TraceFormat::kAzureCsv, std::string("az_") + c.name,
-                             AzureRows(2) + c.row + "\n" +
-                                 "2023-11-16 18:16:30.0,1,1\n");
+    const auto r =
+        ReadTrace(TraceFormat::kAzureCsv, std::string("az_") + c.name,
+                  AzureRows(2) + c.row + "\n" + "2023-11-16 18:16:30.0,1,1\n");
     EXPECT_EQ(r.records.size(), 3u);
     EXPECT_EQ(r.data_lines, 4);
     const std::string e = OnlyError(r);
@@ -99,8 +100,8 @@ TEST(AzureTraceReader, FileLevelErrors) {
             std::string::npos);
   const auto blank = ReadTrace(TraceFormat::kAzureCsv, "az_blank.csv", "\n \n");
   EXPECT_NE(blank.open_error.find("empty trace file"), std::string::npos);
-  const auto header = ReadTrace(TraceFormat::kAzureCsv, "az_header.csv",
-                                kAzureHeader);
+  const auto header =
+      ReadTrace(TraceFormat::kAzureCsv, "az_header.csv", kAzureHeader);
   EXPECT_NE(header.finish_error.find("no data lines after the header"),
             std::string::npos);
   TraceOptions o;
@@ -120,18 +121,18 @@ TEST(AzureTraceReader, FileLevelErrors) {
 }
 
 TEST(AzureTraceReader, BlankLineBetweenRowsIsBad) {
-  const auto r = ReadTrace(TraceFormat::kAzureCsv, "az_hole.csv",
-                           AzureRows(1) + "\n" + AzureRows(2).substr(
-                                                    sizeof(kAzureHeader) - 1));
+  const auto r = ReadTrace(
+      TraceFormat::kAzureCsv, "az_hole.csv",
+      AzureRows(1) + "\n" + AzureRows(2).substr(sizeof(kAzureHeader) - 1));
   EXPECT_EQ(r.records.size(), 3u);
   EXPECT_NE(OnlyError(r).find(":3: blank line between data lines"),
             std::string::npos);
 }
 
 TEST(LengthTableReader, ReadsCountsWithoutTimestamps) {
-  const auto r = ReadTrace(TraceFormat::kLengthTable, "len_good.csv",
-                           std::string(kLengthHeader) +
-                               "12,34,a\n\"5\",6.0,b\n");
+  const auto r =
+      ReadTrace(TraceFormat::kLengthTable, "len_good.csv",
+                std::string(kLengthHeader) + "12,34,a\n\"5\",6.0,b\n");
   ASSERT_EQ(r.finish_error, "");
   ASSERT_EQ(r.records.size(), 2u);
   EXPECT_EQ(r.records[1].input_tokens, 5);
@@ -142,8 +143,9 @@ TEST(LengthTableReader, ReadsCountsWithoutTimestamps) {
 TEST(LengthTableReader, CountsEveryKindOfBadLine) {
   const BadCase cases[] = {
       {"truncated", "12", "expected 3 fields"},
-      {"non_numeric", "abc,5,x", "num_prefill_tokens: expected an integer "
-                                 "token count >= 1, got 'abc'"},
+      {"non_numeric", "abc,5,x",
+       "num_prefill_tokens: expected an integer "
+       "token count >= 1, got 'abc'"},
       {"negative", "-4,5,x", "got '-4'"},
       {"fraction", "4.5,5,x", "got '4.5'"},
       {"zero_output", "4,0,x", "num_decode_tokens"},
@@ -151,10 +153,9 @@ TEST(LengthTableReader, CountsEveryKindOfBadLine) {
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
-    const auto r = ReadTrace(TraceFormat::kLengthTable,
-                             std::string("len_") + c.name,
-                             std::string(kLengthHeader) + "1,2,x\n" + c.row +
-                                 "\n3,4,x");
+    const auto r =
+        ReadTrace(TraceFormat::kLengthTable, std::string("len_") + c.name,
+                  std::string(kLengthHeader) + "1,2,x\n" + c.row + "\n3,4,x");
     EXPECT_EQ(r.records.size(), 2u);
     const std::string e = OnlyError(r);
     EXPECT_NE(e.find(":3: "), std::string::npos) << e;
@@ -170,21 +171,28 @@ TEST(LengthTableReader, CountsEveryKindOfBadLine) {
 
 TEST(TraceReaderPolicy, MaxBadFractionUnderAndOver) {
   std::string content = kLengthHeader;
-  for (int i = 0; i < 10; ++i) content += i == 2 || i == 6 ? "x,1,x\n" : "1,1,x\n";
+  for (int i = 0; i < 10; ++i)
+    content += i == 2 || i == 6 ? "x,1,x\n" : "1,1,x\n";
   // 2 of 10 bad: 20% passes a 0.2 limit (only more than the share fails).
-  EXPECT_EQ(ReadTrace(TraceFormat::kLengthTable, "pol_a", content, 0.2)
-                .finish_error, "");
-  EXPECT_EQ(ReadTrace(TraceFormat::kLengthTable, "pol_b", content, 0.5)
-                .finish_error, "");
+  EXPECT_EQ(
+      ReadTrace(TraceFormat::kLengthTable, "pol_a", content, 0.2).finish_error,
+      "");
+  EXPECT_EQ(
+      ReadTrace(TraceFormat::kLengthTable, "pol_b", content, 0.5).finish_error,
+      "");
   const auto r = ReadTrace(TraceFormat::kLengthTable, "pol_c", content, 0.1);
   EXPECT_EQ(r.records.size(), 8u);
   const std::string path = WriteTraceFile("pol_c", content);
   EXPECT_EQ(r.finish_error,
-            path + ": 2 of 10 data lines malformed (20% > max_bad_fraction "
-                   "10%); first: " + path + ":4: column num_prefill_tokens: "
-                   "expected an integer token count >= 1, got 'x', " + path +
-                   ":8: column num_prefill_tokens: expected an integer token "
-                   "count >= 1, got 'x'");
+            path +
+                ": 2 of 10 data lines malformed (20% > max_bad_fraction "
+                "10%); first: " +
+                path +
+                ":4: column num_prefill_tokens: "
+                "expected an integer token count >= 1, got 'x', " +
+                path +
+                ":8: column num_prefill_tokens: expected an integer token "
+                "count >= 1, got 'x'");
   // The default tolerates nothing.
   EXPECT_NE(ReadTrace(TraceFormat::kLengthTable, "pol_d", content)
                 .finish_error.find("(20% > max_bad_fraction 0%)"),
@@ -194,19 +202,23 @@ TEST(TraceReaderPolicy, MaxBadFractionUnderAndOver) {
 TEST(TraceReaderPolicy, KeepsFiveErrorsAndNeedsOneGoodRecord) {
   std::string content = kLengthHeader;
   for (int i = 0; i < 8; ++i) content += "bad\n";
-  const auto r = ReadTrace(TraceFormat::kLengthTable, "pol_all_bad", content, 1.0);
+  const auto r =
+      ReadTrace(TraceFormat::kLengthTable, "pol_all_bad", content, 1.0);
   EXPECT_EQ(r.bad_lines, 8);
   EXPECT_EQ(r.first_errors.size(), 5u);
   EXPECT_NE(r.first_errors[4].find(":6: "), std::string::npos);
-  EXPECT_NE(r.finish_error.find("no good records (8 of 8 data lines malformed)"),
-            std::string::npos) << r.finish_error;
+  EXPECT_NE(
+      r.finish_error.find("no good records (8 of 8 data lines malformed)"),
+      std::string::npos)
+      << r.finish_error;
 }
 
 TEST(ParseTraceOptions, ReadsEveryKeyAndRejectsBadOnes) {
   const nlohmann::json j = nlohmann::json::parse(R"({"path": "/tmp/x.jsonl",
       "format": "jsonl", "fields": {"prompt_tokens": "in", "timestamp": "t"},
       "max_bad_fraction": 0.01, "use_timestamps": false, "time_scale": 2})");
-  const TraceOptions o = ParseTraceOptions(JsonView(j, "s.json", "/workload/trace"));
+  const TraceOptions o =
+      ParseTraceOptions(JsonView(j, "s.json", "/workload/trace"));
   EXPECT_EQ(o.path, "/tmp/x.jsonl");
   EXPECT_EQ(o.format, TraceFormat::kJsonl);
   EXPECT_EQ(o.prompt_field, "in");
@@ -217,7 +229,8 @@ TEST(ParseTraceOptions, ReadsEveryKeyAndRejectsBadOnes) {
   EXPECT_EQ(o.time_scale, 2.0);
   EXPECT_EQ(o.origin, "s.json: /workload/trace");
   const std::pair<const char*, const char*> bad[] = {
-      {R"({"path": "x", "format": "azur"})", "/workload/trace/format: expected "
+      {R"({"path": "x", "format": "azur"})",
+       "/workload/trace/format: expected "
        "one of jsonl, azure, mooncake, lengths (did you mean \"azure\"?)"},
       {R"({"path": "x"})", "/workload/trace/format: expected one of"},
       {R"({"format": "azure"})", "/workload/trace/path: expected a non-empty"},
@@ -249,8 +262,9 @@ TEST(GuessTraceFormat, FromTheFirstLine) {
             TraceFormat::kAzureCsv);
   EXPECT_EQ(GuessTraceFormat(WriteTraceFile("g2", kLengthHeader)),
             TraceFormat::kLengthTable);
-  EXPECT_EQ(GuessTraceFormat(WriteTraceFile("g3", "\n{\"timestamp\": 1, "
-                                                  "\"hash_ids\": []}\n")),
+  EXPECT_EQ(GuessTraceFormat(WriteTraceFile("g3",
+                                            "\n{\"timestamp\": 1, "
+                                            "\"hash_ids\": []}\n")),
             TraceFormat::kMooncake);
   EXPECT_EQ(GuessTraceFormat(WriteTraceFile("g4", "{\"prompt_tokens\": 1}")),
             TraceFormat::kJsonl);
@@ -261,7 +275,8 @@ TEST(GuessTraceFormat, FromTheFirstLine) {
 TEST(TraceReaders, ReadTheSharedTracesWithoutBadLines) {
   const std::pair<const char*, TraceFormat> traces[] = {
       {"AzureLLMInferenceTrace_conv.csv", TraceFormat::kAzureCsv},
-      {"sharegpt_8k_filtered_stats_llama2_tokenizer.csv", TraceFormat::kLengthTable},
+      {"sharegpt_8k_filtered_stats_llama2_tokenizer.csv",
+       TraceFormat::kLengthTable},
       {"synthetic_trace.jsonl", TraceFormat::kMooncake}};
   for (const auto& [file, format] : traces) {
     TraceOptions o;

@@ -1,0 +1,86 @@
+// Aggregation of replications (see point_stats.h).
+#include "sim/analysis/point_stats.h"
+
+#include <cmath>
+
+#include "sim/analysis/runs.h"
+
+namespace servesim {
+namespace {
+
+nlohmann::json Num(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
+
+template <typename Fn>
+Interval Over(const std::vector<const RunSummary*>& runs, Fn get) {
+  std::vector<double> xs;
+  for (const RunSummary* r : runs) xs.push_back(get(*r));
+  return MeanInterval(xs);
+}
+
+}  // namespace
+
+MetricIntervals AggregateMetric(const std::vector<const SampleStats*>& runs) {
+  std::vector<double> mean, p50, p90, p99;
+  for (const SampleStats* s : runs) {
+    mean.push_back(s->mean);
+    p50.push_back(PercentileValue(*s, 50));
+    p90.push_back(PercentileValue(*s, 90));
+    p99.push_back(PercentileValue(*s, 99));
+  }
+  return {MeanInterval(mean), MeanInterval(p50), MeanInterval(p90),
+          MeanInterval(p99)};
+}
+
+PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
+  PointStats p;
+  p.replications = static_cast<int>(runs.size());
+  if (runs.empty()) return p;
+  p.rate = runs[0]->offered_rate;
+  int stable = 0;
+  for (const RunSummary* r : runs) stable += r->unstable ? 0 : 1;
+  p.stable_fraction = static_cast<double>(stable) / runs.size();
+  p.throughput_rps = Over(runs, [](const RunSummary& r) { return r.request_throughput; });
+  p.output_tokens_per_s = Over(runs, [](const RunSummary& r) { return r.output_throughput; });
+  p.gpu_busy = Over(runs, [](const RunSummary& r) { return r.gpu_busy_fraction; });
+  auto metric = [&](SampleStats RunSummary::*m) {
+    std::vector<const SampleStats*> ss;
+    for (const RunSummary* r : runs) ss.push_back(&(r->*m));
+    return AggregateMetric(ss);
+  };
+  p.ttft_ms = metric(&RunSummary::ttft_ms);
+  p.tpot_ms = metric(&RunSummary::tpot_ms);
+  p.e2el_ms = metric(&RunSummary::e2el_ms);
+  p.queue_ms = metric(&RunSummary::queue_ms);
+  return p;
+}
+
+nlohmann::json IntervalJson(const Interval& i) {
+  nlohmann::json j = {{"mean", Num(i.mean)}};
+  if (i.n > 1) {
+    j["lo"] = Num(i.lo);
+    j["hi"] = Num(i.hi);
+  }
+  return j;
+}
+
+nlohmann::json PointJson(const PointStats& p) {
+  auto pct = [](const MetricIntervals& m) {
+    return nlohmann::json{{"p50", IntervalJson(m.p50)},
+                          {"p90", IntervalJson(m.p90)},
+                          {"p99", IntervalJson(m.p99)}};
+  };
+  return {{"rate", p.rate},
+          {"utilization", p.utilization},
+          {"replications", p.replications},
+          {"stable_fraction", p.stable_fraction},
+          {"throughput_rps", IntervalJson(p.throughput_rps)},
+          {"metrics",
+           {{"ttft_ms", pct(p.ttft_ms)},
+            {"tpot_ms", pct(p.tpot_ms)},
+            {"e2el_ms", pct(p.e2el_ms)},
+            {"queue_ms", {{"mean", IntervalJson(p.queue_ms.mean)}}}}}};
+}
+
+}  // namespace servesim

@@ -1,0 +1,41 @@
+// One operating point (a rate) summarised over its replications: the mean
+// and 95% interval of every percentile, throughput and the stability
+// verdict.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analysis/confidence.h"
+#include "sim/report/summary.h"
+
+namespace servesim {
+
+// Percentiles every sweep/loops/capacity run computes, besides its own.
+inline const std::vector<double> kPointPercentiles = {50, 90, 99};
+
+struct MetricIntervals {
+  Interval mean, p50, p90, p99;
+};
+
+struct PointStats {
+  double rate = 0;         // offered requests/s (0: closed loop)
+  double utilization = 0;  // rate / saturation throughput
+  int replications = 0;
+  double stable_fraction = 0;
+  Interval throughput_rps, output_tokens_per_s, gpu_busy;
+  MetricIntervals ttft_ms, tpot_ms, e2el_ms, queue_ms;
+};
+
+MetricIntervals AggregateMetric(const std::vector<const SampleStats*>& runs);
+PointStats AggregatePoint(const std::vector<const RunSummary*>& runs);
+
+// {"mean", "lo", "hi"}; NaN (a run with nothing measured) becomes null.
+nlohmann::json IntervalJson(const Interval& i);
+// The report's point object: rate, utilization, replications,
+// stable_fraction, throughput_rps, metrics{ttft_ms, tpot_ms, e2el_ms:
+// p50/p90/p99, queue_ms: mean}.
+nlohmann::json PointJson(const PointStats& p);
+
+}  // namespace servesim

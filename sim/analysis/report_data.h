@@ -1,0 +1,38 @@
+// Pieces of the HTML report's data (schema in sim/report/html_report.h)
+// that every analysis command shares: the context block, and the charts
+// drawn from one representative run (CDFs, batch sizes, time series).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/simulation.h"
+#include "sim/report/summary.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+
+// {"scenario", "model", "gpu", "tp", "arrival", "seed", "percentiles",
+//  "warmup", "prefix_hit_rate", "utilization"}; `rs` is a representative
+// run (its warm-up and hit rate), `utilization` says how load was set.
+nlohmann::json ContextJson(const Scenario& sc, const RunSummary& rs,
+                           const std::string& arrival,
+                           const std::string& utilization);
+
+// Empirical CDFs of the measured, finished requests' TTFT, TPOT and E2E
+// latency in ms, each at most `max_points` points: {"ttft_ms": [[x, F]...]}.
+nlohmann::json CdfsJson(const SimulationOutput& out, int max_points = 200);
+
+// [[size, count], ...] of sequences per step (exact below 128; above, the
+// histogram's bucket midpoints).
+nlohmann::json BatchSizeHistJson(const SimulationOutput& out);
+
+// {"t_s", "kv_usage", "waiting", "running"}, or null when the run sampled
+// no time series. num_gpu_blocks scales KV usage to a fraction.
+nlohmann::json TimeseriesJson(const SimulationOutput& out, int num_gpu_blocks);
+
+// Writes text to path; errors name the path.
+Status WriteTextFile(const std::string& path, const std::string& text);
+
+}  // namespace servesim

@@ -1,0 +1,98 @@
+// Scenario variants and replications (see runs.h).
+#include "sim/analysis/runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+namespace servesim {
+
+StatusOr<Scenario> EditScenario(
+    const Scenario& base, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = base.json;
+  edit(j);
+  return ParseScenario(j.dump(), base.file, {});
+}
+
+StatusOr<Scenario> WithRate(const Scenario& base, double rate) {
+  return EditScenario(base, [rate](nlohmann::json& j) {
+    j["workload"]["arrival"]["rate"] = rate;
+  });
+}
+
+StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate,
+                                double burstiness) {
+  return EditScenario(base, [=](nlohmann::json& j) {
+    nlohmann::json a = {{"process", "poisson"}, {"rate", rate}};
+    if (burstiness > 0) {
+      a["process"] = "gamma";
+      a["burstiness"] = burstiness;
+    }
+    j["workload"]["arrival"] = a;
+    j["workload"].erase("max_concurrency");
+  });
+}
+
+StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n) {
+  return EditScenario(base, [n](nlohmann::json& j) {
+    j["workload"]["arrival"] = {
+        {"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
+    j["workload"].erase("max_concurrency");
+  });
+}
+
+Status CheckOpenLoop(const Scenario& sc, const char* command) {
+  if (sc.workload.closed_loop) {
+    return Status::Error(sc.file + ": /workload/arrival: `" + command +
+                         "` varies the arrival rate of open-loop traffic; "
+                         "this scenario is a closed loop: use `servesim "
+                         "loops` for closed vs open loops");
+  }
+  if (sc.OfferedRate() <= 0) {
+    return Status::Error(sc.file + ": /workload: `" + command +
+                         "` needs an open-loop arrival process with a rate; "
+                         "expected poisson, gamma or constant arrivals, got " +
+                         sc.ArrivalDescription());
+  }
+  return Status::Ok();
+}
+
+RunResult RunOne(const RunSpec& spec) {
+  const Scenario& sc = *spec.scenario;
+  SimulationInput in = sc.ToSimulationInput();
+  in.seed = sc.seed + static_cast<uint64_t>(spec.replication);
+  std::vector<double>& ps = in.metrics.percentiles;
+  for (double p : spec.extra_percentiles) {
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  }
+  std::sort(ps.begin(), ps.end());
+  if (spec.keep_output) in.timeseries_interval_s = spec.timeseries_interval_s;
+  SimulationOutput out = RunSimulation(in);
+  RunResult r;
+  r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
+  if (spec.inspect) r.inspected = spec.inspect(out);
+  if (spec.keep_output) r.output = std::move(out);
+  return r;
+}
+
+std::vector<RunResult> RunAll(const std::vector<RunSpec>& specs, int jobs,
+                              ProgressBar* bar) {
+  std::vector<RunResult> results(specs.size());
+  ParallelFor(
+      static_cast<int>(specs.size()), jobs,
+      [&](int i) { results[i] = RunOne(specs[i]); }, bar);
+  return results;
+}
+
+double PercentileValue(const SampleStats& s, double p) {
+  for (const auto& [q, v] : s.percentiles) {
+    if (std::abs(q - p) < 1e-9) return v;
+  }
+  // A caller asked for a percentile it did not add to the run: a bug.
+  std::cerr << "servesim: internal error: percentile " << p
+            << " was not computed\n";
+  std::abort();
+}
+
+}  // namespace servesim

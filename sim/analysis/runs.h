@@ -1,0 +1,64 @@
+// Scenario variants (same deployment and traffic shape, another rate,
+// arrival process or GPU) and independent replications of them. Variants
+// are made by editing the scenario's effective JSON and parsing it again,
+// so every variant passes the same validation as a file would.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analysis/parallel.h"
+#include "sim/core/status.h"
+#include "sim/report/summary.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+
+// The scenario with `edit` applied to its JSON, parsed again.
+StatusOr<Scenario> EditScenario(const Scenario& base,
+                                const std::function<void(nlohmann::json&)>& edit);
+// Same open-loop process (poisson, gamma, constant), another rate.
+StatusOr<Scenario> WithRate(const Scenario& base, double rate);
+// Poisson at `rate`, or gamma with `burstiness` when burstiness > 0; any
+// max_concurrency cap is removed.
+StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate,
+                                double burstiness);
+// A closed loop of n clients with no think time (max_concurrency removed).
+StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n);
+
+// Ok for open-loop traffic with an arrival rate; else an error naming
+// `command` (a closed loop is pointed at `servesim loops`).
+Status CheckOpenLoop(const Scenario& sc, const char* command);
+
+// Replication k of a scenario runs with seed = scenario seed + k, so the
+// replications of every point (and of every variant) share their random
+// numbers: what-if comparisons use common random numbers.
+struct RunSpec {
+  std::shared_ptr<const Scenario> scenario;
+  int replication = 0;
+  std::vector<double> extra_percentiles;  // added to the scenario's set
+  bool keep_output = false;               // keep the SimulationOutput
+  double timeseries_interval_s = 0;       // with keep_output
+  // Optional per-run figure computed while the output is still alive.
+  std::function<double(const SimulationOutput&)> inspect;
+};
+
+struct RunResult {
+  RunSummary summary;
+  std::optional<SimulationOutput> output;  // when keep_output
+  double inspected = 0;
+};
+
+RunResult RunOne(const RunSpec& spec);
+// All specs on `jobs` threads; results in spec order.
+std::vector<RunResult> RunAll(const std::vector<RunSpec>& specs, int jobs,
+                              ProgressBar* bar);
+
+// The value of percentile p in s (s must have been computed with it).
+double PercentileValue(const SampleStats& s, double p);
+
+}  // namespace servesim

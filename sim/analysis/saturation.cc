@@ -1,0 +1,79 @@
+// The saturating run and its estimates (see saturation.h).
+#include "sim/analysis/saturation.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/analysis/runs.h"
+
+namespace servesim {
+namespace {
+
+struct Departure {
+  SimTime t;
+  int32_t tokens;
+};
+
+}  // namespace
+
+SaturationEstimate SaturationFromRequests(const RequestTable& requests) {
+  SaturationEstimate e;
+  std::vector<Departure> deps;
+  SimTime last_send = 0;
+  for (const Request& r : requests) {
+    if (r.send >= 0) last_send = std::max(last_send, r.send);
+    if (r.status == RequestStatus::kFinished) {
+      deps.push_back({r.finish, r.num_output});
+    }
+  }
+  if (deps.size() < 2) return e;
+  std::sort(deps.begin(), deps.end(),
+            [](const Departure& a, const Departure& b) { return a.t < b.t; });
+  SimTime t_a = deps[deps.size() / 10].t;
+  SimTime t_b = last_send;
+  if (t_b <= t_a) {  // too short to have a steady part: use everything
+    t_a = 0;
+    t_b = deps.back().t;
+  }
+  std::vector<double> gaps;
+  SimTime prev = t_a;
+  int64_t tokens = 0;
+  for (const Departure& d : deps) {
+    if (d.t <= t_a || d.t > t_b) continue;
+    gaps.push_back(ToSeconds(d.t - prev));
+    prev = d.t;
+    tokens += d.tokens;
+  }
+  e.departures = static_cast<int64_t>(gaps.size());
+  e.window_s = ToSeconds(t_b - t_a);
+  if (e.departures == 0 || e.window_s <= 0) return e;
+  e.mu_rps = e.departures / e.window_s;
+  e.mean_service_s = 1 / e.mu_rps;
+  e.output_tokens_per_s = tokens / e.window_s;
+  double mean = 0, sq = 0;
+  for (double g : gaps) mean += g;
+  mean /= gaps.size();
+  for (double g : gaps) sq += (g - mean) * (g - mean);
+  e.scv = gaps.size() > 1 ? sq / (gaps.size() - 1) / (mean * mean) : 0;
+  return e;
+}
+
+StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
+  const int clients = 2 * base.engine.max_num_seqs;
+  StatusOr<Scenario> sc = WithClosedLoop(base, clients);
+  if (!sc.ok()) return sc.status();
+  RunSpec spec;
+  spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
+  spec.keep_output = true;
+  RunResult r = RunOne(spec);
+  SaturationEstimate e = SaturationFromRequests(r.output->requests);
+  e.clients = clients;
+  if (e.mu_rps <= 0) {
+    return Status::Error(base.file +
+                         ": the saturating run finished no requests; "
+                         "expected a deployment that can serve this workload");
+  }
+  return e;
+}
+
+}  // namespace servesim

@@ -1,0 +1,62 @@
+// Shared CLI glue for the analysis subcommands (see analysis_cli.h).
+#include "sim/cli/analysis_cli.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "sim/analysis/report_data.h"
+#include "sim/report/html_report.h"
+
+namespace servesim {
+
+StatusOr<Scenario> LoadScenarioArg(const std::string& path,
+                                   const std::vector<std::string>& sets) {
+  if (path.empty()) {
+    return ParseScenario(EmbeddedDefaultScenario(),
+                         "<embedded default: scenarios/default_chat.json>", sets);
+  }
+  return LoadScenarioFile(path, sets);
+}
+
+Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,
+                        const std::string& html_path) {
+  if (!json_path.empty()) {
+    Status st = WriteTextFile(json_path, data.dump(2) + "\n");
+    if (!st.ok()) return st;
+  }
+  if (!html_path.empty()) {
+    StatusOr<std::string> page = RenderHtmlReport(data);
+    if (!page.ok()) return page.status();
+    return WriteTextFile(html_path, *page);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<double>> ParseNumberList(const std::string& text,
+                                              const std::string& what) {
+  std::vector<double> xs;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(x) || x <= 0) {
+      return Status::Error(what + " " + text +
+                           ": expected comma-separated numbers > 0, got \"" +
+                           item + "\"");
+    }
+    xs.push_back(x);
+  }
+  if (xs.empty()) {
+    return Status::Error(what + ": expected comma-separated numbers > 0, got \"" +
+                         text + "\"");
+  }
+  return xs;
+}
+
+}  // namespace servesim

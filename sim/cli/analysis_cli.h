@@ -1,0 +1,26 @@
+// Glue shared by the analysis subcommands (sweep, loops, capacity): loading
+// the scenario argument and writing the report files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/status.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+
+// The file, or the embedded default scenario when `path` is empty.
+StatusOr<Scenario> LoadScenarioArg(const std::string& path,
+                                   const std::vector<std::string>& sets);
+// Writes `data` as JSON to json_path and as the HTML report to html_path;
+// empty paths are skipped.
+Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,
+                        const std::string& html_path);
+// "0.5,0.7,1" -> numbers; `what` names the option in errors.
+StatusOr<std::vector<double>> ParseNumberList(const std::string& text,
+                                              const std::string& what);
+
+}  // namespace servesim

@@ -1,0 +1,221 @@
+// The static HTML of the report: title, the context block that every number
+// depends on, section frames with their reading notes, and the capacity
+// table. Written here rather than by the page script so that the text reads
+// even where scripts are blocked; the script only adds charts.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/report/html_report_internal.h"
+
+namespace servesim::html_report_internal {
+namespace {
+
+using nlohmann::json;
+
+// Enough digits to read, few enough to scan a column.
+std::string FormatNumber(const json& v) {
+  if (v.is_null()) return "&mdash;";
+  if (v.is_number_integer()) return v.dump();
+  if (!v.is_number()) return HtmlEscape(v.is_string() ? v.get<std::string>()
+                                                      : v.dump());
+  const double x = v.get<double>();
+  char buf[64];
+  const double a = std::fabs(x);
+  std::snprintf(buf, sizeof buf, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : "%.3g",
+                x);
+  return buf;
+}
+
+std::string ContextValue(const std::string& key, const json& v) {
+  if (key == "prefix_hit_rate" && v.is_number()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v.get<double>());
+    return buf;
+  }
+  if (key == "percentiles" && v.is_array()) {
+    std::string out;
+    for (const json& p : v) out += (out.empty() ? "p" : ", p") + FormatNumber(p);
+    return out;
+  }
+  return FormatNumber(v);
+}
+
+std::string Context(const json& c) {
+  static const struct {
+    const char* key;
+    const char* label;
+  } kKnown[] = {{"scenario", "Scenario"},
+                {"model", "Model"},
+                {"gpu", "GPU"},
+                {"tp", "Tensor parallel"},
+                {"arrival", "Arrival process and rate"},
+                {"utilization", "Utilization"},
+                {"prefix_hit_rate", "Prefix-cache hit rate"},
+                {"warmup", "Warm-up excluded"},
+                {"percentiles", "Percentiles"},
+                {"seed", "Seed"}};
+  std::string rows;
+  auto add = [&](const std::string& label, const std::string& value) {
+    rows += "<div><dt>" + HtmlEscape(label) + "</dt><dd>" + value +
+            "</dd></div>\n";
+  };
+  for (const auto& k : kKnown) {
+    if (c.contains(k.key) && !c[k.key].is_null()) {
+      add(k.label, ContextValue(k.key, c[k.key]));
+    }
+  }
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    bool known = false;
+    for (const auto& k : kKnown) known = known || it.key() == k.key;
+    if (!known && !it->is_null()) add(it.key(), ContextValue(it.key(), *it));
+  }
+  return "<dl class=\"context\">\n" + rows + "</dl>\n";
+}
+
+std::string CapacityTable(const json& cap) {
+  std::string out;
+  if (cap.contains("slo") && cap["slo"].is_object() && !cap["slo"].empty()) {
+    out += "<p class=\"note\">SLO: ";
+    bool first = true;
+    for (auto it = cap["slo"].begin(); it != cap["slo"].end(); ++it) {
+      out += (first ? "" : ", ") + HtmlEscape(it.key()) + " &le; " +
+             FormatNumber(*it);
+      first = false;
+    }
+    out += "</p>\n";
+  }
+  // The cheapest configuration that meets the SLO is the planner's answer.
+  int best = -1;
+  const json& rows = cap["rows"];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& c = rows[i].value("cost_per_million_output_tokens", json());
+    if (!c.is_number()) continue;
+    if (best < 0 || c.get<double>() < rows[best]["cost_per_million_output_tokens"]
+                                          .get<double>()) {
+      best = static_cast<int>(i);
+    }
+  }
+  static const char* kCols[][2] = {
+      {"gpu", "GPU"},
+      {"tp", "TP"},
+      {"max_rate_per_replica", "Max rate per replica (req/s)"},
+      {"replicas", "Replicas"},
+      {"gpus", "GPUs"},
+      {"cost_per_million_output_tokens", "Cost per 1M output tokens ($)"},
+      {"goodput_rps", "Goodput (req/s)"}};
+  out += "<table class=\"capacity\">\n<tr>";
+  for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
+  out += "</tr>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += static_cast<int>(i) == best ? "<tr class=\"best\">" : "<tr>";
+    for (const auto& col : kCols) {
+      out += "<td>" + FormatNumber(rows[i].value(col[0], json())) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  if (best >= 0) {
+    out += "<p class=\"note\">Highlighted: the cheapest configuration per "
+           "output token.</p>\n";
+  }
+  return out;
+}
+
+std::string Section(const std::string& id, const std::string& title,
+                    const std::string& inner) {
+  return "<section id=\"sec-" + id + "\">\n<h2>" + title + "</h2>\n" + inner +
+         "<div class=\"charts\"></div>\n</section>\n";
+}
+
+std::string Note(const std::string& text) {
+  return "<p class=\"note\">" + text + "</p>\n";
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string RenderBody(const json& data) {
+  const std::string title = StringOr(data, "title", "servesim report");
+  std::string out = "<header>\n<h1>" + HtmlEscape(title) + "</h1>\n";
+  if (data.contains("context")) out += Context(data["context"]);
+  out += "</header>\n";
+  if (data.contains("sweep")) {
+    const json& s = data["sweep"];
+    std::string facts;
+    if (s.contains("saturation_rps") && s["saturation_rps"].is_number()) {
+      facts += "Saturation: " + FormatNumber(s["saturation_rps"]) + " req/s. ";
+    }
+    out += Section(
+        "sweep", "Latency vs offered load",
+        Note(facts + "Solid lines: mean over replications of each statistic; "
+             "shaded bands: its confidence interval. Dashed: queueing "
+             "theory. Dotted vertical line: the knee, the first rate where "
+             "p99 exceeds 3&times; p50. Latency axes are logarithmic."));
+  }
+  if (data.contains("cdfs")) {
+    out += Section("cdfs", "Latency distributions (CDF)",
+                   Note("Fraction of measured requests (warm-up excluded) "
+                        "at or below each latency; x axes are logarithmic."));
+  }
+  if (data.contains("timeseries")) {
+    out += Section("timeseries", "KV cache and queues over time",
+                   Note("Sampled over simulated time, warm-up included, so "
+                        "the fill-up is visible."));
+  }
+  if (data.contains("batch_size_hist")) {
+    out += Section("batch", "Batch size distribution",
+                   Note("Engine steps by the number of sequences they ran."));
+  }
+  if (data.contains("loops")) {
+    const std::string why = StringOr(data["loops"], "explanation", "");
+    out += Section("loops", "Open vs closed loop",
+                   Note(why.empty() ? "Same throughput, different arrivals."
+                                    : HtmlEscape(why)));
+  }
+  if (data.contains("capacity")) {
+    out += Section("capacity", "Capacity plan", CapacityTable(data["capacity"]));
+  }
+  out += "<pre id=\"servesim-check\">pending</pre>\n";
+  return out;
+}
+
+const char kReportStyle[] = R"css(
+body { font: 14px/1.45 system-ui, sans-serif; color: #222; margin: 0 auto;
+       max-width: 1200px; padding: 16px 24px; }
+h1 { font-size: 24px; margin: 8px 0 12px; }
+h2 { font-size: 18px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; }
+.context { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr));
+           gap: 4px 16px; margin: 0; padding: 10px 12px; background: #f5f7fa;
+           border: 1px solid #dde3ea; border-radius: 6px; }
+.context div { display: flex; gap: 8px; min-width: 0; }
+.context dt { color: #555; flex: 0 0 150px; }
+.context dd { margin: 0; font-weight: 600; min-width: 0; overflow-wrap: anywhere; }
+.note { color: #444; margin: 4px 0 10px; }
+.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
+.chart { position: relative; height: 340px; }
+.chart.wide { grid-column: 1 / -1; }
+table.capacity { border-collapse: collapse; margin: 6px 0; }
+table.capacity th, table.capacity td { border: 1px solid #ccd; padding: 4px 10px;
+                                       text-align: right; }
+table.capacity th { background: #eef1f5; }
+table.capacity tr.best td { background: #e6f4e6; font-weight: 600; }
+#servesim-check { color: #999; font-size: 11px; margin-top: 32px; }
+)css";
+
+}  // namespace servesim::html_report_internal

@@ -1,0 +1,290 @@
+// The report page's chart script, held as a raw string: it builds one
+// Chart.js chart per plot from the embedded data (schema in html_report.h,
+// already checked by html_report_validate.cc). Errors are logged with
+// console.error, which the check script (html_report_check_js.cc) counts.
+#include "sim/report/html_report_internal.h"
+
+namespace servesim::html_report_internal {
+
+const char kReportScript[] = R"js(
+(function () {
+'use strict';
+var STAT_COLORS = {mean: '#9467bd', p50: '#1f77b4', p90: '#ff7f0e', p99: '#d62728'};
+var EXTRA = ['#2ca02c', '#8c564b', '#e377c2', '#17becf', '#bcbd22'];
+var LABELS = {ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E latency',
+              itl_ms: 'ITL', queue_ms: 'Queue wait',
+              mm1_wait_ms: 'M/M/1 wait (theory)', mg1_wait_ms: 'M/G/1 wait (theory)'};
+var ORDER = ['ttft_ms', 'tpot_ms', 'e2el_ms', 'itl_ms', 'queue_ms'];
+var count = 0;
+
+function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
+function pos(v) { v = num(v); return v !== null && v > 0 ? v : null; }
+function fmt(x) {
+  var a = Math.abs(x);
+  return a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : String(+x.toPrecision(3));
+}
+function rgba(hex, a) {
+  var n = parseInt(hex.slice(1), 16);
+  return 'rgba(' + (n >> 16 & 255) + ',' + (n >> 8 & 255) + ',' + (n & 255) + ',' + a + ')';
+}
+function label(key) { return LABELS[key] || key; }
+function unit(key) {
+  return /_ms$/.test(key) ? 'ms' : /_s$/.test(key) ? 's' : /_rps$/.test(key) ? 'req/s' : 'value';
+}
+function ordered(keys) {
+  return keys.slice().sort(function (a, b) {
+    var i = ORDER.indexOf(a), j = ORDER.indexOf(b);
+    return (i < 0 ? 99 : i) - (j < 0 ? 99 : j) || (a < b ? -1 : a > b ? 1 : 0);
+  });
+}
+// mean first, then percentiles in increasing order.
+function statRank(s) { var m = /^p([0-9.]+)$/.exec(s); return m ? +m[1] : -1; }
+
+function axis(title, type, extra) {
+  var a = {type: type || 'linear', title: {display: true, text: title}};
+  for (var k in extra || {}) a[k] = extra[k];
+  return a;
+}
+
+function addChart(section, title, config, wide) {
+  var div = document.createElement('div');
+  div.className = wide ? 'chart wide' : 'chart';
+  var canvas = document.createElement('canvas');
+  canvas.id = 'chart-' + section + '-' + (count++);
+  div.appendChild(canvas);
+  document.querySelector('#sec-' + section + ' .charts').appendChild(div);
+  var o = config.options = config.options || {};
+  o.animation = false;  // draw at once, so the verdict sees finished charts
+  o.responsive = true;
+  o.maintainAspectRatio = false;
+  o.plugins = o.plugins || {};
+  o.plugins.title = {display: true, text: title, font: {size: 14}};
+  o.plugins.legend = {labels: {filter: function (item, d) {
+    return !d.datasets[item.datasetIndex].bandEdge;
+  }}};
+  o.plugins.tooltip = o.plugins.tooltip || {};
+  o.plugins.tooltip.filter = function (item) { return !item.dataset.bandEdge; };
+  new Chart(canvas, config);
+}
+
+function line(name, color, data, extra) {
+  var d = {label: name, data: data, borderColor: color, backgroundColor: color,
+           borderWidth: 2, pointRadius: 2, fill: false};
+  for (var k in extra || {}) d[k] = extra[k];
+  return d;
+}
+
+// A confidence band is two invisible edge datasets, the upper filled down to
+// the lower ('-1'), then the mean line on top. A missing lo/hi collapses the
+// band onto the mean (one replication has no interval).
+function band(datasets, name, color, series, log) {
+  var f = log ? pos : num, lo = [], hi = [], mean = [];
+  series.forEach(function (s) {
+    var iv = s.iv || {}, m = f(iv.mean);
+    mean.push({x: s.x, y: m});
+    lo.push({x: s.x, y: f(iv.lo) !== null ? f(iv.lo) : m});
+    hi.push({x: s.x, y: f(iv.hi) !== null ? f(iv.hi) : m});
+  });
+  var edge = {borderWidth: 0, pointRadius: 0, pointHitRadius: 0, bandEdge: true,
+              borderColor: rgba(color, 0), fill: false};
+  datasets.push(Object.assign({label: name + ' lo', data: lo}, edge));
+  datasets.push(Object.assign({label: name + ' hi', data: hi}, edge,
+                              {fill: '-1', backgroundColor: rgba(color, 0.18)}));
+  datasets.push(line(name, color, mean, {pointRadius: 3}));
+}
+
+function yRange(datasets, log) {
+  var lo = Infinity, hi = -Infinity;
+  datasets.forEach(function (d) {
+    d.data.forEach(function (p) {
+      var y = log ? pos(p.y) : num(p.y);
+      if (y !== null) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+    });
+  });
+  return hi >= lo ? [log ? lo : Math.min(lo, 0), hi] : null;
+}
+
+// A vertical marker without plugins: a two-point line spanning the data.
+function vline(datasets, x, name, color, log) {
+  var r = yRange(datasets, log);
+  if (r) datasets.push(line(name, color, [{x: x, y: r[0]}, {x: x, y: r[1]}],
+                            {borderDash: [2, 3], borderWidth: 1.5, pointRadius: 0}));
+}
+
+function kneeRate(sw, pts) {
+  if ('knee_rate' in sw) return num(sw.knee_rate);
+  for (var i = 0; i < pts.length; ++i) {
+    var m = (pts[i].metrics || {}).ttft_ms || {};
+    var p50 = num((m.p50 || {}).mean), p99 = num((m.p99 || {}).mean);
+    if (p50 !== null && p99 !== null && p99 > 3 * p50) return pts[i].rate;
+  }
+  return null;
+}
+
+function buildSweep(sw) {
+  var pts = sw.points.slice().sort(function (a, b) { return a.rate - b.rate; });
+  if (!pts.length) return;
+  var knee = kneeRate(sw, pts), sat = num(sw.saturation_rps);
+  var xmax = pts[pts.length - 1].rate;
+  if (pts.some(function (p) { return p.throughput_rps; })) {
+    var ds = [];
+    band(ds, 'throughput (mean, CI)', '#2ca02c',
+         pts.map(function (p) { return {x: p.rate, iv: p.throughput_rps}; }), false);
+    if (sat !== null) {
+      var top = Math.min(sat, xmax);
+      ds.push(line('ideal: min(rate, saturation)', '#555',
+                   [{x: 0, y: 0}, {x: top, y: top}, {x: xmax, y: top}],
+                   {borderDash: [6, 4], pointRadius: 0}));
+      vline(ds, sat, 'saturation: ' + fmt(sat) + ' req/s', '#555', false);
+    }
+    addChart('sweep', 'Throughput vs offered load', {type: 'line', data: {datasets: ds},
+      options: {scales: {x: axis('offered load (req/s)'),
+                         y: axis('throughput (req/s)', 'linear', {beginAtZero: true})}}});
+  }
+  var metrics = [];
+  pts.forEach(function (p) {
+    Object.keys(p.metrics || {}).forEach(function (k) {
+      if (metrics.indexOf(k) < 0) metrics.push(k);
+    });
+  });
+  metrics = ordered(metrics);
+  var theory = sw.theory || {};
+  var theoryHome = metrics.indexOf('queue_ms') >= 0 ? 'queue_ms' : metrics[0];
+  metrics.forEach(function (key) {
+    var ds = [], stats = [];
+    pts.forEach(function (p) {
+      Object.keys((p.metrics || {})[key] || {}).forEach(function (s) {
+        if (stats.indexOf(s) < 0) stats.push(s);
+      });
+    });
+    stats.sort(function (a, b) { return statRank(a) - statRank(b); });
+    stats.forEach(function (s, i) {
+      band(ds, label(key) + ' ' + s, STAT_COLORS[s] || EXTRA[i % EXTRA.length],
+           pts.map(function (p) { return {x: p.rate, iv: ((p.metrics || {})[key] || {})[s]}; }),
+           true);
+    });
+    // Theory diverges as load nears saturation; beyond 10x the measured
+    // maximum it would only flatten the measured curves.
+    var r = yRange(ds, true), cap = r ? 10 * r[1] : Infinity;
+    if (key === theoryHome) {
+      Object.keys(theory).forEach(function (t, i) {
+        var data = theory[t].map(function (q) {
+          var y = pos(q[1]);
+          return {x: q[0], y: y !== null && y <= cap ? y : null};
+        });
+        ds.push(line(label(t), EXTRA[i % EXTRA.length], data,
+                     {borderDash: [6, 4], pointRadius: 0}));
+      });
+    }
+    if (knee !== null) {
+      vline(ds, knee, 'knee: ' + fmt(knee) + ' req/s', '#111', true);
+    }
+    addChart('sweep', label(key) + ' vs offered load', {type: 'line', data: {datasets: ds},
+      options: {scales: {x: axis('offered load (req/s)'),
+                         y: axis(label(key) + ' (' + unit(key) + ', log scale)',
+                                 'logarithmic')}}});
+  });
+}
+
+function buildCdfs(cdfs) {
+  ordered(Object.keys(cdfs)).forEach(function (key, i) {
+    var data = cdfs[key].map(function (q) { return {x: q[0], y: num(q[1])}; });
+    var log = data.length > 0 && data.every(function (p) { return p.x > 0; });
+    var color = [STAT_COLORS.p50, STAT_COLORS.p99, EXTRA[0], EXTRA[1]][i % 4];
+    addChart('cdfs', label(key) + ' CDF', {type: 'line', data: {datasets: [
+        line(label(key), color, data, {pointRadius: 0})]},
+      options: {scales: {
+        x: axis(label(key) + ' (' + unit(key) + (log ? ', log scale)' : ')'),
+                log ? 'logarithmic' : 'linear'),
+        y: axis('fraction of requests \u2264 x', 'linear', {min: 0, max: 1})}}});
+  });
+}
+
+function buildTimeseries(ts) {
+  function series(key, scale) {
+    return ts.t_s.map(function (t, i) { return {x: t, y: ts[key][i] * scale}; });
+  }
+  var x = function () { return axis('simulated time (s)'); };
+  if (ts.kv_usage) {
+    addChart('timeseries', 'KV-cache usage', {type: 'line', data: {datasets: [
+        line('KV blocks in use', '#9467bd', series('kv_usage', 100),
+             {pointRadius: 0, fill: 'origin', backgroundColor: rgba('#9467bd', 0.15)})]},
+      options: {scales: {x: x(), y: axis('KV-cache blocks in use (%)', 'linear',
+                                         {min: 0, max: 100})}}});
+  }
+  var ds = [];
+  if (ts.waiting) ds.push(line('waiting', '#d62728', series('waiting', 1), {pointRadius: 0, stepped: true}));
+  if (ts.running) ds.push(line('running', '#1f77b4', series('running', 1), {pointRadius: 0, stepped: true}));
+  if (ds.length) {
+    addChart('timeseries', 'Queue length', {type: 'line', data: {datasets: ds},
+      options: {scales: {x: x(), y: axis('requests', 'linear', {beginAtZero: true})}}});
+  }
+}
+
+function buildBatch(hist) {
+  var rows = hist.slice().sort(function (a, b) { return a[0] - b[0]; });
+  var steps = 0, seqs = 0;
+  rows.forEach(function (r) { steps += num(r[1]) || 0; seqs += r[0] * (num(r[1]) || 0); });
+  var mean = steps > 0 ? ', mean ' + fmt(seqs / steps) : '';
+  addChart('batch', 'Batch size distribution' + mean, {type: 'bar', data: {
+      labels: rows.map(function (r) { return String(r[0]); }),
+      datasets: [{label: 'engine steps', data: rows.map(function (r) { return num(r[1]); }),
+                  backgroundColor: rgba('#1f77b4', 0.75), borderColor: '#1f77b4',
+                  borderWidth: 1, barPercentage: 1.0, categoryPercentage: 0.95}]},
+    options: {scales: {x: axis('batch size (sequences per step)', 'category'),
+                       y: axis('engine steps (count)', 'linear', {beginAtZero: true})}}},
+    true);
+}
+
+function buildLoops(loops) {
+  var pts = loops.points.slice().sort(function (a, b) {
+    return a.throughput_rps - b.throughput_rps;
+  });
+  var modes = [['closed', 'closed loop', '#1f77b4'],
+               ['open_poisson', 'open loop, Poisson', '#d62728'],
+               ['open_gamma', 'open loop, gamma (bursty)', '#ff7f0e']];
+  function series(mode, key) {
+    return pts.map(function (p) {
+      return {x: p.throughput_rps, y: pos((p[mode] || {})[key]), n: p.concurrency};
+    });
+  }
+  var tooltip = {callbacks: {title: function (items) {
+    var raw = items.length ? items[0].raw : null;
+    return raw ? 'N = ' + raw.n + ' (' + fmt(raw.x) + ' req/s)' : '';
+  }}};
+  function chart(title, keys, ytitle) {
+    var ds = [];
+    modes.forEach(function (m) {
+      if (!pts.some(function (p) { return p[m[0]]; })) return;
+      keys.forEach(function (k) {
+        ds.push(line(m[1] + ' ' + k[1], m[2], series(m[0], k[0]),
+                     k[2] ? {borderDash: k[2], borderWidth: 1.5} : {}));
+      });
+    });
+    addChart('loops', title, {type: 'line', data: {datasets: ds},
+      options: {plugins: {tooltip: tooltip},
+                scales: {x: axis('throughput (req/s); closed loop at concurrency N'),
+                         y: axis(ytitle, 'logarithmic')}}});
+  }
+  chart('TTFT at equal throughput',
+        [['ttft_p99_ms', 'p99'], ['ttft_p50_ms', 'p50', [3, 3]]], 'TTFT (ms, log scale)');
+  chart('Queue wait at equal throughput', [['queue_mean_ms', 'mean']],
+        'mean queue wait (ms, log scale)');
+}
+
+var builders = [['sweep', buildSweep], ['cdfs', buildCdfs], ['timeseries', buildTimeseries],
+                ['batch_size_hist', buildBatch], ['loops', buildLoops]];
+try {
+  if (typeof Chart === 'undefined') throw new Error('Chart.js did not load');
+  var data = JSON.parse(document.getElementById('servesim-data').textContent);
+  builders.forEach(function (b) {
+    if (!data[b[0]]) return;
+    try { b[1](data[b[0]]); } catch (e) { console.error(b[0] + ': ' + (e.stack || e)); }
+  });
+} catch (e) {
+  console.error('report: ' + (e.stack || e));
+}
+})();
+)js";
+
+}  // namespace servesim::html_report_internal

@@ -1,0 +1,146 @@
+// A full sample of HTML report data: every section, with synthetic numbers
+// shaped like a real sweep (an M/M/1-like queue in front of a ~10 req/s
+// replica), so the browser test and a human looking at the page see charts
+// that behave like real ones.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim::testing {
+
+inline nlohmann::json Interval(double mean, double rel) {
+  return {{"mean", mean}, {"lo", mean * (1 - rel)}, {"hi", mean * (1 + rel)}};
+}
+
+// Lognormal CDF on a geometric grid from median/16 to median*16.
+inline nlohmann::json LognormalCdf(double median, double sigma) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i <= 80; ++i) {
+    const double x = median * std::pow(2.0, -4 + 8.0 * i / 80);
+    const double z = std::log(x / median) / sigma;
+    out.push_back({x, 0.5 * std::erfc(-z / std::sqrt(2.0))});
+  }
+  return out;
+}
+
+inline nlohmann::json SampleSweep() {
+  constexpr double kMu = 10.0;  // service rate, req/s
+  nlohmann::json points = nlohmann::json::array();
+  for (int r = 1; r <= 10; ++r) {
+    const double rate = r * 0.95;
+    const double rho = rate / kMu;
+    const double wait_ms = 1000 * rho / (kMu - rate);  // M/M/1 mean wait
+    const double rel = 0.04 + 0.25 * rho * rho;        // wider near saturation
+    nlohmann::json m;
+    m["ttft_ms"] = {{"p50", Interval(45 + 0.7 * wait_ms, rel)},
+                    {"p90", Interval(60 + 1.6 * wait_ms, rel)},
+                    {"p99", Interval(80 + 2.8 * wait_ms, rel)}};
+    m["tpot_ms"] = {{"p50", Interval(9 + 4 * rho, rel / 2)},
+                    {"p90", Interval(11 + 6 * rho, rel / 2)},
+                    {"p99", Interval(13 + 9 * rho, rel / 2)}};
+    m["e2el_ms"] = {{"p50", Interval(2100 + 0.7 * wait_ms, rel)},
+                    {"p90", Interval(4200 + 2.3 * wait_ms, rel)},
+                    {"p99", Interval(7500 + 4.6 * wait_ms, rel)}};
+    m["queue_ms"] = {{"mean", Interval(wait_ms * 1.1, rel)}};
+    points.push_back({{"rate", rate},
+                      {"utilization", rho},
+                      {"replications", 5},
+                      {"stable_fraction", rho < 0.9 ? 1.0 : 0.6},
+                      {"throughput_rps", Interval(std::min(rate, 9.3), 0.02)},
+                      {"metrics", m}});
+  }
+  nlohmann::json mm1 = nlohmann::json::array(), mg1 = nlohmann::json::array();
+  for (double rate = 0.25; rate < 9.8; rate += 0.25) {
+    const double rho = rate / kMu;
+    mm1.push_back({rate, 1000 * rho / (kMu - rate)});
+    mg1.push_back({rate, 0.6 * 1000 * rho / (kMu - rate)});  // Cs^2 = 0.2
+  }
+  return {{"saturation_rps", 9.3},
+          {"knee_rate", 4.75},  // first rate with TTFT p99 > 3x p50
+          {"points", points},
+          {"theory", {{"mm1_wait_ms", mm1}, {"mg1_wait_ms", mg1}}}};
+}
+
+inline nlohmann::json SampleTimeseries() {
+  nlohmann::json t = nlohmann::json::array(), kv = t, waiting = t, running = t;
+  for (int i = 0; i < 600; ++i) {
+    const double s = i * 0.5;
+    const double fill = 1 - std::exp(-s / 30);
+    t.push_back(s);
+    kv.push_back(std::min(1.0, 0.78 * fill + 0.06 * std::sin(s / 7)));
+    waiting.push_back(std::max(0.0, std::round(6 * fill + 5 * std::sin(s / 11))));
+    running.push_back(std::round(40 * fill + 4 * std::sin(s / 5)));
+  }
+  return {{"t_s", t}, {"kv_usage", kv}, {"waiting", waiting},
+          {"running", running}};
+}
+
+inline nlohmann::json SampleLoops() {
+  nlohmann::json points = nlohmann::json::array();
+  for (int n : {1, 2, 4, 8, 16, 32, 64}) {
+    const double x = 9.3 * n / (n + 6.0);  // closed-loop throughput saturates
+    const double rho = x / 10.0;
+    auto mode = [&](double burst) {
+      const double wait = 1000 * burst * rho / (10.0 - x);
+      return nlohmann::json{{"ttft_p50_ms", 45 + 0.7 * wait},
+                            {"ttft_p99_ms", 80 + 4.6 * wait},
+                            {"queue_mean_ms", 1 + wait}};
+    };
+    points.push_back({{"concurrency", n},
+                      {"throughput_rps", x},
+                      {"closed", mode(0.15)},
+                      {"open_poisson", mode(1.0)},
+                      {"open_gamma", mode(2.5)}});
+  }
+  return {{"points", points},
+          {"explanation",
+           "A closed loop sends a new request only when one finishes, so it "
+           "can never build a queue: at the same throughput, open-loop "
+           "arrivals (Poisson, and bursty gamma) see far longer waits."}};
+}
+
+inline nlohmann::json SampleReportData() {
+  nlohmann::json hist = nlohmann::json::array();
+  for (int b = 1; b <= 64; ++b) {
+    const double z = (b - 38) / 9.0;
+    hist.push_back({b, std::round(900 * std::exp(-z * z / 2)) + (b == 1 ? 120 : 0)});
+  }
+  nlohmann::json capacity = {
+      {"slo", {{"ttft_p99_ms", 500}, {"tpot_p99_ms", 50}}},
+      {"rows",
+       {{{"gpu", "h200"}, {"tp", 1}, {"max_rate_per_replica", 7.4},
+         {"replicas", 14}, {"gpus", 14}, {"cost_per_million_output_tokens", 1.82},
+         {"goodput_rps", 103.6}},
+        {{"gpu", "h100"}, {"tp", 1}, {"max_rate_per_replica", 5.1},
+         {"replicas", 20}, {"gpus", 20}, {"cost_per_million_output_tokens", 2.35},
+         {"goodput_rps", 102.0}},
+        {{"gpu", "a100-80g"}, {"tp", 2}, {"max_rate_per_replica", 4.2},
+         {"replicas", 24}, {"gpus", 48}, {"cost_per_million_output_tokens", 3.9},
+         {"goodput_rps", 100.8}}}}};
+  return {{"title", "servesim report: chat at 85% load"},
+          {"context",
+           {{"scenario", "scenarios/chat_85.json"},
+            {"model", "llama-3.1-8b"},
+            {"gpu", "h200"},
+            {"tp", 1},
+            {"arrival", "poisson, 8.1 req/s (sweep 0.95-9.5 req/s)"},
+            {"seed", 42},
+            {"percentiles", {50, 90, 99}},
+            {"warmup", "first 60 s (512 requests)"},
+            {"prefix_hit_rate", 0.31},
+            {"utilization", "0.85 of saturation (9.3 req/s)"}}},
+          {"sweep", SampleSweep()},
+          {"cdfs",
+           {{"ttft_ms", LognormalCdf(120, 0.9)},
+            {"tpot_ms", LognormalCdf(11, 0.3)},
+            {"e2el_ms", LognormalCdf(2600, 0.8)}}},
+          {"timeseries", SampleTimeseries()},
+          {"batch_size_hist", hist},
+          {"loops", SampleLoops()},
+          {"capacity", capacity}};
+}
+
+}  // namespace servesim::testing
