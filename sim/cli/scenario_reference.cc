@@ -20,6 +20,7 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.activation_reserve_gib null     null = derived from the model
   engine.preemption             recompute (only mode, as vLLM v1)
   engine.policy                 fcfs     fcfs | shortest-prompt-first
+  engine.prefix_caching         false    vLLM automatic prefix caching
   cost_model.type               roofline roofline | linear
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: gemm_compute_efficiency, gemm_memory_efficiency,
@@ -33,12 +34,25 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
     fixed{value} uniform{min,max} normal{mean,std} exponential{mean}
     lognormal{median,p99 | mu,sigma} empirical{path,column}
     every dist: min (1), max (1000000) clamps
+  workload.prefix               null     shared prefixes, {"model": ...}:
+    prefix_repetition{num_prefixes,prefix_len,suffix_len,output_len}
+    random_prefix{prefix_len}  zipf{num_prefixes,prefix_len,s}
+    generated_shared_prefix{num_groups,prompts_per_group,system_prompt_len,
+      question_len,output_len}  target_hit_rate{hit_rate}
+  workload.sessions             null     multi-turn: {turns: {dist}, think_time_s}
+  workload.trace                null     {path, format: jsonl|azure|mooncake|
+    lengths, use_timestamps (true), time_scale (1), max_bad_fraction (0),
+    fields: {prompt_tokens, completion_tokens, timestamp} (jsonl)}
   workload.num_requests         0        stop creating after N (0 = no bound)
   workload.duration_s           0        stop creating after T s (0 = no bound)
   metrics.warmup_s              0        exclude requests arriving before T s
   metrics.warmup_requests       0        exclude the first N requests
   metrics.percentiles           [50,90,95,99,99.9]
   limits.max_queued             100000   stop (unstable) beyond this queue
+  cluster.replicas              1        identical replicas behind a router
+  cluster.router                round_robin | least_outstanding |
+                                power_of_two | prefix_affinity
+  cluster.load_slack            0.25     prefix_affinity load bound
 )";
 }
 

@@ -109,6 +109,28 @@ TEST_F(ChromiumRender, EveryChartDrawsWithoutJavaScriptErrors) {
   EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
 }
 
+// Gaps, single points and empty series are drawn without errors.
+TEST_F(ChromiumRender, SparseDataDrawsWithoutErrors) {
+  const nlohmann::json gap = {{"mean", nullptr}};
+  StatusOr<std::string> page = RenderHtmlReport(
+      {{"sweep",
+        {{"points",
+          {{{"rate", 1.0}},
+           {{"rate", 2.0},
+            {"metrics", {{"ttft_ms", {{"p50", gap}, {"p99", {{"mean", 0}}}}},
+                         {"queue_ms", {{"mean", {{"mean", 3.0}}}}}}}}}},
+         {"theory", {{"mm1_wait_ms", nlohmann::json::array()}}}}},
+       {"cdfs", {{"ttft_ms", nlohmann::json::array()}, {"odd", {{0.0, 0.0}, {1.0, 1.0}}}}},
+       {"timeseries", {{"t_s", {0.0}}, {"waiting", {2.0}}}},
+       {"batch_size_hist", nlohmann::json::array()},
+       {"loops", {{"points", {{{"concurrency", 1}, {"throughput_rps", 0}}}}}},
+       {"capacity", {{"rows", nlohmann::json::array()}}}});
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  const std::string dom = DumpDom(*page);
+  EXPECT_NE(dom.find("js-errors: 0"), std::string::npos)
+      << dom.substr(dom.size() > 3000 ? dom.size() - 3000 : 0);
+}
+
 // The verdict must catch a failure, or the test above proves nothing.
 TEST_F(ChromiumRender, VerdictReportsErrors) {
   StatusOr<std::string> page = RenderHtmlReport(

@@ -1,0 +1,138 @@
+// Loops table, explanation and report data (see loops_output.h, loops.h).
+#include "sim/analysis/loops_output.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/analysis/queueing.h"
+#include "sim/analysis/report_data.h"
+
+namespace servesim {
+namespace {
+
+std::string Fmt(const char* fmt, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+nlohmann::json Num(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
+
+nlohmann::json KindJson(const PointStats& p) {
+  return {{"ttft_p50_ms", Num(p.ttft_ms.p50.mean)},
+          {"ttft_p99_ms", Num(p.ttft_ms.p99.mean)},
+          {"queue_mean_ms", Num(p.queue_ms.mean.mean)},
+          {"stable_fraction", p.stable_fraction}};
+}
+
+// The busiest point the open loop still handled stably: where the contrast
+// is largest without the open loop's numbers being run-length artefacts.
+const LoopsPoint* Showcase(const LoopsResult& r) {
+  const LoopsPoint* best = nullptr;
+  for (const LoopsPoint& p : r.points) {
+    if (p.open_poisson.stable_fraction == 1) best = &p;
+  }
+  return best ? best : (r.points.empty() ? nullptr : &r.points.front());
+}
+
+}  // namespace
+
+std::string LoopsExplanation(const LoopsResult& r) {
+  std::string s =
+      "A closed-loop benchmark has N clients that each wait for an answer "
+      "before sending the next request, so when the server slows down the "
+      "clients slow down with it: the load throttles itself and the queue "
+      "can never hold more than N requests. Real users arrive on their own "
+      "schedule (an open loop): while the server is busy, newcomers keep "
+      "arriving and queue. Queueing theory says how much: an M/M/1 queue "
+      "at utilization rho waits rho/(1-rho) service times on average, so at "
+      "90% utilization the open-loop wait is about 9x the service time, and "
+      "it grows without bound as rho approaches 1. ";
+  const LoopsPoint* p = Showcase(r);
+  if (p == nullptr) return s;
+  const double rho = p->closed.utilization;
+  s += "Here, at N = " + std::to_string(p->concurrency) + " the closed loop ran " +
+       Fmt("%.2f", p->throughput_rps) + " req/s (" + Fmt("%.0f", 100 * rho) +
+       "% of the saturation throughput) and reported a mean queueing delay of " +
+       Fmt("%.1f", p->closed.queue_ms.mean.mean) + " ms and TTFT p99 " +
+       Fmt("%.0f", p->closed.ttft_ms.p99.mean) +
+       " ms; Poisson users at the same throughput waited " +
+       Fmt("%.1f", p->open_poisson.queue_ms.mean.mean) + " ms on average (TTFT p99 " +
+       Fmt("%.0f", p->open_poisson.ttft_ms.p99.mean) + " ms), bursty gamma users " +
+       Fmt("%.1f", p->open_gamma.queue_ms.mean.mean) + " ms (TTFT p99 " +
+       Fmt("%.0f", p->open_gamma.ttft_ms.p99.mean) + " ms). ";
+  if (rho < 1) {
+    s += "M/M/1 at that utilization predicts a wait of " +
+         Fmt("%.1f", MM1Wait(rho, 1.0)) + " service times. ";
+  }
+  s += "Benchmark with open-loop arrivals at the rate you expect, and read a "
+       "closed-loop result as a throughput figure, not as user latency.";
+  return s;
+}
+
+void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os) {
+  os << "servesim loops: " << sc.file << " (" << sc.model.name << " on " << sc.tp
+     << "x " << sc.gpu.name << "); saturation throughput "
+     << Fmt("%.3f", r.saturation.mu_rps) << " req/s\n"
+     << "closed loop of N clients (no think time) vs open loops at the "
+        "throughput it achieved; means over replications, ms\n\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%6s %9s %5s | %-23s | %-23s | %-23s\n", "N",
+                "thrpt/s", "util", "closed: queue p50 p99",
+                "poisson: queue p50 p99",
+                ("gamma(b=" + Fmt("%g", r.burstiness) + "): queue p50 p99").c_str());
+  os << line;
+  for (const LoopsPoint& p : r.points) {
+    auto cell = [](const PointStats& k) {
+      char c[64];
+      std::snprintf(c, sizeof c, "%7.1f %7.1f %7.1f%s", k.queue_ms.mean.mean,
+                    k.ttft_ms.p50.mean, k.ttft_ms.p99.mean,
+                    k.stable_fraction < 1 ? "!" : " ");
+      return std::string(c);
+    };
+    std::snprintf(line, sizeof line, "%6d %9.3f %5.2f | %-23s | %-23s | %-23s\n",
+                  p.concurrency, p.throughput_rps, p.closed.utilization,
+                  cell(p.closed).c_str(), cell(p.open_poisson).c_str(),
+                  cell(p.open_gamma).c_str());
+    os << line;
+  }
+  os << "(queue = mean queueing delay, p50/p99 = TTFT; ! = unstable: the "
+        "queue kept growing, so the figure depends on the run length)\n\n"
+     << "What a closed-loop benchmark reports is the \"closed\" column.\n"
+     << LoopsExplanation(r) << "\n";
+}
+
+nlohmann::json LoopsReportJson(const Scenario& sc, const LoopsResult& r) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const LoopsPoint& p : r.points) {
+    points.push_back({{"concurrency", p.concurrency},
+                      {"throughput_rps", p.throughput_rps},
+                      {"utilization", p.closed.utilization},
+                      {"closed", KindJson(p.closed)},
+                      {"open_poisson", KindJson(p.open_poisson)},
+                      {"open_gamma", KindJson(p.open_gamma)}});
+  }
+  RunSummary ctx;  // context fields the runs share
+  ctx.percentiles = sc.metrics.percentiles;
+  ctx.warmup_s = sc.metrics.warmup_s;
+  ctx.warmup_requests = sc.metrics.warmup_requests;
+  nlohmann::json data;
+  data["title"] = "servesim loops: open vs closed loop, " + sc.file;
+  data["context"] = ContextJson(
+      sc, ctx,
+      "closed loop of N clients vs Poisson and gamma(burstiness " +
+          Fmt("%g", r.burstiness) + ") at the closed loop's throughput",
+      "throughput / saturation throughput " + Fmt("%.3f", r.saturation.mu_rps) +
+          " req/s");
+  data["context"]["warmup"] = "warmup_s " + Fmt("%g", sc.metrics.warmup_s) +
+                              ", warmup_requests " +
+                              std::to_string(sc.metrics.warmup_requests);
+  data["context"].erase("prefix_hit_rate");  // no single run to take it from
+  data["loops"] = {{"points", points}, {"explanation", LoopsExplanation(r)}};
+  return data;
+}
+
+}  // namespace servesim
