@@ -10,7 +10,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<servesim::Command> commands = {servesim::AddRunCommand(&app),
                                               servesim::AddFitCommand(&app),
-                                              servesim::AddSweepCommand(&app)};
+                                              servesim::AddSweepCommand(&app),
+                                              servesim::AddLoopsCommand(&app),
+                                              servesim::AddCapacityCommand(&app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

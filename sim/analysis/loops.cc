@@ -12,15 +12,35 @@ namespace {
 
 using SharedScenario = std::shared_ptr<const Scenario>;
 
-void AddReplications(const SharedScenario& sc, int reps,
+// The closed loop's throughput is read over its steady part (as the
+// saturation estimate: after the start-up burst, before clients stop being
+// replaced), not over the whole run, whose drain at the end would bias it
+// low and send the open loops a smaller rate than the closed loop carried.
+double SteadyThroughput(const SimulationOutput& out) {
+  return SaturationFromRequests(out.requests).mu_rps;
+}
+
+void AddReplications(const SharedScenario& sc, int reps, bool closed,
                      std::vector<RunSpec>* specs) {
   for (int k = 0; k < reps; ++k) {
     RunSpec spec;
     spec.scenario = sc;
     spec.replication = k;
     spec.extra_percentiles = kPointPercentiles;
+    if (closed) spec.inspect = SteadyThroughput;
     specs->push_back(std::move(spec));
   }
+}
+
+// Every run at concurrency n excludes its first 2n requests (at least):
+// the closed loop starts with all n clients sending at once, a burst no
+// steady population produces; the open loops drop the same count.
+StatusOr<Scenario> WithWarmup(StatusOr<Scenario> sc, int n) {
+  if (!sc.ok()) return sc;
+  const int64_t w = std::max<int64_t>(sc->metrics.warmup_requests, 2 * int64_t{n});
+  return EditScenario(*sc, [w](nlohmann::json& j) {
+    j["metrics"]["warmup_requests"] = w;
+  });
 }
 
 PointStats Group(const std::vector<RunResult>& runs, size_t first, int reps) {
@@ -54,10 +74,10 @@ StatusOr<LoopsResult> RunLoops(const Scenario& base, const LoopsOptions& o) {
   // Closed loops first: their throughput sets the open loops' rates.
   std::vector<RunSpec> closed;
   for (int n : ns) {
-    StatusOr<Scenario> sc = WithClosedLoop(base, n);
+    StatusOr<Scenario> sc = WithWarmup(WithClosedLoop(base, n), n);
     if (!sc.ok()) return sc.status();
     AddReplications(std::make_shared<const Scenario>(std::move(sc.value())),
-                    reps, &closed);
+                    reps, true, &closed);
   }
   const std::vector<RunResult> closed_runs = RunAll(closed, o.jobs, pbar);
   std::vector<RunSpec> open;
@@ -65,14 +85,18 @@ StatusOr<LoopsResult> RunLoops(const Scenario& base, const LoopsOptions& o) {
     LoopsPoint p;
     p.concurrency = ns[i];
     p.closed = Group(closed_runs, i * reps, reps);
+    std::vector<double> steady;
+    for (int k = 0; k < reps; ++k) steady.push_back(closed_runs[i * reps + k].inspected);
+    p.closed.throughput_rps = MeanInterval(steady);
     p.throughput_rps = p.closed.throughput_rps.mean;
     p.closed.utilization = p.throughput_rps / sat->mu_rps;
     res.points.push_back(p);
     for (double b : {0.0, o.burstiness}) {
-      StatusOr<Scenario> sc = WithOpenLoop(base, p.throughput_rps, b);
+      StatusOr<Scenario> sc =
+          WithWarmup(WithOpenLoop(base, p.throughput_rps, b), ns[i]);
       if (!sc.ok()) return sc.status();
       AddReplications(std::make_shared<const Scenario>(std::move(sc.value())),
-                      reps, &open);
+                      reps, false, &open);
     }
   }
   const std::vector<RunResult> open_runs = RunAll(open, o.jobs, pbar);

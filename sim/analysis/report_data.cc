@@ -51,7 +51,7 @@ nlohmann::json CdfsJson(const SimulationOutput& out, int max_points) {
     const double e = ToMillis(r.finish - r.send);
     ttft.push_back(t);
     e2el.push_back(e);
-    if (r.num_output > 1) tpot.push_back((e - t) / (r.num_output - 1));
+    if (r.output_len > 1) tpot.push_back((e - t) / (r.output_len - 1));
   }
   return {{"ttft_ms", Cdf(ttft, max_points)},
           {"tpot_ms", Cdf(tpot, max_points)},

@@ -91,7 +91,7 @@ double GoodShare(const RequestTable& requests, const std::vector<SloTerm>& slo) 
     // As Summarize: from the send, TPOT over the tokens after the first.
     const double ttft = ToMillis(r.first_token - r.send);
     const double e2el = ToMillis(r.finish - r.send);
-    const double tpot = r.num_output > 1 ? (e2el - ttft) / (r.num_output - 1) : 0;
+    const double tpot = r.output_len > 1 ? (e2el - ttft) / (r.output_len - 1) : 0;
     bool ok = true;
     for (const SloTerm& t : slo) {
       const double v = t.metric == SloMetric::kTtft   ? ttft

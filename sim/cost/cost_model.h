@@ -55,7 +55,8 @@ class CostModel {
   virtual std::string Describe() const = 0;
 };
 
-// Builds the cost model named by cfg["type"] ("linear" or "roofline").
+// Builds the cost model named by cfg["type"] ("linear", "roofline" or
+// "calibrated").
 // Throws ConfigError naming the JSON path for bad or unknown parameters.
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,

@@ -1,5 +1,6 @@
 // MakeCostModel: picks the cost model named by cfg["type"]. Each model reads
 // (and strictly checks) its own keys.
+#include "sim/cost/calibrated_cost_model.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/linear_cost_model.h"
 #include "sim/cost/roofline_cost_model.h"
@@ -9,15 +10,17 @@ namespace servesim {
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,
                                          const GpuSpec& gpu, int tp) {
-  // "calibrated" (fitted profiles from models/profiles/) joins this list and
-  // the dispatch below when its model lands.
-  const std::string type = cfg.Choice("type", "", {"linear", "roofline"});
+  const std::string type =
+      cfg.Choice("type", "", {"linear", "roofline", "calibrated"});
   // A deployment that cannot shard the model is invalid whichever cost model
   // prices it, so refuse here rather than in each model.
   if (const std::string why = TensorParallelProblem(model, tp); !why.empty()) {
     cfg.FailMessage("", why);
   }
   if (type == "linear") return LinearCostModel::FromConfig(cfg);
+  if (type == "calibrated") {
+    return CalibratedCostModel::FromConfig(cfg, model, gpu, tp);
+  }
   return RooflineCostModel::FromConfig(cfg, model, gpu, tp);
 }
 

@@ -1,0 +1,215 @@
+// servesim-calibrate: time each operation of a model's step on the GPU (or,
+// with --dry-run, synthesize the timings from the roofline model), fit
+// per-op models, write a profile for the `calibrated` cost model, and
+// validate a profile on steps it was not fitted to. Like servesim's main,
+// this is the only place that prints errors and picks exit codes (2: bad
+// input or no GPU).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "calibrate/fit.h"
+#include "calibrate/grid.h"
+#include "calibrate/profile.h"
+#include "calibrate/synthetic_source.h"
+#include "calibrate/validate.h"
+#include "sim/model/model_loader.h"
+
+#ifdef SERVESIM_HAVE_GPU_HARNESS
+#include "calibrate/gpu_harness_api.h"
+#endif
+
+namespace servesim::calibrate {
+namespace {
+
+constexpr const char* kNoDevice =
+    "no CUDA device: use --dry-run, or run calibrate/run_on_device.sh on a "
+    "GPU machine";
+
+struct Options {
+  std::string model, out, gpu = "h200", profile;
+  int tp = 1;
+  double budget_s = 420;
+  bool dry_run = false;
+  uint64_t seed = 1;
+  int holdout_every = 4;
+};
+
+// The device, or an error Status when there is none to time on.
+StatusOr<DeviceInfo> RequireDevice() {
+#ifdef SERVESIM_HAVE_GPU_HARNESS
+  try {
+    DeviceInfo d = QueryDeviceAndCeilings();
+    if (d.sm_count > 0) return d;
+  } catch (const std::exception& e) {
+    return Status::Error(std::string(kNoDevice) + " (" + e.what() + ")");
+  }
+#endif
+  return Status::Error(kNoDevice);
+}
+
+void PrintFits(const CalibrationProfile& p) {
+  std::printf("  %-18s %-7s %9s   %s\n", "op", "form", "held-out",
+              "MAPE of every form tried");
+  for (const OpFit& f : p.ops) {
+    std::string all;
+    for (const auto& [form, mape] : f.candidate_mape_pct) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s%s %.2f%%", all.empty() ? "" : ", ",
+                    form.c_str(), mape);
+      all += buf;
+    }
+    std::printf("  %-18s %-7s %8.2f%%   %s\n", ProfileOpName(f.op),
+                FitFormName(f.form), f.heldout_mape_pct, all.c_str());
+  }
+}
+
+Status Run(const Options& o) {
+  StatusOr<ModelSpec> model =
+      CatchConfigErrors([&] { return LoadModelSpec(o.model); });
+  if (!model.ok()) return model.status();
+  if (const std::string why = TensorParallelProblem(*model, o.tp); !why.empty())
+    return Status::Error("--tp: " + why);
+  if (model->is_moe()) {
+    return Status::Error(model->name +
+                         ": mixture-of-experts layers are not "
+                         "calibrated yet (dense models only)");
+  }
+  const std::vector<OpPoint> grid =
+      MakeGrid(*model, o.tp, GridOptionsForBudget(o.budget_s));
+  ProfileInputs in{model->name,
+                   o.tp,
+                   o.gpu,
+                   {},
+                   o.dry_run,
+                   "",
+                   RooflineParams{}.step_overhead_s,
+                   "roofline default (not measured: per-kernel timing cannot "
+                   "see host scheduling)",
+                   o.holdout_every};
+  std::vector<OpTiming> timings;
+  if (o.dry_run) {
+    StatusOr<GpuSpec> gpu =
+        CatchConfigErrors([&] { return LoadGpuSpec(o.gpu); });
+    if (!gpu.ok()) return gpu.status();
+    SyntheticOptions so;
+    so.seed = o.seed;
+    timings = SyntheticTimings(*model, *gpu, o.tp, grid, so);
+    in.device = SyntheticDevice(*gpu);
+  } else {
+    StatusOr<DeviceInfo> dev = RequireDevice();
+    if (!dev.ok()) return dev.status();
+    in.device = *dev;
+#ifdef SERVESIM_HAVE_GPU_HARNESS
+    timings = TimeOps(*model, o.tp, grid, o.budget_s);
+#endif
+  }
+  std::vector<OpFit> fits;
+  try {
+    fits = FitAll(*model, o.tp, timings, FitOptions{o.holdout_every});
+  } catch (const std::invalid_argument& e) {
+    return Status::Error(std::string("fit: ") + e.what());
+  }
+  const CalibrationProfile p = BuildProfile(in, timings, std::move(fits));
+  if (Status st = WriteProfile(o.out, p); !st.ok()) return st;
+  std::printf("servesim-calibrate: %s tp=%d on %s: %zu timings -> %s\n",
+              p.model.c_str(), p.tp, p.device.name.c_str(), timings.size(),
+              o.out.c_str());
+  PrintFits(p);
+  return Status::Ok();
+}
+
+Status Validate(const Options& o) {
+  // The GPU check comes first so that, without one, the answer is about the
+  // GPU and not about whichever input happens to be wrong.
+  if (!o.dry_run) {
+    StatusOr<DeviceInfo> dev = RequireDevice();
+    if (!dev.ok()) return dev.status();
+  }
+  StatusOr<CalibrationProfile> p = ReadProfile(o.profile);
+  if (!p.ok()) return p.status();
+  StatusOr<ModelSpec> model =
+      CatchConfigErrors([&] { return LoadModelSpec(p->model); });
+  if (!model.ok()) return model.status();
+  TimeFn time;
+  if (o.dry_run) {
+    StatusOr<GpuSpec> gpu =
+        CatchConfigErrors([&] { return LoadGpuSpec(p->gpu); });
+    if (!gpu.ok()) return gpu.status();
+    SyntheticOptions so;
+    so.seed = o.seed + 1000;  // fresh noise: not the draws the fit saw
+    time = [&, so, g = *gpu](const std::vector<OpPoint>& pts) {
+      return SyntheticTimings(*model, g, p->tp, pts, so);
+    };
+  } else {
+#ifdef SERVESIM_HAVE_GPU_HARNESS
+    time = [&](const std::vector<OpPoint>& pts) {
+      return TimeOps(*model, p->tp, pts, o.budget_s);
+    };
+#endif
+  }
+  const ValidationReport r = ValidateProfile(*p, *model, time);
+  std::printf("servesim-calibrate validate: %s (%s%s)\n", o.profile.c_str(),
+              p->device.name.c_str(),
+              o.dry_run ? "; measured side is synthetic" : "");
+  std::fputs(ValidationTable(r).c_str(), stdout);
+  if (!o.out.empty()) {
+    std::ofstream out(o.out);
+    out << ValidationJson(r, *p, o.profile).dump(2) << "\n";
+    if (!out) return Status::Error(o.out + ": cannot write validation report");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace servesim::calibrate
+
+int main(int argc, char** argv) {
+  using servesim::calibrate::Options;
+  CLI::App app{"servesim-calibrate: fit a calibrated cost-model profile"};
+  app.require_subcommand(1);
+  Options run_o, val_o;
+  CLI::App* run =
+      app.add_subcommand("run", "Time the grid, fit, write a profile");
+  run->add_option("--model", run_o.model, "Model name or JSON")->required();
+  run->add_option("--tp", run_o.tp, "Tensor-parallel degree")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--out", run_o.out, "Profile JSON to write")->required();
+  run->add_option("--budget-s", run_o.budget_s,
+                  "GPU time budget (thins the grid)");
+  run->add_option("--gpu", run_o.gpu,
+                  "models/gpu name of the device (default h200)");
+  run->add_option("--seed", run_o.seed, "Dry-run noise seed");
+  run->add_option("--holdout-every", run_o.holdout_every,
+                  "Hold out every k-th point")
+      ->check(CLI::Range(2, 100));
+  run->add_flag(
+      "--dry-run", run_o.dry_run,
+      "Synthetic timings from the roofline model (no GPU; not a measurement)");
+  CLI::App* val =
+      app.add_subcommand("validate", "Check a profile on off-grid steps");
+  val->add_option("--profile", val_o.profile, "Profile JSON")->required();
+  val->add_option("--out", val_o.out, "Validation report JSON to write");
+  val->add_option("--budget-s", val_o.budget_s, "GPU time budget");
+  val->add_option("--seed", val_o.seed, "Dry-run noise seed");
+  val->add_flag("--dry-run", val_o.dry_run,
+                "Validate against synthetic timings (no GPU)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "servesim-calibrate: error: " << e.what() << "\n";
+    return 2;
+  }
+  const servesim::Status st = run->parsed()
+                                  ? servesim::calibrate::Run(run_o)
+                                  : servesim::calibrate::Validate(val_o);
+  if (!st.ok()) {
+    std::cerr << "servesim-calibrate: error: " << st.message() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+// Synthetic timings (see synthetic_source.h). Efficiencies per op family
+// mirror RooflineCostModel: GEMMs use the GEMM pair, attention the attention
+// pair, elementwise the elementwise bandwidth.
+#include "calibrate/synthetic_source.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibrate/fit.h"
+#include "sim/core/rng.h"
+
+namespace servesim::calibrate {
+
+double RooflineOpTime(const ModelSpec& model, const GpuSpec& gpu, int tp,
+                      const OpPoint& p, const RooflineParams& r) {
+  const ProfileOp op = ToProfileOp(p.kind);
+  const OpFeatures f = FeaturesOf(op, ToShape(p), model, tp);
+  double ce, me;
+  if (IsGemm(op)) {
+    ce = r.gemm_compute_efficiency, me = r.gemm_memory_efficiency;
+  } else if (op == ProfileOp::kElementwise) {
+    ce = 1, me = r.elementwise_memory_efficiency;
+  } else {
+    ce = r.attention_compute_efficiency, me = r.attention_memory_efficiency;
+  }
+  return std::max(f.flops / (gpu.bf16_flops * ce),
+                  f.bytes / (gpu.hbm_bytes_per_s * me));
+}
+
+std::vector<OpTiming> SyntheticTimings(const ModelSpec& model,
+                                       const GpuSpec& gpu, int tp,
+                                       const std::vector<OpPoint>& points,
+                                       const SyntheticOptions& o) {
+  Rng rng(o.seed, "calibrate-dry-run");
+  std::vector<OpTiming> out;
+  out.reserve(points.size());
+  for (const OpPoint& p : points) {
+    const double clean =
+        o.launch_s + RooflineOpTime(model, gpu, tp, p, o.roofline);
+    OpTiming t;
+    t.point = p;
+    t.median_s = clean * std::exp(o.noise_sigma * rng.StandardNormal());
+    // The spread of repeated runs: z(0.9) = 1.2816 sigma either side.
+    t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
+    t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
+    t.repetitions = o.repetitions;
+    out.push_back(t);
+  }
+  return out;
+}
+
+DeviceInfo SyntheticDevice(const GpuSpec& gpu) {
+  DeviceInfo d;
+  d.name = kDryRunDeviceName;
+  d.driver = "none";
+  d.memory_bytes = gpu.memory_bytes;
+  return d;
+}
+
+}  // namespace servesim::calibrate

@@ -1,0 +1,59 @@
+// Fleet planning on top of the capacity search: each candidate (GPU type x
+// tensor-parallel degree) re-runs the search with hardware.gpu/hardware.tp
+// overridden; replicas for a target rate assume an ideal router (load split
+// evenly, no routing imbalance); cost per million output tokens comes from
+// a $/GPU-hour table.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analysis/capacity.h"
+#include "sim/analysis/prices.h"
+
+namespace servesim {
+
+struct Candidate {
+  std::string gpu;
+  int tp = 1;
+};
+
+// "h100-sxm:1,h200:1,h200:2"; ":TP" may be left out (tp 1).
+StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text);
+
+struct PlanRow {
+  Candidate candidate;
+  bool fits = true;
+  std::string note;  // why it does not fit, or a caveat
+  CapacityResult result;
+  int replicas = 0;  // for the target rate (1 without one); 0: unreachable
+  int gpus = 0;
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> cost_per_million_output_tokens;
+};
+
+// ceil(target / max_rate) under an ideal router; 0 when max_rate is 0.
+int ReplicasFor(double target_rate, double max_rate);
+
+struct CapacityPlan {
+  std::vector<SloTerm> slo;
+  double target_rate = 0;  // 0: none given
+  PriceTable prices;
+  std::vector<PlanRow> rows;  // ranked: fitting rows by fleet $/h (or
+                              // $/M tokens without a target), then the rest
+};
+
+// Runs the search for each candidate (empty: the scenario's own hardware).
+StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
+                                    const std::vector<Candidate>& candidates,
+                                    const CapacityOptions& o, double target_rate,
+                                    PriceTable prices);
+
+void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream& os);
+nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p);
+
+}  // namespace servesim

@@ -1,0 +1,84 @@
+// `servesim capacity`: the highest rate meeting an SLO, per candidate
+// hardware, with replicas and cost for a target rate.
+#include <iostream>
+#include <memory>
+
+#include "sim/analysis/capacity_plan.h"
+#include "sim/cli/analysis_cli.h"
+#include "sim/cli/commands.h"
+
+namespace servesim {
+namespace {
+
+struct CapacityCliOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string slo, candidates, prices;
+  double target_rate = 0;
+  int replications = 5;
+  int jobs = 0;
+  std::string json, html;
+};
+
+Status RunCapacityCommand(const CapacityCliOptions& o) {
+  StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
+  if (!slo.ok()) return slo.status();
+  std::vector<Candidate> candidates;
+  if (!o.candidates.empty()) {
+    auto cs = ParseCandidates(o.candidates);
+    if (!cs.ok()) return cs.status();
+    candidates = *cs;
+  }
+  StatusOr<PriceTable> prices =
+      LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
+  if (!prices.ok()) return prices.status();
+  StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
+  if (!sc.ok()) return sc.status();
+  CapacityOptions co;
+  co.slo = *slo;
+  co.replications = o.replications;
+  co.jobs = o.jobs;
+  StatusOr<CapacityPlan> plan =
+      PlanCapacity(*sc, candidates, co, o.target_rate, *prices);
+  if (!plan.ok()) return plan.status();
+  WriteCapacityTable(*sc, *plan, std::cout);
+  if (o.json.empty() && o.html.empty()) return Status::Ok();
+  return WriteReportFiles(CapacityReportJson(*sc, *plan), o.json, o.html);
+}
+
+}  // namespace
+
+Command AddCapacityCommand(CLI::App* app) {
+  auto o = std::make_shared<CapacityCliOptions>();
+  CLI::App* cmd = app->add_subcommand(
+      "capacity",
+      "Highest arrival rate per replica meeting an SLO (bisection, 95% "
+      "bounds), goodput, replicas and cost per candidate GPU x TP");
+  cmd->add_option("scenario", o->scenario, "Scenario JSON file (default: embedded chat)");
+  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)");
+  cmd->add_option("--slo", o->slo,
+                  "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms[,e2el_p99=30s]")
+      ->required();
+  cmd->add_option("--target-rate", o->target_rate,
+                  "Fleet target in req/s: replicas = ceil(target / max rate "
+                  "per replica), assuming an ideal router")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--candidates", o->candidates,
+                  "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
+                  "(default: the scenario's hardware)");
+  cmd->add_option("--prices", o->prices,
+                  "$/GPU-hour table (default models/gpu_prices.json: example list prices)");
+  cmd->add_option("-r,--replications", o->replications,
+                  "Replications per rate; replication k uses seed = scenario seed + k")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--json", o->json, "Write the report data as JSON");
+  cmd->add_option("--html", o->html, "Write the self-contained HTML report");
+  return [cmd, o]() -> Status {
+    if (!cmd->parsed()) return Status::Ok();
+    return RunCapacityCommand(*o);
+  };
+}
+
+}  // namespace servesim

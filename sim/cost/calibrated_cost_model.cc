@@ -1,0 +1,166 @@
+// CalibratedCostModel (see calibrated_cost_model.h).
+//
+// Decode attention is priced as one kernel over the whole decoding batch
+// (batch size and summed KV bytes, i.e. the mean context), not per
+// sequence: vLLM launches one paged-attention kernel per layer for all
+// decoding sequences, so the launch constant is paid once, and the fitted
+// features are sums over sequences, so the batch total is exact for the
+// sum and max forms. Prefill attention is priced per prefilling sequence,
+// because its work (chunk x (cached + chunk/2)) is not a function of batch
+// totals; with several prefills in one step this counts the launch
+// constant once per sequence, a slight over-estimate.
+#include "sim/cost/calibrated_cost_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "sim/core/paths.h"
+#include "sim/cost/roofline_cost_model.h"
+#include "sim/model/model_loader.h"
+
+namespace servesim {
+namespace {
+
+// Roofline time of an op's work on a GPU's datasheet ceilings. Projection
+// compares datasheet with datasheet: the target was never measured, and
+// assuming it reaches the same fraction of its datasheet as the measured
+// GPU did makes measured ceilings cancel out of the ratio anyway.
+double RooflineTime(const OpFeatures& f, const GpuSpec& g) {
+  return std::max(f.flops / g.bf16_flops, f.bytes / g.hbm_bytes_per_s);
+}
+
+std::string Percent(double pct) {
+  std::ostringstream os;
+  os.precision(pct < 10 ? 2 : 3);
+  os << pct << "%";
+  return os.str();
+}
+
+}  // namespace
+
+CalibratedCostModel::CalibratedCostModel(CalibrationProfile profile,
+                                         std::string profile_path,
+                                         const ModelSpec& model,
+                                         const GpuSpec& measured,
+                                         const GpuSpec& target, int tp)
+    : profile_(std::move(profile)),
+      profile_path_(std::move(profile_path)),
+      m_(model),
+      measured_(measured),
+      target_(target),
+      tp_(tp),
+      projected_(measured.name != target.name) {
+  if (profile_.model != model.name || profile_.tp != tp ||
+      profile_.ops.size() != kNumProfileOps) {
+    std::fprintf(stderr,
+                 "CalibratedCostModel: profile for %s tp=%d used for %s "
+                 "tp=%d\n",
+                 profile_.model.c_str(), profile_.tp, model.name.c_str(), tp);
+    std::abort();
+  }
+}
+
+std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
+    const JsonView& cfg, const ModelSpec& model, const GpuSpec& gpu, int tp) {
+  cfg.AllowKeys({"type", "profile"});
+  const std::string path = cfg.RequireString("profile");
+  if (model.is_moe()) {
+    cfg.FailMessage("type", model.name +
+                                " is a mixture of experts; calibrated "
+                                "profiles time dense layers only (use "
+                                "roofline)");
+  }
+  CalibrationProfile p = LoadCalibrationProfile(ResolveDataPath(path));
+  if (p.model != model.name || p.tp != tp) {
+    cfg.FailMessage("profile",
+                    path + " was calibrated for " + p.model + " at tp=" +
+                        std::to_string(p.tp) + ", but the scenario runs " +
+                        model.name + " at tp=" + std::to_string(tp) +
+                        "; calibrate it (servesim-calibrate run --model " +
+                        model.name + " --tp " + std::to_string(tp) +
+                        ") or use cost_model.type=roofline");
+  }
+  const GpuSpec measured = LoadGpuSpec(p.gpu);
+  return std::make_unique<CalibratedCostModel>(std::move(p), path, model,
+                                               measured, gpu, tp);
+}
+
+double CalibratedCostModel::Op(ProfileOp op, const OpShape& shape) const {
+  const OpFeatures f = FeaturesOf(op, shape, m_, tp_);
+  double t = PredictOp(profile_.Fit(op), f);
+  if (projected_ && t > 0) {
+    t *= RooflineTime(f, target_) / RooflineTime(f, measured_);
+  }
+  return t;
+}
+
+// The roofline's ring all-reduce with its default efficiency and latency
+// (communication is not calibrated: one GPU cannot time NVLink).
+double CalibratedCostModel::AllReduceTime(double tokens) const {
+  if (tp_ == 1) return 0;
+  const RooflineParams p;
+  const double buffer = tokens * m_.hidden_size * m_.dtype_bytes;
+  return p.allreduce_latency_s +
+         2.0 * (tp_ - 1) / tp_ * buffer /
+             (target_.interconnect_bytes_per_s * p.interconnect_efficiency);
+}
+
+StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
+  int64_t tokens = 0, sampling = 0, decode_seqs = 0, decode_context = 0;
+  double prefill_attn = 0;
+  for (const SeqWork& s : batch.seqs) {
+    if (s.new_tokens < 0 || s.context_tokens < 0) {
+      std::fprintf(stderr, "CalibratedCostModel: bad SeqWork %d/%d\n",
+                   s.new_tokens, s.context_tokens);
+      std::abort();
+    }
+    if (s.new_tokens == 0) continue;
+    tokens += s.new_tokens;
+    if (s.samples) ++sampling;
+    if (IsDecode(s)) {
+      ++decode_seqs;
+      decode_context += s.context_tokens;
+    } else {
+      prefill_attn +=
+          Op(ProfileOp::kPrefillAttention, {s.new_tokens, 1, s.context_tokens});
+    }
+  }
+  StepCost cost;
+  if (tokens == 0) return cost;
+  const double layers = m_.num_layers;
+  const OpShape m{tokens, 0, 0};
+  cost.gemm_s =
+      layers * (Op(ProfileOp::kGemmQkv, m) + Op(ProfileOp::kGemmO, m) +
+                Op(ProfileOp::kGemmGateUp, m) + Op(ProfileOp::kGemmDown, m)) +
+      Op(ProfileOp::kGemmLmHead, {sampling, 0, 0});
+  cost.attn_prefill_s = layers * prefill_attn;
+  if (decode_seqs > 0) {
+    // Mean context (rounded down); the features sum over sequences, so
+    // batch x mean equals the per-sequence sum up to the rounding.
+    const OpShape d{decode_seqs, decode_seqs, decode_context / decode_seqs};
+    cost.attn_decode_s = layers * Op(ProfileOp::kDecodeAttention, d);
+  }
+  cost.comm_s = layers * 2 * AllReduceTime(static_cast<double>(tokens));
+  cost.other_s = layers * Op(ProfileOp::kElementwise, m);
+  cost.overhead_s = profile_.step_overhead_s;
+  return cost;
+}
+
+std::string CalibratedCostModel::Describe() const {
+  std::ostringstream os;
+  const std::string err = Percent(profile_.WorstHeldoutMapePct());
+  os << "calibrated (profile " << profile_path_ << ", device "
+     << profile_.device.name << (profile_.synthetic ? " [SYNTHETIC]" : "")
+     << ", " << m_.name << " tp=" << tp_ << ", held-out MAPE " << err
+     << " worst op";
+  if (projected_) {
+    os << "; PROJECTED from " << measured_.name << " to " << target_.name
+       << " (±" << err << " from the fit error, plus the projection's own)";
+  }
+  os << ")";
+  return os.str();
+}
+
+}  // namespace servesim

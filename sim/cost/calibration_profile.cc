@@ -1,0 +1,230 @@
+// Calibration profile evaluation and strict reading (see
+// calibration_profile.h).
+#include "sim/cost/calibration_profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/status.h"
+
+namespace servesim {
+namespace {
+
+double InterpLog(const OpFit& fit, double log_x) {
+  const std::vector<double>& xs = fit.knots_log_x;
+  const std::vector<double>& ys = fit.knots_log_y;
+  const size_t n = xs.size();
+  if (n == 1 || log_x <= xs.front()) return ys.front();
+  if (log_x >= xs.back()) {
+    const double slope =
+        std::clamp((ys[n - 1] - ys[n - 2]) / (xs[n - 1] - xs[n - 2]), 0.0, 2.0);
+    return ys.back() + slope * (log_x - xs.back());
+  }
+  const size_t hi = std::upper_bound(xs.begin(), xs.end(), log_x) - xs.begin();
+  const double w = (log_x - xs[hi - 1]) / (xs[hi] - xs[hi - 1]);
+  return ys[hi - 1] + w * (ys[hi] - ys[hi - 1]);
+}
+
+void CheckFit(const JsonView& v, const OpFit& fit, size_t num_features) {
+  if (fit.form == FitForm::kInterp) {
+    if (fit.knots_log_x.empty() ||
+        fit.knots_log_x.size() != fit.knots_log_y.size()) {
+      v.FailMessage("knots_log_x",
+                    "expected knots_log_x and knots_log_y of equal, non-zero "
+                    "length for form \"interp\"");
+    }
+    for (size_t i = 1; i < fit.knots_log_x.size(); ++i) {
+      if (!(fit.knots_log_x[i] > fit.knots_log_x[i - 1])) {
+        v.Fail("knots_log_x", "strictly increasing numbers");
+      }
+      if (fit.knots_log_y[i] < fit.knots_log_y[i - 1]) {
+        v.Fail("knots_log_y", "non-decreasing numbers (a monotone model)");
+      }
+    }
+    return;
+  }
+  const size_t want = fit.form == FitForm::kMax ? 3 : num_features + 1;
+  if (fit.form == FitForm::kMax && num_features != 2) {
+    v.Fail("form", "\"sum\" or \"interp\" for an op with one feature");
+  }
+  if (fit.coefficients.size() != want) {
+    v.Fail("coefficients",
+           std::to_string(want) + " non-negative numbers (constant first)");
+  }
+}
+
+OpFit ParseOpFit(const JsonView& v) {
+  v.AllowKeys({"op", "features", "form", "coefficients", "knots_log_x",
+               "knots_log_y", "heldout_mape_pct", "candidate_mape_pct",
+               "fit_points", "heldout_points"});
+  OpFit fit;
+  const std::string name = v.RequireString("op");
+  if (!ProfileOpFromName(name, &fit.op)) v.Fail("op", "an operation name");
+  const std::vector<std::string> want = FeatureNames(fit.op);
+  std::vector<std::string> got;
+  for (const JsonView& e : v.Array("features")) {
+    if (!e.raw().is_string()) e.FailMessage("", "expected a feature name");
+    got.push_back(e.raw().get<std::string>());
+  }
+  if (got != want) {
+    std::string list;
+    for (const auto& w : want) list += (list.empty() ? "" : ", ") + w;
+    v.Fail("features", "[" + list + "] for " + name +
+                           " (the features this simulator evaluates)");
+  }
+  const std::string form = v.Choice("form", "", {"sum", "max", "interp"});
+  fit.form = form == "sum"   ? FitForm::kSum
+             : form == "max" ? FitForm::kMax
+                             : FitForm::kInterp;
+  fit.coefficients = v.Numbers("coefficients", {}, Range::NonNegative());
+  fit.knots_log_x = v.Numbers("knots_log_x", {});
+  fit.knots_log_y = v.Numbers("knots_log_y", {});
+  CheckFit(v, fit, want.size());
+  fit.heldout_mape_pct =
+      v.RequireNumber("heldout_mape_pct", Range::NonNegative());
+  if (v.Has("candidate_mape_pct")) {
+    const JsonView c = v.Object("candidate_mape_pct");
+    c.AllowKeys({"sum", "max", "interp"});
+    for (const char* f : {"sum", "max", "interp"}) {
+      if (c.Has(f)) {
+        fit.candidate_mape_pct[f] = c.RequireNumber(f, Range::NonNegative());
+      }
+    }
+  }
+  fit.fit_points =
+      static_cast<int>(v.RequireInteger("fit_points", Range::AtLeast(1)));
+  fit.heldout_points =
+      static_cast<int>(v.Integer("heldout_points", 0, Range::NonNegative()));
+  return fit;
+}
+
+ProfileDevice ParseDevice(const JsonView& v) {
+  v.AllowKeys({"name", "driver", "sm_count", "memory_bytes", "sm_clock_mhz",
+               "mem_clock_mhz", "copy_bytes_per_s", "gemm_bf16_flops"});
+  ProfileDevice d;
+  const Range nn = Range::NonNegative();
+  d.name = v.RequireString("name");
+  d.driver = v.String("driver", "");
+  d.sm_count = static_cast<int>(v.Integer("sm_count", 0, nn));
+  d.memory_bytes = v.Number("memory_bytes", 0, nn);
+  d.sm_clock_mhz = v.Number("sm_clock_mhz", 0, nn);
+  d.mem_clock_mhz = v.Number("mem_clock_mhz", 0, nn);
+  d.copy_bytes_per_s = v.Number("copy_bytes_per_s", 0, nn);
+  d.gemm_bf16_flops = v.Number("gemm_bf16_flops", 0, nn);
+  return d;
+}
+
+ProfileTiming ParseTiming(const JsonView& v) {
+  v.AllowKeys({"op", "tokens", "batch", "context", "median_s", "p10_s", "p90_s",
+               "repetitions"});
+  ProfileTiming t;
+  if (!ProfileOpFromName(v.RequireString("op"), &t.op)) {
+    v.Fail("op", "an operation name");
+  }
+  const Range nn = Range::NonNegative();
+  t.shape.tokens = v.Integer("tokens", 0, nn);
+  t.shape.batch = v.Integer("batch", 0, nn);
+  t.shape.context = v.Integer("context", 0, nn);
+  t.median_s = v.RequireNumber("median_s", Range::Positive());
+  t.p10_s = v.Number("p10_s", t.median_s, nn);
+  t.p90_s = v.Number("p90_s", t.median_s, nn);
+  t.repetitions = static_cast<int>(v.Integer("repetitions", 0, nn));
+  return t;
+}
+
+}  // namespace
+
+const char* FitFormName(FitForm form) {
+  switch (form) {
+    case FitForm::kSum:
+      return "sum";
+    case FitForm::kMax:
+      return "max";
+    case FitForm::kInterp:
+      return "interp";
+  }
+  return "unknown";
+}
+
+double PredictOp(const OpFit& fit, const OpFeatures& f) {
+  if (f.size <= 0) return 0;  // no work, no kernel
+  const std::vector<double>& c = fit.coefficients;
+  switch (fit.form) {
+    case FitForm::kSum: {
+      double t = c[0];
+      for (int i = 0; i < f.count; ++i) t += c[i + 1] * f.x[i];
+      return t;
+    }
+    case FitForm::kMax:
+      return c[0] + std::max(c[1] * f.x[0], c[2] * f.x[1]);
+    case FitForm::kInterp:
+      return std::exp(InterpLog(fit, std::log(f.size)));
+  }
+  return 0;
+}
+
+double CalibrationProfile::WorstHeldoutMapePct() const {
+  double worst = 0;
+  for (const OpFit& f : ops) worst = std::max(worst, f.heldout_mape_pct);
+  return worst;
+}
+
+CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
+  v.AllowKeys({"format", "synthetic", "note", "device", "gpu", "date", "model",
+               "dtype", "tp", "step_overhead_s", "step_overhead_source",
+               "holdout_every", "ops", "timings"});
+  if (v.RequireString("format") != "servesim-calibration-profile/1") {
+    v.Fail("format", "\"servesim-calibration-profile/1\"");
+  }
+  CalibrationProfile p;
+  p.synthetic = v.Bool("synthetic", false);
+  p.device = ParseDevice(v.Object("device"));
+  p.gpu = v.RequireString("gpu");
+  p.date = v.RequireString("date");
+  p.model = v.RequireString("model");
+  p.dtype = v.Choice("dtype", "bf16", {"bf16"});
+  p.tp = static_cast<int>(v.RequireInteger("tp", Range::Closed(1, 1024)));
+  p.step_overhead_s = v.RequireNumber("step_overhead_s", Range::NonNegative());
+  p.step_overhead_source = v.String("step_overhead_source", "");
+  p.holdout_every =
+      static_cast<int>(v.Integer("holdout_every", 4, Range::AtLeast(2)));
+  p.ops.resize(kNumProfileOps);
+  std::vector<bool> seen(kNumProfileOps, false);
+  for (const JsonView& e : v.Array("ops")) {
+    OpFit fit = ParseOpFit(e);
+    const int i = static_cast<int>(fit.op);
+    if (seen[i]) e.Fail("op", "each operation once");
+    seen[i] = true;
+    p.ops[i] = std::move(fit);
+  }
+  for (int i = 0; i < kNumProfileOps; ++i) {
+    if (!seen[i]) {
+      v.FailMessage("ops", std::string("missing a fit for ") +
+                               ProfileOpName(static_cast<ProfileOp>(i)));
+    }
+  }
+  if (v.Has("timings")) {
+    for (const JsonView& e : v.Array("timings")) {
+      p.timings.push_back(ParseTiming(e));
+    }
+  }
+  return p;
+}
+
+CalibrationProfile LoadCalibrationProfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open calibration profile");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(path + ": invalid JSON: " + e.what());
+  }
+  return ParseCalibrationProfile(JsonView(j, path, ""));
+}
+
+}  // namespace servesim

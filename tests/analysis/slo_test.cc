@@ -1,0 +1,105 @@
+// SLO parsing, goodput share and candidate/price parsing.
+#include <gtest/gtest.h>
+
+#include "sim/analysis/capacity_plan.h"
+#include "sim/analysis/prices.h"
+#include "sim/analysis/slo.h"
+
+namespace servesim {
+namespace {
+
+TEST(ParseSlo, UnitsAndPercentiles) {
+  auto slo = ParseSlo("ttft_p99=2s,tpot_p99=100ms,e2el_p99.9=30.5s");
+  ASSERT_TRUE(slo.ok()) << slo.status().message();
+  ASSERT_EQ(slo->size(), 3u);
+  EXPECT_EQ((*slo)[0].metric, SloMetric::kTtft);
+  EXPECT_DOUBLE_EQ((*slo)[0].limit_ms, 2000);
+  EXPECT_DOUBLE_EQ((*slo)[1].limit_ms, 100);
+  EXPECT_EQ((*slo)[2].metric, SloMetric::kE2el);
+  EXPECT_DOUBLE_EQ((*slo)[2].percentile, 99.9);
+  EXPECT_DOUBLE_EQ((*slo)[2].limit_ms, 30500);
+}
+
+TEST(ParseSlo, ErrorsAreOneLineNamingTheTerm) {
+  const char* bad[] = {"",           "ttft_p99",      "ttft_p99=2",
+                       "ttft_p99=2x", "itl_p99=1s",   "ttft_p0=1s",
+                       "ttft_p101=1s", "ttft=1s",     "ttft_p99=-1s",
+                       "ttft_p99=ms", "ttft_p99=2s,", "ttft_pxx=2s"};
+  for (const char* text : bad) {
+    auto slo = ParseSlo(text);
+    if (std::string(text) == "ttft_p99=2s,") {  // trailing comma: one term
+      EXPECT_TRUE(slo.ok());
+      continue;
+    }
+    ASSERT_FALSE(slo.ok()) << text;
+    EXPECT_NE(slo.status().message().find("--slo"), std::string::npos);
+    EXPECT_EQ(slo.status().message().find('\n'), std::string::npos);
+  }
+  EXPECT_NE(ParseSlo("ttft_p99=2x").status().message().find("\"2x\""),
+            std::string::npos);
+}
+
+TEST(GoodShare, EveryBoundPerRequest) {
+  RequestTable t(3);
+  for (int i = 0; i < 3; ++i) {
+    t[i].status = RequestStatus::kFinished;
+    t[i].send = 0;
+    t[i].output_len = 11;
+  }
+  t[0].first_token = FromSeconds(0.5), t[0].finish = FromSeconds(1.5);  // tpot 100
+  t[1].first_token = FromSeconds(3.0), t[1].finish = FromSeconds(3.5);  // ttft bad
+  t[2].first_token = FromSeconds(0.1), t[2].finish = FromSeconds(3.1);  // tpot 300
+  auto slo = ParseSlo("ttft_p99=2s,tpot_p99=100ms");
+  ASSERT_TRUE(slo.ok());
+  EXPECT_NEAR(GoodShare(t, *slo), 1.0 / 3, 1e-12);
+}
+
+TEST(Candidates, ParseAndReject) {
+  auto cs = ParseCandidates("h100-sxm:1,h200,h200:2");
+  ASSERT_TRUE(cs.ok());
+  ASSERT_EQ(cs->size(), 3u);
+  EXPECT_EQ((*cs)[1].tp, 1);
+  EXPECT_EQ((*cs)[2].tp, 2);
+  for (const char* bad : {"h200:", "h200:x", ":2", "h200:0", "h200:-1"}) {
+    EXPECT_FALSE(ParseCandidates(bad).ok()) << bad;
+  }
+}
+
+TEST(ReplicasFor, CeilingUnderIdealRouter) {
+  EXPECT_EQ(ReplicasFor(40, 40.0 / 3), 3);
+  EXPECT_EQ(ReplicasFor(40, 13), 4);
+  EXPECT_EQ(ReplicasFor(0, 13), 1);
+  EXPECT_EQ(ReplicasFor(40, 0), 0);
+}
+
+TEST(PriceTable, LoadsAndRejects) {
+  auto t = ParsePriceTable(R"({"note": "example", "usd_per_gpu_hour": {"h200": 3.5}})", "p.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(*t->Price("h200"), 3.5);
+  EXPECT_FALSE(t->Price("b200").has_value());
+  struct Bad { const char* text; const char* expect; } bad[] = {
+      {"{", "p.json: invalid JSON"},
+      {"[1]", "p.json: invalid JSON"},
+      {R"({"note": "x"})", "p.json: /usd_per_gpu_hour: expected an object"},
+      {R"({"usd_per_gpu_hour": {"h200": "3"}})", "/usd_per_gpu_hour/h200: expected a number > 0"},
+      {R"({"usd_per_gpu_hour": {"h200": -1}})", "/usd_per_gpu_hour/h200: expected a number > 0, got -1"}};
+  for (const Bad& b : bad) {
+    auto r = ParsePriceTable(b.text, "p.json");
+    ASSERT_FALSE(r.ok()) << b.text;
+    EXPECT_NE(r.status().message().find(b.expect), std::string::npos)
+        << r.status().message();
+  }
+  EXPECT_NE(LoadPriceTable("/nonexistent/prices.json").status().message().find(
+                "cannot open"),
+            std::string::npos);
+}
+
+TEST(PriceTable, ShippedTableLoads) {
+  auto t = LoadPriceTable(DefaultPriceTablePath());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_NE(t->note.find("EXAMPLE"), std::string::npos);
+  EXPECT_TRUE(t->Price("h200").has_value());
+}
+
+}  // namespace
+}  // namespace servesim

@@ -1,0 +1,68 @@
+// Validation of `servesim loops` (a closed loop hides the queue an open
+// population builds at the same throughput) and `servesim capacity` (the
+// bisection finds a capacity computable by hand).
+#include <gtest/gtest.h>
+
+#include "sim/analysis/capacity.h"
+#include "sim/analysis/loops.h"
+#include "sim/analysis/runs.h"
+#include "tests/test_util.h"
+
+namespace servesim {
+namespace {
+
+TEST(Loops, ClosedLoopHidesTheOpenLoopQueueAtHighLoad) {
+  // The default chat deployment (roofline, max_num_seqs 256). From half
+  // the batch limit up the closed loop runs near saturation; there the
+  // open loop at its throughput queues far longer.
+  StatusOr<Scenario> sc = ParseScenario(EmbeddedDefaultScenario(), "<default>",
+                                        {"workload.num_requests=4000"});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  LoopsOptions o;
+  o.concurrency = {128, 256};
+  o.replications = 2;
+  o.progress = false;
+  StatusOr<LoopsResult> r = RunLoops(*sc, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const LoopsPoint& p : r->points) {
+    EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_poisson.queue_ms.mean.mean)
+        << "N = " << p.concurrency;
+    EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_gamma.queue_ms.mean.mean)
+        << "N = " << p.concurrency;
+    // The open loops are offered what the closed loop carried.
+    EXPECT_EQ(p.open_poisson.rate, p.throughput_rps);
+    EXPECT_EQ(p.open_gamma.rate, p.throughput_rps);
+  }
+  const LoopsPoint& top = r->points.back();
+  EXPECT_GT(top.open_poisson.ttft_ms.p99.mean, 3 * top.closed.ttft_ms.p99.mean);
+}
+
+TEST(Capacity, DeterministicServiceMatchesHandAnswer) {
+  // Constant arrivals, one request at a time, S = 1000 tokens x 10 us =
+  // 10 ms: below 100 req/s nobody waits (TTFT = S), above it the queue
+  // grows without bound. With ttft_p99 <= 15 ms the answer is 100 req/s.
+  const Scenario sc = testing::MustParse(testing::LinearScenario(
+      R"("prefill_token_s": 1e-5)",
+      R"("arrival": {"process": "constant", "rate": 50},
+         "input_len": {"dist": "fixed", "value": 1000},
+         "output_len": {"dist": "fixed", "value": 1}, "num_requests": 20000)",
+      R"("max_num_seqs": 1, "max_num_batched_tokens": 1000000)"));
+  CapacityOptions o;
+  auto slo = ParseSlo("ttft_p99=15ms");
+  ASSERT_TRUE(slo.ok());
+  o.slo = *slo;
+  o.replications = 3;
+  o.progress = false;
+  StatusOr<CapacityResult> r = FindCapacity(sc, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->where, BisectionResult::Where::kInside);
+  EXPECT_NEAR(r->max_rate, 100, 2);
+  EXPECT_NEAR(r->saturation.mu_rps, 100, 0.5);
+  // Every request meets the bound: goodput is the throughput.
+  EXPECT_NEAR(r->goodput_rps.mean, r->at_max.throughput_rps.mean, 1e-9);
+  ASSERT_EQ(r->checks.size(), 1u);
+  EXPECT_NEAR(r->checks[0].value_ms.mean, 10, 0.01);
+}
+
+}  // namespace
+}  // namespace servesim
