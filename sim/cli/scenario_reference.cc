@@ -21,7 +21,7 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.preemption             recompute (only mode, as vLLM v1)
   engine.policy                 fcfs     fcfs | shortest-prompt-first
   engine.prefix_caching         false    vLLM automatic prefix caching
-  cost_model.type               roofline roofline | linear
+  cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: gemm_compute_efficiency, gemm_memory_efficiency,
       attention_compute_efficiency, attention_memory_efficiency,
