@@ -57,8 +57,10 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
     std::snprintf(stable, sizeof stable, "%d/%d",
                   static_cast<int>(std::lround(p.stable_fraction * p.replications)),
                   p.replications);
-    std::snprintf(mg1, sizeof mg1, "%.1f", SweepMG1WaitMs(s, p.rate));
-    std::snprintf(mm1, sizeof mm1, "%.1f", SweepMM1WaitMs(s, p.rate));
+    // Theory has no steady state at rho >= 1: print "inf", not nan.
+    const double g = SweepMG1WaitMs(s, p.rate), m = SweepMM1WaitMs(s, p.rate);
+    std::snprintf(mg1, sizeof mg1, std::isfinite(g) ? "%.1f" : "inf", g);
+    std::snprintf(mm1, sizeof mm1, std::isfinite(m) ? "%.1f" : "inf", m);
     os << Col(rate, 9) << Col(util, 6) << Col(stable, 7)
        << Col(Pm(p.throughput_rps, "%.2f"), 14) << Col(Pm(p.ttft_ms.p50), 16)
        << Col(Pm(p.ttft_ms.p99), 18) << Col(Pm(p.tpot_ms.p99), 14)
