@@ -8,6 +8,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/synthetic_source.h"
+#include "sim/core/output_file.h"
 
 namespace servesim::calibrate {
 namespace {
@@ -106,12 +107,7 @@ nlohmann::json ProfileToJson(const CalibrationProfile& p) {
 }
 
 Status WriteProfile(const std::string& path, const CalibrationProfile& p) {
-  std::ofstream out(path);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  out << ProfileToJson(p).dump(1) << "\n";
-  out.close();
-  if (!out) return Status::Error(path + ": write failed");
-  return Status::Ok();
+  return WriteTextFile(path, ProfileToJson(p).dump(1) + "\n");
 }
 
 StatusOr<CalibrationProfile> ReadProfile(const std::string& path) {

@@ -94,13 +94,5 @@ nlohmann::json TimeseriesJson(const SimulationOutput& out, int num_gpu_blocks) {
           {"running", ts.running}};
 }
 
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  out << text;
-  out.close();
-  if (!out) return Status::Error(path + ": write failed");
-  return Status::Ok();
-}
 
 }  // namespace servesim

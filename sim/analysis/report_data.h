@@ -3,6 +3,8 @@
 // drawn from one representative run (CDFs, batch sizes, time series).
 #pragma once
 
+#include "sim/core/output_file.h"
+
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,7 +34,5 @@ nlohmann::json BatchSizeHistJson(const SimulationOutput& out);
 // no time series. num_gpu_blocks scales KV usage to a fraction.
 nlohmann::json TimeseriesJson(const SimulationOutput& out, int num_gpu_blocks);
 
-// Writes text to path; errors name the path.
-Status WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace servesim

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/report/histogram_svg.h"
 #include "sim/report/log_fit.h"
@@ -27,15 +28,6 @@ struct FitOptions {
   std::string plot;
 };
 
-Status WriteTo(const std::string& path,
-               const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  write(out);
-  out.close();
-  if (!out) return Status::Error(path + ": write failed");
-  return Status::Ok();
-}
 
 StatusOr<LogFit> ReadAndFit(const FitOptions& o, TraceOptions* trace) {
   return CatchConfigErrors([&] {
@@ -61,7 +53,7 @@ Status Fit(const FitOptions& o) {
   const std::string source = o.log + " (" + TraceFormatName(trace.format) + ")";
   WriteFitReport(*fit, source, std::cout);
   if (!o.out.empty()) {
-    Status st = WriteTo(o.out, [&](std::ostream& os) {
+    Status st = WriteFileWith(o.out, [&](std::ostream& os) {
       os << FitScenarioJson(*fit, o.log).dump(2) << "\n";
     });
     if (!st.ok()) return st;
@@ -69,7 +61,7 @@ Status Fit(const FitOptions& o) {
               << ")\n";
   }
   if (!o.plot.empty()) {
-    Status st = WriteTo(o.plot, [&](std::ostream& os) {
+    Status st = WriteFileWith(o.plot, [&](std::ostream& os) {
       WriteLengthHistogramSvg(fit->prompt.sorted, fit->completion.sorted, os);
     });
     if (!st.ok()) return st;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/report/writers.h"
 
@@ -19,15 +20,6 @@ struct RunOptions {
   bool quiet = false;
 };
 
-Status WriteFile(const std::string& path,
-                 const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  write(out);
-  out.close();
-  if (!out) return Status::Error(path + ": write failed");
-  return Status::Ok();
-}
 
 Status Run(const RunOptions& o) {
   StatusOr<Scenario> sc =
@@ -43,13 +35,13 @@ Status Run(const RunOptions& o) {
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate());
   if (!o.quiet) WriteConsoleReport(*sc, summary, std::cout);
   if (!o.save_result.empty()) {
-    Status st = WriteFile(o.save_result, [&](std::ostream& os) {
+    Status st = WriteFileWith(o.save_result, [&](std::ostream& os) {
       os << ResultJson(*sc, summary).dump(2) << "\n";
     });
     if (!st.ok()) return st;
   }
   if (!o.save_detailed.empty()) {
-    Status st = WriteFile(o.save_detailed,
+    Status st = WriteFileWith(o.save_detailed,
                           [&](std::ostream& os) { WriteDetailedCsv(out, os); });
     if (!st.ok()) return st;
   }

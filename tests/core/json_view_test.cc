@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/text_assertions.h"
+
 #include <string>
 #include <string_view>
 
@@ -24,16 +26,7 @@ std::string ErrorOf(Fn fn) {
 }
 
 // Passes when `text` contains every one of `parts`; prints `text` if not.
-::testing::AssertionResult Contains(
-    const std::string& text, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (text.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "\"" << text << "\" lacks \"" << p << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using testing::Contains;
 
 TEST(JsonViewTest, UnknownKeySuggestsTheNearestAllowedKey) {
   const nlohmann::json j = {{"rate", 3}, {"burstines", 0.5}};

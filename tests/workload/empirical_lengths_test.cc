@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/text_assertions.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -25,16 +27,7 @@ namespace {
 constexpr char kShareGpt[] =
     "../shared/traces/sharegpt_8k_filtered_stats_llama2_tokenizer.csv";
 
-::testing::AssertionResult Contains(
-    const std::string& text, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (text.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "\"" << text << "\" lacks \"" << p << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using testing::Contains;
 
 std::string WriteTemp(const std::string& name, const std::string& content) {
   const std::string path = ::testing::TempDir() + "servesim_empirical_" + name;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/text_assertions.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -30,16 +32,7 @@ std::string ErrorOf(const std::string& json) {
   return "";
 }
 
-::testing::AssertionResult Contains(
-    const std::string& text, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (text.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "\"" << text << "\" lacks \"" << p << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using testing::Contains;
 
 std::vector<int32_t> Draw(const LengthDistribution& d, int n,
                           uint64_t seed = 11) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/text_assertions.h"
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -33,16 +35,7 @@ std::string ErrorOf(const std::string& json) {
   return "";
 }
 
-::testing::AssertionResult Contains(
-    const std::string& text, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (text.find(p) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "\"" << text << "\" lacks \"" << p << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using testing::Contains;
 
 // A request as the driver hands it over: lengths drawn, stream id set.
 RequestSpec Drawn(int32_t prompt_len, int32_t output_len = 7) {
