@@ -5,12 +5,26 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/status.h"
 #include "sim/scenario/scenario.h"
 
 namespace servesim {
+
+// Options every analysis subcommand takes.
+struct AnalysisCliOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  int replications = 5;
+  int jobs = 0;
+  std::string json, html;
+};
+
+// Registers the scenario argument, --set, -r (`per` says per what),
+// -j, --json and --html.
+void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per);
 
 // The file, or the embedded default scenario when `path` is empty.
 StatusOr<Scenario> LoadScenarioArg(const std::string& path,

@@ -10,14 +10,9 @@
 namespace servesim {
 namespace {
 
-struct CapacityCliOptions {
-  std::string scenario;
-  std::vector<std::string> sets;
+struct CapacityCliOptions : AnalysisCliOptions {
   std::string slo, candidates, prices;
   double target_rate = 0;
-  int replications = 5;
-  int jobs = 0;
-  std::string json, html;
 };
 
 Status RunCapacityCommand(const CapacityCliOptions& o) {
@@ -54,8 +49,7 @@ Command AddCapacityCommand(CLI::App* app) {
       "capacity",
       "Highest arrival rate per replica meeting an SLO (bisection, 95% "
       "bounds), goodput, replicas and cost per candidate GPU x TP");
-  cmd->add_option("scenario", o->scenario, "Scenario JSON file (default: embedded chat)");
-  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)");
+  AddAnalysisOptions(cmd, o.get(), "per rate");
   cmd->add_option("--slo", o->slo,
                   "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms[,e2el_p99=30s]")
       ->required();
@@ -68,13 +62,6 @@ Command AddCapacityCommand(CLI::App* app) {
                   "(default: the scenario's hardware)");
   cmd->add_option("--prices", o->prices,
                   "$/GPU-hour table (default models/gpu_prices.json: example list prices)");
-  cmd->add_option("-r,--replications", o->replications,
-                  "Replications per rate; replication k uses seed = scenario seed + k")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", o->json, "Write the report data as JSON");
-  cmd->add_option("--html", o->html, "Write the self-contained HTML report");
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunCapacityCommand(*o);

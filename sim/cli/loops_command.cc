@@ -9,14 +9,10 @@
 namespace servesim {
 namespace {
 
-struct LoopsCliOptions {
-  std::string scenario;
-  std::vector<std::string> sets;
+struct LoopsCliOptions : AnalysisCliOptions {
+  LoopsCliOptions() { replications = 3; }
   std::string concurrency;
   double burstiness = 0.5;
-  int replications = 3;
-  int jobs = 0;
-  std::string json, html;
 };
 
 Status RunLoopsCommand(const LoopsCliOptions& o) {
@@ -52,21 +48,13 @@ Command AddLoopsCommand(CLI::App* app) {
       "loops",
       "The lesson: closed loop of N clients vs open-loop Poisson and gamma "
       "arrivals at the same achieved throughput");
-  cmd->add_option("scenario", o->scenario, "Scenario JSON file (default: embedded chat)");
-  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)");
+  AddAnalysisOptions(cmd, o.get(), "per run");
   cmd->add_option("--concurrency", o->concurrency,
                   "Closed-loop client counts, e.g. 8,32,128 (default 1,2,4,... "
                   "up to max_num_seqs)");
   cmd->add_option("--burstiness", o->burstiness,
                   "Gamma shape of the bursty open loop (1 = Poisson, < 1 burstier)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("-r,--replications", o->replications,
-                  "Replications per run; replication k uses seed = scenario seed + k")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", o->json, "Write the report data as JSON");
-  cmd->add_option("--html", o->html, "Write the self-contained HTML report");
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunLoopsCommand(*o);

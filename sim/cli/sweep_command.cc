@@ -13,13 +13,9 @@
 namespace servesim {
 namespace {
 
-struct SweepCliOptions {
-  std::string scenario;
-  std::vector<std::string> sets;
+struct SweepCliOptions : AnalysisCliOptions {
   std::string utilizations, rates;
-  int replications = 5;
-  int jobs = 0;
-  std::string json, csv, html;
+  std::string csv;
 };
 
 Status RunSweepCommand(const SweepCliOptions& o) {
@@ -58,20 +54,11 @@ Command AddSweepCommand(CLI::App* app) {
       "sweep",
       "Latency vs load: estimate the saturation throughput mu, then run the "
       "scenario at fractions of mu (or at --rates), R replications each");
-  cmd->add_option("scenario", o->scenario, "Scenario JSON file (default: embedded chat)");
-  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)");
+  AddAnalysisOptions(cmd, o.get(), "per point");
   cmd->add_option("--utilizations", o->utilizations,
                   "Target utilizations of mu (default 0.5,0.7,0.85,0.9,0.95,1.0,1.05)");
   cmd->add_option("--rates", o->rates, "Explicit arrival rates in req/s, e.g. 10,20,30");
-  cmd->add_option("-r,--replications", o->replications,
-                  "Independent replications per point; replication k uses seed "
-                  "= scenario seed + k")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", o->json, "Write the report data as JSON");
   cmd->add_option("--csv", o->csv, "Write one CSV row per point");
-  cmd->add_option("--html", o->html, "Write the self-contained HTML report");
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunSweepCommand(*o);
