@@ -40,6 +40,13 @@ struct OpTiming {
   int repetitions = 0;
 };
 
+// One executed step (a whole forward pass of the layer stack for one batch
+// composition), timed like an op: median and p10/p90 of repetitions.
+struct StepTiming {
+  double median_s = 0, p10_s = 0, p90_s = 0;
+  int repetitions = 0;
+};
+
 struct DeviceInfo {
   std::string name;          // e.g. "NVIDIA H200"
   std::string driver;        // driver version string

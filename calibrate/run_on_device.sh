@@ -64,22 +64,24 @@ else
 fi
 cal="$build/servesim-calibrate"
 
-# calibrate MODEL TP BUDGET: profile + validation report, or a logged skip.
+# calibrate MODEL TP BUDGET VALIDATE_BUDGET: profile + validation report
+# (120 steps of scenarios/calibration_steps.json executed as real forward
+# passes), or a logged skip.
 calibrate() {
-  local model=$1 tp=$2 budget=$3 name
+  local model=$1 tp=$2 budget=$3 vbudget=$4 name
   name="$prefix-$model"; [ "$tp" -gt 1 ] && name="$name-tp$tp"
   step "$cal" run --model "$model" --tp "$tp" --gpu "$gpu" \
       --budget-s "$budget" --out "$out/$name.json" "${dry[@]}" || return 1
   step bash -c '"$0" validate --profile "$1" --out "$2" "${@:4}" | tee "$3"' \
       "$cal" "$out/$name.json" "$out/validation-$name.json" \
-      "$out/validation-$name.txt" "${dry[@]}" || return 1
+      "$out/validation-$name.txt" --budget-s "$vbudget" "${dry[@]}" || return 1
   say "wrote $out/$name.json and $out/validation-$name.{json,txt}"
 }
 
-calibrate llama-3.1-8b 1 150
+calibrate llama-3.1-8b 1 150 45
 for tp in 4 8; do
-  if [ "$(left)" -gt 120 ]; then
-    calibrate llama-3.1-70b "$tp" 50 || say "70B tp=$tp did not finish"
+  if [ "$(left)" -gt 130 ]; then
+    calibrate llama-3.1-70b "$tp" 50 30 || say "70B tp=$tp did not finish"
   else
     say "SKIPPED llama-3.1-70b tp=$tp: $(left) s left"
   fi

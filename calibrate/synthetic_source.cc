@@ -35,12 +35,36 @@ std::vector<OpTiming> SyntheticTimings(const ModelSpec& model,
   std::vector<OpTiming> out;
   out.reserve(points.size());
   for (const OpPoint& p : points) {
+    // The elementwise op is four kernels (two norms, rotary, SiLU-mul).
+    const double launches = p.kind == OpKind::kElementwise ? 4 : 1;
     const double clean =
-        o.launch_s + RooflineOpTime(model, gpu, tp, p, o.roofline);
+        launches * o.launch_s + RooflineOpTime(model, gpu, tp, p, o.roofline);
     OpTiming t;
     t.point = p;
     t.median_s = clean * std::exp(o.noise_sigma * rng.StandardNormal());
     // The spread of repeated runs: z(0.9) = 1.2816 sigma either side.
+    t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
+    t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
+    t.repetitions = o.repetitions;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<StepTiming> SyntheticStepTimings(const ModelSpec& model,
+                                             const GpuSpec& gpu, int tp,
+                                             const std::vector<BatchShape>& steps,
+                                             const SyntheticOptions& o) {
+  Rng rng(o.seed, "calibrate-dry-run-steps");
+  const RooflineCostModel roofline(model, gpu, tp, o.roofline);
+  // Per layer: 2 norms, 4 GEMMs, rotary, SiLU-mul, one or two attentions.
+  const double kernels = 9.0 * model.num_layers + 2;
+  std::vector<StepTiming> out;
+  out.reserve(steps.size());
+  for (const BatchShape& b : steps) {
+    const double clean = roofline.StepTime(b).Kernels() + kernels * o.launch_s;
+    StepTiming t;
+    t.median_s = clean * std::exp(o.noise_sigma * rng.StandardNormal());
     t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
     t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
     t.repetitions = o.repetitions;

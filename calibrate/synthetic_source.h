@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "calibrate/op_timing.h"
+#include "sim/cost/cost_model.h"
 #include "sim/cost/roofline_cost_model.h"
 
 namespace servesim::calibrate {
@@ -31,6 +32,14 @@ std::vector<OpTiming> SyntheticTimings(const ModelSpec& model,
                                        const GpuSpec& gpu, int tp,
                                        const std::vector<OpPoint>& points,
                                        const SyntheticOptions& o);
+
+// Dry-run stand-in for executed steps: the roofline model's kernel time of
+// each step plus one launch constant per kernel of the forward pass, with
+// log-normal noise. Not a measurement.
+std::vector<StepTiming> SyntheticStepTimings(const ModelSpec& model,
+                                             const GpuSpec& gpu, int tp,
+                                             const std::vector<BatchShape>& steps,
+                                             const SyntheticOptions& o);
 
 // A DeviceInfo that names itself as synthetic, with the GPU's datasheet
 // memory and no measured ceilings.

@@ -1,147 +1,174 @@
-// Profile validation on off-grid steps (see validate.h).
+// Predicted vs executed steps (see validate.h).
 #include "calibrate/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <tuple>
+#include <numeric>
+#include <stdexcept>
 
-#include "calibrate/fit.h"
+#include "calibrate/step_sample.h"
+#include "sim/metrics/stats.h"
 
 namespace servesim::calibrate {
 namespace {
 
-struct Term {
-  OpPoint point;
-  double count;  // how many times the kernel runs in the step
-};
-
-struct StepSpec {
-  std::string name;
-  std::vector<Term> terms;
-};
-
-// Kernels of a step with `decode` sequences at `ctx` and one prefill of
-// `chunk` tokens after `cached` tokens (either part may be empty).
-StepSpec Step(const ModelSpec& m, int64_t decode, int64_t ctx, int64_t chunk,
-              int64_t cached) {
-  StepSpec s;
-  char buf[64];
-  if (decode > 0) {
-    std::snprintf(buf, sizeof buf, "decode b=%lld ctx=%lld",
-                  static_cast<long long>(decode), static_cast<long long>(ctx));
-    s.name = buf;
-  }
-  if (chunk > 0) {
-    std::snprintf(buf, sizeof buf, "%sprefill %lld after %lld",
-                  s.name.empty() ? "" : " + ", static_cast<long long>(chunk),
-                  static_cast<long long>(cached));
-    s.name += buf;
-  }
-  const double layers = m.num_layers;
-  const int64_t tokens = decode + chunk;
-  for (OpKind k : {OpKind::kGemmQkv, OpKind::kGemmO, OpKind::kGemmGateUp,
-                   OpKind::kGemmDown, OpKind::kElementwise}) {
-    s.terms.push_back({{k, tokens, 0, 0}, layers});
-  }
-  s.terms.push_back({{OpKind::kGemmLmHead, decode + (chunk > 0), 0, 0}, 1});
-  if (decode > 0) {
-    s.terms.push_back({{OpKind::kDecodeAttention, 0, decode, ctx}, layers});
-  }
-  if (chunk > 0) {
-    s.terms.push_back({{OpKind::kPrefillAttention, chunk, 1, cached}, layers});
-  }
-  return s;
+// Step indices ordered by |error| of model m, worst first.
+std::vector<size_t> WorstSteps(const ModelErrors& m, int worst) {
+  std::vector<size_t> idx(m.error_pct.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return std::fabs(m.error_pct[a]) > std::fabs(m.error_pct[b]);
+  });
+  idx.resize(std::min<size_t>(idx.size(), std::max(worst, 0)));
+  return idx;
 }
 
-std::vector<StepSpec> Steps(const ModelSpec& m) {
-  return {Step(m, 1, 700, 0, 0),      Step(m, 7, 3000, 0, 0),
-          Step(m, 48, 1500, 0, 0),    Step(m, 200, 6000, 0, 0),
-          Step(m, 384, 12000, 0, 0),  Step(m, 0, 0, 300, 0),
-          Step(m, 0, 0, 3000, 0),     Step(m, 0, 0, 1500, 5000),
-          Step(m, 0, 0, 6000, 20000), Step(m, 64, 2500, 768, 1200),
-          Step(m, 160, 900, 2048, 0)};
+std::string Context(const ValidationContext& c, size_t steps) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%zu steps sampled evenly from %lld steps of a simulated run of "
+                "%s (seed %llu); %s tp=%d; measured by %s on %s%s; %d of %d "
+                "layers with their own weights and KV",
+                steps, static_cast<long long>(c.simulated_steps),
+                c.scenario.c_str(), static_cast<unsigned long long>(c.seed),
+                c.model.c_str(), c.tp, c.measured_by.c_str(), c.device.c_str(),
+                c.synthetic ? " [SYNTHETIC: not a measurement]" : "",
+                c.distinct_layers, c.total_layers);
+  return buf;
 }
-
-struct PointLess {
-  bool operator()(const OpPoint& a, const OpPoint& b) const {
-    return std::tie(a.kind, a.tokens, a.batch, a.context) <
-           std::tie(b.kind, b.tokens, b.batch, b.context);
-  }
-};
 
 }  // namespace
 
-double StepCheck::ErrorPct() const {
-  return 100 * (predicted_s - measured_s) / measured_s;
-}
-
-ValidationReport ValidateProfile(const CalibrationProfile& profile,
-                                 const ModelSpec& model, const TimeFn& time) {
-  const std::vector<StepSpec> steps = Steps(model);
-  std::vector<OpPoint> points;
-  std::map<OpPoint, double, PointLess> measured;
-  for (const StepSpec& s : steps) {
-    for (const Term& t : s.terms) {
-      if (measured.emplace(t.point, 0).second) points.push_back(t.point);
+StepValidation ValidateSteps(const std::vector<BatchShape>& steps,
+                             const std::vector<StepTiming>& measured,
+                             const std::vector<NamedCostModel>& models) {
+  if (steps.size() != measured.size() || steps.empty()) {
+    throw std::invalid_argument("validate: " + std::to_string(steps.size()) +
+                                " steps but " + std::to_string(measured.size()) +
+                                " measurements");
+  }
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (!(measured[i].median_s > 0) || !std::isfinite(measured[i].median_s)) {
+      throw std::invalid_argument("validate: step " + std::to_string(i) +
+                                  " has no positive measured time");
     }
   }
-  for (const OpTiming& t : time(points)) measured[t.point] = t.median_s;
-  ValidationReport r;
-  for (const StepSpec& s : steps) {
-    StepCheck c;
-    c.name = s.name;
-    for (const Term& t : s.terms) {
-      const ProfileOp op = ToProfileOp(t.point.kind);
-      c.measured_s += t.count * measured[t.point];
-      c.predicted_s +=
-          t.count * PredictOp(profile.Fit(op), FeaturesOf(op, ToShape(t.point),
-                                                          model, profile.tp));
+  StepValidation v{steps, measured, {}};
+  for (const NamedCostModel& nm : models) {
+    ModelErrors e;
+    e.name = nm.name;
+    e.description = nm.model->Describe();
+    std::map<std::string, std::pair<double, int>> by_class;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const double pred = nm.model->StepTime(steps[i]).Kernels();
+      const double err = 100 * (pred - measured[i].median_s) / measured[i].median_s;
+      e.predicted_s.push_back(pred);
+      e.error_pct.push_back(err);
+      e.mape_pct += std::fabs(err) / steps.size();
+      e.bias_pct += err / steps.size();
+      auto& [sum, n] = by_class[StepClass(steps[i])];
+      sum += std::fabs(err);
+      ++n;
     }
-    r.mape_pct += std::fabs(c.ErrorPct()) / steps.size();
-    r.worst_abs_pct = std::max(r.worst_abs_pct, std::fabs(c.ErrorPct()));
-    r.steps.push_back(c);
+    for (const auto& [cls, sn] : by_class) {
+      e.class_mape_pct[cls] = sn.first / sn.second;
+    }
+    std::vector<double> abs_err;
+    for (double x : e.error_pct) abs_err.push_back(std::fabs(x));
+    std::sort(abs_err.begin(), abs_err.end());
+    e.p50_abs_pct = PercentileOfSorted(abs_err, 50);
+    e.p99_abs_pct = PercentileOfSorted(abs_err, 99);
+    v.models.push_back(std::move(e));
   }
-  return r;
+  return v;
 }
 
-nlohmann::json ValidationJson(const ValidationReport& r,
-                              const CalibrationProfile& profile,
-                              const std::string& profile_path) {
+nlohmann::json ValidationJson(const StepValidation& v,
+                              const ValidationContext& c, int worst) {
+  nlohmann::json models = nlohmann::json::object();
+  for (const ModelErrors& m : v.models) {
+    nlohmann::json w = nlohmann::json::array();
+    for (size_t i : WorstSteps(m, worst)) {
+      w.push_back({{"step", StepLabel(v.steps[i])},
+                   {"measured_s", v.measured[i].median_s},
+                   {"predicted_s", m.predicted_s[i]},
+                   {"error_pct", m.error_pct[i]}});
+    }
+    models[m.name] = {{"cost_model", m.description},
+                      {"mape_pct", m.mape_pct},
+                      {"p50_abs_error_pct", m.p50_abs_pct},
+                      {"p99_abs_error_pct", m.p99_abs_pct},
+                      {"mean_signed_error_pct", m.bias_pct},
+                      {"mape_pct_by_step_class", m.class_mape_pct},
+                      {"worst_steps", w}};
+  }
   nlohmann::json steps = nlohmann::json::array();
-  for (const StepCheck& c : r.steps) {
-    steps.push_back({{"step", c.name},
-                     {"measured_s", c.measured_s},
-                     {"predicted_s", c.predicted_s},
-                     {"error_pct", c.ErrorPct()}});
+  for (size_t i = 0; i < v.steps.size(); ++i) {
+    nlohmann::json seqs = nlohmann::json::array();
+    for (const SeqWork& s : v.steps[i].seqs) {
+      seqs.push_back({s.new_tokens, s.context_tokens, s.samples});
+    }
+    nlohmann::json pred = nlohmann::json::object();
+    for (const ModelErrors& m : v.models) pred[m.name] = m.predicted_s[i];
+    steps.push_back({{"class", StepClass(v.steps[i])},
+                     {"label", StepLabel(v.steps[i])},
+                     {"seqs_new_context_samples", seqs},
+                     {"measured_median_s", v.measured[i].median_s},
+                     {"measured_p10_s", v.measured[i].p10_s},
+                     {"measured_p90_s", v.measured[i].p90_s},
+                     {"repetitions", v.measured[i].repetitions},
+                     {"predicted_s", pred}});
   }
-  return {{"profile", profile_path},
-          {"device", profile.device.name},
-          {"synthetic", profile.synthetic},
-          {"model", profile.model},
-          {"tp", profile.tp},
-          {"excluded", "host step overhead and tensor-parallel all-reduces"},
-          {"steps", steps},
-          {"mape_pct", r.mape_pct},
-          {"worst_abs_error_pct", r.worst_abs_pct}};
+  return {{"context", Context(c, v.steps.size())},
+          {"profile", c.profile_path},
+          {"device", c.device},
+          {"driver", c.driver},
+          {"synthetic", c.synthetic},
+          {"model", c.model},
+          {"tp", c.tp},
+          {"scenario", c.scenario},
+          {"seed", c.seed},
+          {"measured_by", c.measured_by},
+          {"distinct_layers", c.distinct_layers},
+          {"total_layers", c.total_layers},
+          {"compared", "GPU kernel time of the forward pass; all-reduces and "
+                       "host overhead excluded on both sides"},
+          {"models", models},
+          {"steps", steps}};
 }
 
-std::string ValidationTable(const ValidationReport& r) {
-  std::string out =
-      "  step                                         measured ms  "
-      "predicted ms   error\n";
-  char line[160];
-  for (const StepCheck& c : r.steps) {
-    std::snprintf(line, sizeof line, "  %-44s %11.3f %13.3f %+7.2f%%\n",
-                  c.name.c_str(), c.measured_s * 1e3, c.predicted_s * 1e3,
-                  c.ErrorPct());
+std::string ValidationTable(const StepValidation& v,
+                            const ValidationContext& c, int worst) {
+  std::string out = "  " + Context(c, v.steps.size()) + "\n";
+  out += "  compared: GPU kernel time of the forward pass (all-reduces and "
+         "host overhead excluded on both sides)\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-11s %8s %9s %9s %9s   %s\n", "cost model",
+                "MAPE", "p50 |err|", "p99 |err|", "bias", "MAPE by step class");
+  out += line;
+  for (const ModelErrors& m : v.models) {
+    std::string cls;
+    for (const auto& [k, x] : m.class_mape_pct) {
+      char b[48];
+      std::snprintf(b, sizeof b, "%s%s %.2f%%", cls.empty() ? "" : ", ", k.c_str(), x);
+      cls += b;
+    }
+    std::snprintf(line, sizeof line, "  %-11s %7.2f%% %8.2f%% %8.2f%% %+8.2f%%   %s\n",
+                  m.name.c_str(), m.mape_pct, m.p50_abs_pct, m.p99_abs_pct,
+                  m.bias_pct, cls.c_str());
     out += line;
   }
-  std::snprintf(line, sizeof line,
-                "  step MAPE %.2f%%, worst |error| %.2f%% (kernels only: host "
-                "overhead and all-reduces excluded)\n",
-                r.mape_pct, r.worst_abs_pct);
-  return out + line;
+  for (const ModelErrors& m : v.models) {
+    out += "  worst steps for " + m.name + " (measured ms, predicted ms, error):\n";
+    for (size_t i : WorstSteps(m, worst)) {
+      std::snprintf(line, sizeof line, "    %9.3f %9.3f %+8.2f%%  %s\n",
+                    v.measured[i].median_s * 1e3, m.predicted_s[i] * 1e3,
+                    m.error_pct[i], StepLabel(v.steps[i]).c_str());
+      out += line;
+    }
+  }
+  return out;
 }
 
 }  // namespace servesim::calibrate

@@ -13,8 +13,10 @@
 #include "calibrate/fit.h"
 #include "calibrate/grid.h"
 #include "calibrate/profile.h"
+#include "calibrate/step_sample.h"
 #include "calibrate/synthetic_source.h"
 #include "calibrate/validate.h"
+#include "sim/core/paths.h"
 #include "sim/model/model_loader.h"
 
 #ifdef SERVESIM_HAVE_GPU_HARNESS
@@ -35,6 +37,9 @@ struct Options {
   bool dry_run = false;
   uint64_t seed = 1;
   int holdout_every = 4;
+  std::string scenario = "scenarios/calibration_steps.json";  // validate
+  std::vector<std::string> sets;  // validate: --set overrides
+  int steps = 120, worst = 8;
 };
 
 // The device, or an error Status when there is none to time on.
@@ -103,7 +108,11 @@ Status Run(const Options& o) {
     if (!dev.ok()) return dev.status();
     in.device = *dev;
 #ifdef SERVESIM_HAVE_GPU_HARNESS
-    timings = TimeOps(*model, o.tp, grid, o.budget_s);
+    try {
+      timings = TimeOps(*model, o.tp, grid, o.budget_s);
+    } catch (const std::exception& e) {
+      return Status::Error(std::string("timing on the GPU failed: ") + e.what());
+    }
 #endif
   }
   std::vector<OpFit> fits;
@@ -121,43 +130,84 @@ Status Run(const Options& o) {
   return Status::Ok();
 }
 
+// The scenario whose steps validate a profile (scenarios/calibration_steps
+// .json unless told otherwise), with model, GPU, tp and cost model taken from the profile
+// so the sampled batches are those the calibrated simulator produces.
+StatusOr<Scenario> ValidationScenario(const Options& o,
+                                      const CalibrationProfile& p) {
+  std::vector<std::string> sets = {
+      "model=" + p.model, "hardware.gpu=" + p.gpu,
+      "hardware.tp=" + std::to_string(p.tp),
+      "cost_model=" + nlohmann::json{{"type", "calibrated"},
+                                     {"profile", o.profile}}
+                          .dump()};
+  sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+  return LoadScenarioFile(ResolveDataPath(o.scenario), sets);
+}
+
 Status Validate(const Options& o) {
   // The GPU check comes first so that, without one, the answer is about the
   // GPU and not about whichever input happens to be wrong.
+  ValidationContext ctx;
   if (!o.dry_run) {
     StatusOr<DeviceInfo> dev = RequireDevice();
     if (!dev.ok()) return dev.status();
+    ctx.device = dev->name;
+    ctx.driver = dev->driver;
+    ctx.measured_by = "graph-captured forward passes (CUDA events, median)";
   }
   StatusOr<CalibrationProfile> p = ReadProfile(o.profile);
   if (!p.ok()) return p.status();
-  StatusOr<ModelSpec> model =
-      CatchConfigErrors([&] { return LoadModelSpec(p->model); });
-  if (!model.ok()) return model.status();
-  TimeFn time;
+  StatusOr<Scenario> sc = ValidationScenario(o, *p);
+  if (!sc.ok()) return sc.status();
+  StepSample sample;
+  try {
+    sample = SampleSteps(*sc, o.steps);
+  } catch (const std::invalid_argument& e) {
+    return Status::Error(e.what());
+  }
+  ctx.profile_path = o.profile;
+  ctx.model = p->model;
+  ctx.tp = p->tp;
+  ctx.scenario = sc->file;
+  ctx.seed = sc->seed;
+  ctx.simulated_steps = sample.simulated_steps;
+  ctx.total_layers = sc->model.num_layers;
+  std::vector<StepTiming> measured;
   if (o.dry_run) {
-    StatusOr<GpuSpec> gpu =
-        CatchConfigErrors([&] { return LoadGpuSpec(p->gpu); });
-    if (!gpu.ok()) return gpu.status();
     SyntheticOptions so;
     so.seed = o.seed + 1000;  // fresh noise: not the draws the fit saw
-    time = [&, so, g = *gpu](const std::vector<OpPoint>& pts) {
-      return SyntheticTimings(*model, g, p->tp, pts, so);
-    };
+    measured = SyntheticStepTimings(sc->model, sc->gpu, p->tp, sample.steps, so);
+    ctx.device = kDryRunDeviceName;
+    ctx.driver = "none";
+    ctx.synthetic = true;
+    ctx.measured_by = "the roofline model plus launch constants and noise";
+    ctx.distinct_layers = ctx.total_layers;
   } else {
 #ifdef SERVESIM_HAVE_GPU_HARNESS
-    time = [&](const std::vector<OpPoint>& pts) {
-      return TimeOps(*model, p->tp, pts, o.budget_s);
-    };
+    try {
+      measured = TimeSteps(sc->model, p->tp, sample.steps, o.budget_s,
+                           &ctx.distinct_layers);
+    } catch (const std::exception& e) {
+      return Status::Error(std::string("executing steps on the GPU failed: ") +
+                           e.what());
+    }
 #endif
   }
-  const ValidationReport r = ValidateProfile(*p, *model, time);
-  std::printf("servesim-calibrate validate: %s (%s%s)\n", o.profile.c_str(),
-              p->device.name.c_str(),
-              o.dry_run ? "; measured side is synthetic" : "");
-  std::fputs(ValidationTable(r).c_str(), stdout);
+  const RooflineCostModel roofline(sc->model, sc->gpu, p->tp, RooflineParams{});
+  StepValidation v;
+  try {
+    v = ValidateSteps(sample.steps, measured,
+                      {{"calibrated", sc->cost_model.get()},
+                       {"roofline", &roofline}});
+  } catch (const std::invalid_argument& e) {
+    return Status::Error(e.what());
+  }
+  std::printf("servesim-calibrate validate: %s\n", o.profile.c_str());
+  std::fputs(ValidationTable(v, ctx, o.worst).c_str(), stdout);
   if (!o.out.empty()) {
     std::ofstream out(o.out);
-    out << ValidationJson(r, *p, o.profile).dump(2) << "\n";
+    out << ValidationJson(v, ctx, o.worst).dump(2) << "\n";
     if (!out) return Status::Error(o.out + ": cannot write validation report");
   }
   return Status::Ok();
@@ -189,8 +239,17 @@ int main(int argc, char** argv) {
       "--dry-run", run_o.dry_run,
       "Synthetic timings from the roofline model (no GPU; not a measurement)");
   CLI::App* val =
-      app.add_subcommand("validate", "Check a profile on off-grid steps");
+      app.add_subcommand("validate", "Execute simulated steps and compare them with the profile's (and the roofline's) predictions");
   val->add_option("--profile", val_o.profile, "Profile JSON")->required();
+  val->add_option("--scenario", val_o.scenario,
+                  "Scenario whose simulated steps are executed (default "
+                  "scenarios/calibration_steps.json); model, GPU, tp and cost "
+                  "model come from the profile");
+  val->add_option("--set", val_o.sets, "Scenario override key.path=value");
+  val->add_option("--steps", val_o.steps, "Steps to sample and execute")
+      ->check(CLI::Range(1, 100000));
+  val->add_option("--worst", val_o.worst, "Worst steps to list per model")
+      ->check(CLI::Range(0, 1000));
   val->add_option("--out", val_o.out, "Validation report JSON to write");
   val->add_option("--budget-s", val_o.budget_s, "GPU time budget");
   val->add_option("--seed", val_o.seed, "Dry-run noise seed");

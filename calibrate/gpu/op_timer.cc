@@ -50,7 +50,8 @@ class Events {
 }  // namespace
 
 TimingStats TimeOnStream(const std::function<void(int)>& launch,
-                         cudaStream_t stream, double budget_s) {
+                         cudaStream_t stream, double budget_s,
+                         bool may_capture) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -66,7 +67,7 @@ TimingStats TimeOnStream(const std::function<void(int)>& launch,
   // per replay and divided by `per`.
   int per = 1;
   cudaGraphExec_t exec = nullptr;
-  if (one < kGraphBelowS) {
+  if (may_capture && one < kGraphBelowS) {
     per = std::clamp(static_cast<int>(kGraphTargetS / std::max(one, 1e-6)), 2, 64);
     cudaGraph_t graph;
     SERVESIM_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

@@ -18,8 +18,10 @@ struct TimingStats {
 
 // Launches asynchronously on `stream` (must not be the legacy default
 // stream, so it can be captured). Runs at least 5 and at most 200 timed
-// repetitions, stopping once budget_s of wall time is spent.
+// repetitions, stopping once budget_s of wall time is spent. may_capture =
+// false when launch() itself launches a graph (never nest captures).
 TimingStats TimeOnStream(const std::function<void(int)>& launch,
-                         cudaStream_t stream, double budget_s);
+                         cudaStream_t stream, double budget_s,
+                         bool may_capture = true);
 
 }  // namespace servesim::calibrate::gpu

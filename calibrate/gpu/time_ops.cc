@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "calibrate/gpu/cuda_check.h"
+#include "calibrate/gpu/device_arena.h"
 #include "calibrate/gpu/op_timer.h"
 #include "calibrate/gpu_harness_api.h"
 #include "kernels/attention.h"
@@ -31,41 +32,8 @@ namespace {
 using kernels::Bf16;
 constexpr int kBlockSize = 16;
 
-// Device allocations of one point, freed together.
-class Arena {
- public:
-  ~Arena() {
-    for (void* p : ptrs_) cudaFree(p);
-  }
-  template <typename T>
-  T* Alloc(size_t n) {
-    void* p = nullptr;
-    SERVESIM_CUDA(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)));
-    ptrs_.push_back(p);
-    return static_cast<T*>(p);
-  }
-  Bf16* Random(size_t n, cudaStream_t s, float scale = 1.f) {
-    Bf16* p = Alloc<Bf16>(n);
-    gpu::Check(kernels::LaunchFillRandomBf16(p, n, ++seed_, scale, s), "fill");
-    return p;
-  }
-  int32_t* Upload(const std::vector<int32_t>& v) {
-    int32_t* p = Alloc<int32_t>(v.size());
-    SERVESIM_CUDA(cudaMemcpy(p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
-    return p;
-  }
-
- private:
-  std::vector<void*> ptrs_;
-  uint64_t seed_ = 0;
-};
-
-struct Shard {
-  int hidden, heads, kv_heads, head_dim, inter, vocab;
-  Shard(const ModelSpec& m, int tp)
-      : hidden(m.hidden_size), heads(m.num_heads / tp), kv_heads(m.KvHeadsPerGpu(tp)),
-        head_dim(m.head_dim), inter(m.intermediate_size / tp), vocab(m.vocab_size / tp) {}
-};
+using gpu::Arena;
+using gpu::Shard;
 
 struct Env {
   cudaStream_t stream;

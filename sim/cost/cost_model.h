@@ -41,6 +41,11 @@ struct StepCost {
   double comm_s = 0;          // tensor-parallel all-reduces
   double other_s = 0;         // memory-bound rest (norms, rotary, activations)
   double overhead_s = 0;      // per-step fixed cost (launch, scheduling)
+  // What one GPU's kernels take: no all-reduces, no host overhead (what a
+  // timed, graph-captured forward pass on one GPU measures).
+  double Kernels() const {
+    return gemm_s + attn_prefill_s + attn_decode_s + other_s;
+  }
   double Total() const {
     return gemm_s + attn_prefill_s + attn_decode_s + comm_s + other_s +
            overhead_s;
