@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One calibration session on a GPU machine, in at most 8 minutes: build for
 # Hopper (sm_90a), run the kernel correctness tests (ctest label "gpu"),
-# measure ceilings, calibrate Llama-3.1-8B at tp 1 (and, time allowing, the
+# measure ceilings and the attention kernels' fractions of them, calibrate
+# Llama-3.1-8B at tp 1 (and, time allowing, the
 # Llama-3.1-70B layer shapes at tp 4 and 8), validate, and leave the
 # profiles, validation reports and a log in OUTDIR.
 #
@@ -77,6 +78,11 @@ calibrate() {
       "$out/validation-$name.txt" --budget-s "$vbudget" "${dry[@]}" || return 1
   say "wrote $out/$name.json and $out/validation-$name.{json,txt}"
 }
+
+# Attention kernels against the measured ceilings (reported, not asserted).
+step bash -c '"$0" kernel-speed --gpu "$1" --budget-s 15 --out "$2" "${@:4}" | tee "$3"' \
+    "$cal" "$gpu" "$out/kernel-speed-$prefix.json" "$out/kernel-speed-$prefix.txt" \
+    "${dry[@]}" || say "kernel-speed did not finish"
 
 calibrate llama-3.1-8b 1 150 45
 for tp in 4 8; do

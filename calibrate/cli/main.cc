@@ -12,6 +12,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/grid.h"
+#include "calibrate/kernel_speed.h"
 #include "calibrate/profile.h"
 #include "calibrate/step_sample.h"
 #include "calibrate/synthetic_source.h"
@@ -213,6 +214,63 @@ Status Validate(const Options& o) {
   return Status::Ok();
 }
 
+// Attention kernels against the measured ceilings (kernel_speed.h).
+Status KernelSpeedCommand(const Options& o) {
+  // As in validate: without a GPU the answer is about the GPU.
+  DeviceInfo device;
+  if (!o.dry_run) {
+    StatusOr<DeviceInfo> dev = RequireDevice();
+    if (!dev.ok()) return dev.status();
+    device = *dev;
+  }
+  StatusOr<ModelSpec> model =
+      CatchConfigErrors([&] { return LoadModelSpec(o.model); });
+  if (!model.ok()) return model.status();
+  if (const std::string why = TensorParallelProblem(*model, o.tp); !why.empty())
+    return Status::Error("--tp: " + why);
+  const std::vector<OpPoint> points = KernelSpeedPoints();
+  KernelSpeedContext ctx{model->name, "", "", "", o.tp, o.dry_run, 0, 0};
+  std::vector<OpTiming> timings;
+  if (o.dry_run) {
+    StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(o.gpu); });
+    if (!gpu.ok()) return gpu.status();
+    SyntheticOptions so;
+    so.seed = o.seed;
+    timings = SyntheticTimings(*model, *gpu, o.tp, points, so);
+    device = SyntheticDevice(*gpu);
+    device.copy_bytes_per_s = gpu->hbm_bytes_per_s;
+    device.gemm_bf16_flops = gpu->bf16_flops;
+    ctx.ceilings_source = o.gpu + " datasheet";
+  } else {
+    ctx.ceilings_source = "measured";
+#ifdef SERVESIM_HAVE_GPU_HARNESS
+    try {
+      timings = TimeOps(*model, o.tp, points, o.budget_s);
+    } catch (const std::exception& e) {
+      return Status::Error(std::string("timing on the GPU failed: ") + e.what());
+    }
+#endif
+  }
+  ctx.device = device.name;
+  ctx.driver = device.driver;
+  ctx.copy_bytes_per_s = device.copy_bytes_per_s;
+  ctx.gemm_bf16_flops = device.gemm_bf16_flops;
+  std::vector<KernelSpeedRow> rows;
+  try {
+    rows = KernelSpeed(*model, o.tp, device, timings);
+  } catch (const std::invalid_argument& e) {
+    return Status::Error(e.what());
+  }
+  std::printf("servesim-calibrate kernel-speed:\n");
+  std::fputs(KernelSpeedTable(rows, ctx).c_str(), stdout);
+  if (!o.out.empty()) {
+    std::ofstream out(o.out);
+    out << KernelSpeedJson(rows, ctx).dump(2) << "\n";
+    if (!out) return Status::Error(o.out + ": cannot write kernel speed report");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace servesim::calibrate
 
@@ -220,7 +278,7 @@ int main(int argc, char** argv) {
   using servesim::calibrate::Options;
   CLI::App app{"servesim-calibrate: fit a calibrated cost-model profile"};
   app.require_subcommand(1);
-  Options run_o, val_o;
+  Options run_o, val_o, speed_o;
   CLI::App* run =
       app.add_subcommand("run", "Time the grid, fit, write a profile");
   run->add_option("--model", run_o.model, "Model name or JSON")->required();
@@ -255,6 +313,21 @@ int main(int argc, char** argv) {
   val->add_option("--seed", val_o.seed, "Dry-run noise seed");
   val->add_flag("--dry-run", val_o.dry_run,
                 "Validate against synthetic timings (no GPU)");
+  CLI::App* speed = app.add_subcommand(
+      "kernel-speed",
+      "Time the attention kernels at the issue's shapes and report the "
+      "achieved fraction of the measured copy bandwidth / GEMM rate");
+  speed_o.model = "llama-3.1-8b";
+  speed_o.budget_s = 20;
+  speed->add_option("--model", speed_o.model, "Model whose head shapes are timed");
+  speed->add_option("--tp", speed_o.tp, "Tensor-parallel degree")
+      ->check(CLI::PositiveNumber);
+  speed->add_option("--gpu", speed_o.gpu, "models/gpu name (dry run: its datasheet)");
+  speed->add_option("--budget-s", speed_o.budget_s, "GPU time budget");
+  speed->add_option("--out", speed_o.out, "Report JSON to write");
+  speed->add_option("--seed", speed_o.seed, "Dry-run noise seed");
+  speed->add_flag("--dry-run", speed_o.dry_run,
+                  "Synthetic timings against datasheet ceilings (no GPU)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -263,9 +336,10 @@ int main(int argc, char** argv) {
     std::cerr << "servesim-calibrate: error: " << e.what() << "\n";
     return 2;
   }
-  const servesim::Status st = run->parsed()
-                                  ? servesim::calibrate::Run(run_o)
-                                  : servesim::calibrate::Validate(val_o);
+  const servesim::Status st =
+      run->parsed()     ? servesim::calibrate::Run(run_o)
+      : speed->parsed() ? servesim::calibrate::KernelSpeedCommand(speed_o)
+                        : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     std::cerr << "servesim-calibrate: error: " << st.message() << "\n";
     return 2;

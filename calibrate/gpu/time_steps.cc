@@ -20,14 +20,24 @@ std::vector<StepTiming> TimeSteps(const ModelSpec& model, int tp,
   constexpr int kBlockSize = 16;
   if (tp <= 0 || model.num_heads % tp != 0)
     throw std::runtime_error("TimeSteps: heads must divide evenly over tp");
-  cudaStream_t stream;
-  cublasHandle_t cublas;
-  SERVESIM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  SERVESIM_CUDA(cublasCreate(&cublas));
+  // Freed on every exit, including a failed step.
+  struct Context {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t cublas = nullptr;
+    void* ws = nullptr;
+    ~Context() {
+      if (cublas) cublasDestroy(cublas);
+      cudaFree(ws);
+      if (stream) cudaStreamDestroy(stream);
+    }
+  } ctx;
+  SERVESIM_CUDA(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+  SERVESIM_CUDA(cublasCreate(&ctx.cublas));
   const size_t cublas_ws = size_t(64) << 20;  // fixed: keeps cuBLAS capturable
-  void* ws = nullptr;
-  SERVESIM_CUDA(cudaMalloc(&ws, cublas_ws));
-  SERVESIM_CUDA(cublasSetWorkspace(cublas, ws, cublas_ws));
+  SERVESIM_CUDA(cudaMalloc(&ctx.ws, cublas_ws));
+  SERVESIM_CUDA(cublasSetWorkspace(ctx.cublas, ctx.ws, cublas_ws));
+  cudaStream_t stream = ctx.stream;
+  cublasHandle_t cublas = ctx.cublas;
   std::vector<StepTiming> out;
   {
     const gpu::StepLimits lim = gpu::LimitsOf(steps, kBlockSize);
@@ -56,9 +66,6 @@ std::vector<StepTiming> TimeSteps(const ModelSpec& model, int tp,
       out.push_back({st.median_s, st.p10_s, st.p90_s, st.repetitions});
     }
   }
-  cublasDestroy(cublas);
-  cudaFree(ws);
-  cudaStreamDestroy(stream);
   return out;
 }
 
