@@ -15,8 +15,6 @@ namespace servesim::calibrate::gpu {
 namespace {
 
 using kernels::Bf16;
-constexpr float kEps = 1e-5f;
-constexpr float kRopeTheta = 5e5f;  // Llama 3's; the value does not change cost
 constexpr size_t kSlackBytes = size_t(1) << 30;  // cuBLAS, decode workspace, metadata
 
 int64_t Blocks(int64_t tokens, int block_size) {
@@ -130,6 +128,8 @@ void StepExecutor::Prepare(const BatchShape& step) {
   std::vector<int32_t> positions, slots, decode_table, decode_lens, prefill_table,
       q_start{0}, context_lens;
   size_t next = 0;
+  order_.clear();
+  seq_blocks_.clear();
   // Hands out blocks for one sequence and writes its table row, positions
   // and slots for its new tokens.
   auto place = [&](const SeqWork& w, int row_blocks, std::vector<int32_t>* table) {
@@ -143,6 +143,8 @@ void StepExecutor::Prepare(const BatchShape& step) {
       slots.push_back(row[p / block_size_] * block_size_ + int32_t(p % block_size_));
     }
     table->insert(table->end(), row.begin(), row.end());
+    order_.push_back(w);
+    seq_blocks_.emplace_back(row.begin(), row.begin() + n);
     next += n;
     tokens_ += w.new_tokens;
     samples_ += w.samples;
@@ -187,10 +189,10 @@ void StepExecutor::Enqueue() {
   for (int l = 0; l < num_layers_; ++l) {
     const LayerWeights& w = weights_[l % weights_.size()];
     const LayerKv& c = kv_[l % kv_.size()];
-    Check(kernels::LaunchAddRmsNorm(x_, residual_, w.norm1, t, h, kEps, normed_, st), "norm");
+    Check(kernels::LaunchAddRmsNorm(x_, residual_, w.norm1, t, h, kStepNormEps, normed_, st), "norm");
     gemm(normed_, w.qkv, qkv_, t, s_.QkvWidth(), h);
     Check(kernels::LaunchRotaryKvWrite(qkv_, positions_, slots_, t, s_.heads, s_.kv_heads,
-                                       s_.head_dim, kRopeTheta, q_, c.k, c.v, st),
+                                       s_.head_dim, kStepRopeTheta, q_, c.k, c.v, st),
           "rotary");
     if (decodes_ > 0) {
       const kernels::PagedKvCache kv{c.k, c.v, decode_table_, block_size_, decode_blocks_,
@@ -210,12 +212,12 @@ void StepExecutor::Enqueue() {
             "prefill attention");
     }
     gemm(attn_, w.o, x_, t, h, hd);
-    Check(kernels::LaunchAddRmsNorm(x_, residual_, w.norm2, t, h, kEps, normed_, st), "norm");
+    Check(kernels::LaunchAddRmsNorm(x_, residual_, w.norm2, t, h, kStepNormEps, normed_, st), "norm");
     gemm(normed_, w.gate_up, gate_up_, t, 2 * s_.inter, h);
     Check(kernels::LaunchSiluMul(gate_up_, t, s_.inter, act_, st), "silu");
     gemm(act_, w.down, x_, t, h, s_.inter);
   }
-  Check(kernels::LaunchAddRmsNorm(x_, residual_, final_norm_, t, h, kEps, normed_, st),
+  Check(kernels::LaunchAddRmsNorm(x_, residual_, final_norm_, t, h, kStepNormEps, normed_, st),
         "final norm");
   if (samples_ > 0) gemm(normed_, lm_head_, logits_, samples_, s_.vocab, h);
 }

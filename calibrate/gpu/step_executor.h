@@ -39,8 +39,19 @@ StepLimits LimitsOf(const std::vector<BatchShape>& steps, int block_size);
 int DistinctLayersThatFit(const ModelSpec& m, int tp, const StepLimits& lim,
                           int block_size, size_t free_bytes);
 
+// The constants of the forward pass (Llama 3's; they do not change cost).
+inline constexpr float kStepNormEps = 1e-5f;
+inline constexpr float kStepRopeTheta = 5e5f;
+
 class StepExecutor {
  public:
+  struct LayerWeights {
+    kernels::Bf16 *qkv, *o, *gate_up, *down, *norm1, *norm2;
+  };
+  struct LayerKv {
+    kernels::Bf16 *k, *v;  // [blocks][block_size][kv_heads][head_dim]
+  };
+
   StepExecutor(const ModelSpec& m, int tp, const StepLimits& lim,
                int block_size, int distinct_layers, cudaStream_t stream,
                cublasHandle_t cublas);
@@ -58,13 +69,18 @@ class StepExecutor {
   std::vector<kernels::Bf16> DownloadHidden() const;
   int tokens() const { return tokens_; }
 
+  // For tests that recompute a prepared step on the CPU: the device
+  // buffers of layer l, the input embeddings (valid between Prepare and
+  // Enqueue, which overwrites them), and the computing sequences in
+  // execution order (decodes first) with the physical blocks of each.
+  const LayerWeights& layer_weights(int l) const { return weights_[l % weights_.size()]; }
+  const LayerKv& layer_kv(int l) const { return kv_[l % kv_.size()]; }
+  const kernels::Bf16* final_norm() const { return final_norm_; }
+  const kernels::Bf16* input() const { return x_; }
+  const std::vector<SeqWork>& order() const { return order_; }
+  const std::vector<std::vector<int32_t>>& seq_blocks() const { return seq_blocks_; }
+
  private:
-  struct LayerWeights {
-    kernels::Bf16 *qkv, *o, *gate_up, *down, *norm1, *norm2;
-  };
-  struct LayerKv {
-    kernels::Bf16 *k, *v;
-  };
 
   int num_layers_, block_size_;
   Shard s_;
@@ -78,6 +94,8 @@ class StepExecutor {
   kernels::Bf16 *x_, *residual_, *normed_, *qkv_, *q_, *attn_, *gate_up_,
       *act_, *logits_;
   std::vector<int32_t> pool_;  // shuffled physical block ids
+  std::vector<SeqWork> order_;
+  std::vector<std::vector<int32_t>> seq_blocks_;
 
   // The prepared step.
   std::unique_ptr<Arena> meta_;
