@@ -10,6 +10,20 @@
 #include "sim/core/rng.h"
 
 namespace servesim::calibrate {
+namespace {
+
+// A clean time with log-normal noise, and the spread of repeated runs
+// that noise implies: z(0.9) = 1.2816 sigma either side of the median.
+StepTiming Noisy(double clean, const SyntheticOptions& o, Rng* rng) {
+  StepTiming t;
+  t.median_s = clean * std::exp(o.noise_sigma * rng->StandardNormal());
+  t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
+  t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
+  t.repetitions = o.repetitions;
+  return t;
+}
+
+}  // namespace
 
 double RooflineOpTime(const ModelSpec& model, const GpuSpec& gpu, int tp,
                       const OpPoint& p, const RooflineParams& r) {
@@ -39,14 +53,8 @@ std::vector<OpTiming> SyntheticTimings(const ModelSpec& model,
     const double launches = p.kind == OpKind::kElementwise ? 4 : 1;
     const double clean =
         launches * o.launch_s + RooflineOpTime(model, gpu, tp, p, o.roofline);
-    OpTiming t;
-    t.point = p;
-    t.median_s = clean * std::exp(o.noise_sigma * rng.StandardNormal());
-    // The spread of repeated runs: z(0.9) = 1.2816 sigma either side.
-    t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
-    t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
-    t.repetitions = o.repetitions;
-    out.push_back(t);
+    const StepTiming n = Noisy(clean, o, &rng);
+    out.push_back({p, n.median_s, n.p10_s, n.p90_s, n.repetitions});
   }
   return out;
 }
@@ -63,12 +71,7 @@ std::vector<StepTiming> SyntheticStepTimings(const ModelSpec& model,
   out.reserve(steps.size());
   for (const BatchShape& b : steps) {
     const double clean = roofline.StepTime(b).Kernels() + kernels * o.launch_s;
-    StepTiming t;
-    t.median_s = clean * std::exp(o.noise_sigma * rng.StandardNormal());
-    t.p10_s = t.median_s * std::exp(-1.2816 * o.noise_sigma);
-    t.p90_s = t.median_s * std::exp(1.2816 * o.noise_sigma);
-    t.repetitions = o.repetitions;
-    out.push_back(t);
+    out.push_back(Noisy(clean, o, &rng));
   }
   return out;
 }
