@@ -6,7 +6,6 @@
 // input or no GPU).
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -17,6 +16,7 @@
 #include "calibrate/step_sample.h"
 #include "calibrate/synthetic_source.h"
 #include "calibrate/validate.h"
+#include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/model/model_loader.h"
 
@@ -206,12 +206,8 @@ Status Validate(const Options& o) {
   }
   std::printf("servesim-calibrate validate: %s\n", o.profile.c_str());
   std::fputs(ValidationTable(v, ctx, o.worst).c_str(), stdout);
-  if (!o.out.empty()) {
-    std::ofstream out(o.out);
-    out << ValidationJson(v, ctx, o.worst).dump(2) << "\n";
-    if (!out) return Status::Error(o.out + ": cannot write validation report");
-  }
-  return Status::Ok();
+  if (o.out.empty()) return Status::Ok();
+  return WriteTextFile(o.out, ValidationJson(v, ctx, o.worst).dump(2) + "\n");
 }
 
 // Attention kernels against the measured ceilings (kernel_speed.h).
@@ -263,12 +259,8 @@ Status KernelSpeedCommand(const Options& o) {
   }
   std::printf("servesim-calibrate kernel-speed:\n");
   std::fputs(KernelSpeedTable(rows, ctx).c_str(), stdout);
-  if (!o.out.empty()) {
-    std::ofstream out(o.out);
-    out << KernelSpeedJson(rows, ctx).dump(2) << "\n";
-    if (!out) return Status::Error(o.out + ": cannot write kernel speed report");
-  }
-  return Status::Ok();
+  if (o.out.empty()) return Status::Ok();
+  return WriteTextFile(o.out, KernelSpeedJson(rows, ctx).dump(2) + "\n");
 }
 
 }  // namespace
