@@ -8,6 +8,7 @@
 
 #include "sim/cost/cost_model.h"
 #include "sim/engine/scheduler.h"
+#include "sim/engine/step_record.h"
 
 namespace servesim {
 
@@ -22,12 +23,21 @@ class Replica {
     return scheduler_.CheckServable(r);
   }
   void Submit(int64_t id) { scheduler_.AddWaiting(id); }
+  // True from StartStep until the replica goes idle: while a step runs,
+  // and between FinishStep and the StartStep that follows it (the driver
+  // may send new requests then; they join the next step, they never start
+  // one of their own).
   bool busy() const { return busy_; }
   // Schedules the next batch at `now`; returns its duration, or -1 when
-  // there is nothing to run (the replica goes idle).
+  // there is nothing to run (the replica goes idle). Aborts if a step is
+  // still running: one step at a time per replica, by construction.
   SimTime StartStep(SimTime now);
-  // Applies the running step at `now`; appends finished request ids.
+  // Applies the running step at `now`; appends finished request ids. The
+  // replica stays busy until the next StartStep.
   void FinishStep(SimTime now, std::vector<int64_t>* finished);
+  bool step_running() const { return step_running_; }
+  // The step most recently started (replica index left 0 for the caller).
+  const StepRecord& last_step() const { return last_step_; }
 
   const Scheduler& scheduler() const { return scheduler_; }
   // Sum of every step's cost breakdown (where the time went).
@@ -43,6 +53,9 @@ class Replica {
   BatchShape shape_;
   StepCost total_cost_;
   bool busy_ = false;
+  bool step_running_ = false;
+  SimTime step_start_ = 0, step_end_ = 0;
+  StepRecord last_step_;
   bool check_invariants_ = false;
 };
 

@@ -92,6 +92,7 @@ void Scheduler::Preempt(size_t running_index) {
   r.num_computed = 0;
   r.num_registered = 0;
   ++r.preemptions;
+  ++num_preemptions_;
   r.status = RequestStatus::kWaiting;
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(running_index));
   waiting_.push_front(id);

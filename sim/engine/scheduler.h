@@ -58,6 +58,7 @@ class Scheduler {
   // Prompt tokens served from cache when admitting preempted requests again
   // (recompute avoided); first admissions are counted per request.
   int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
+  int64_t num_preemptions() const { return num_preemptions_; }  // so far
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -77,6 +78,7 @@ class Scheduler {
   RequestTable* requests_;
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
+  int64_t num_preemptions_ = 0;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
 };

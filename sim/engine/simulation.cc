@@ -245,7 +245,7 @@ class Driver {
     ++out_->replicas[k].routed;
     ++outstanding_[k];
     replicas_[k]->Submit(id);
-    if (!replicas_[k]->busy()) StartStep(k);
+    if (!replicas_[k]->busy()) StartStep(k);  // else it joins the next step
     else SyncLevels();
   }
 
@@ -273,6 +273,10 @@ class Driver {
     const SimTime d = replicas_[k]->StartStep(now_);
     SyncLevels();
     if (d >= 0) {
+      if (in_.record_steps || in_.check_invariants) {
+        out_->steps.push_back(replicas_[k]->last_step());
+        out_->steps.back().replica = static_cast<int32_t>(k);
+      }
       events_.Push(now_ + d, EventKind::kStepDone, static_cast<int64_t>(k));
       ++out_->replicas[k].steps;
       out_->replicas[k].busy_s += ToSeconds(d);
@@ -290,7 +294,7 @@ class Driver {
       l.running += static_cast<int64_t>(sch.num_running());
       l.kv_blocks_used += sch.kv().num_used();
       l.kv_blocks_cached += sch.kv().num_cached_free();
-      l.busy += rep->busy() ? 1 : 0;
+      l.busy += rep->step_running() ? 1 : 0;
     }
   }
 

@@ -13,6 +13,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
+#include "sim/engine/step_record.h"
 #include "sim/metrics/recorder.h"
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/length_distribution.h"
@@ -67,7 +68,11 @@ struct SimulationInput {
   // Sample fleet levels (KV usage, queue) every this many seconds for the
   // report's time-series charts; 0 = off.
   double timeseries_interval_s = 0;
-  bool check_invariants = false;  // full KV/scheduler check after every step
+  // Full KV/scheduler check after every step, and the run-level
+  // invariants (sim/engine/run_invariants.h) at the end; aborts on a
+  // violation with a description.
+  bool check_invariants = false;
+  bool record_steps = false;  // fill SimulationOutput::steps
 };
 
 struct ReplicaStats {
@@ -90,6 +95,7 @@ struct SimulationOutput {
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
   std::vector<ReplicaStats> replicas;
+  std::vector<StepRecord> steps;  // in start order; only with record_steps
   bool unstable = false;
   std::string unstable_reason;
 };
