@@ -2,18 +2,27 @@
 #include "sim/core/json_view.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
+#include "sim/core/paths.h"
 #include "sim/core/status.h"
 
 namespace servesim {
 namespace {
 
+// Six significant digits when that is exact ("1e+12", "0.25", "100000"),
+// else the shortest text that reads back as x ("16777216", not
+// "1.67772e+07"), so a bound or a value is never misquoted.
 std::string FormatNumber(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  if (std::strtod(buf, nullptr) == x || !std::isfinite(x)) return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc() ? std::string(buf, end) : std::string(buf);
 }
 
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -32,7 +41,228 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// Length of the well-formed UTF-8 sequence at s[i], or 0 if there is none.
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) {
+    return k < s.size() ? static_cast<unsigned char>(s[k]) : 0x100u;
+  };
+  const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    return byte(k) >= lo && byte(k) <= hi;
+  };
+  const unsigned c = byte(i);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A JSON Pointer segment: "~" and "/" escaped (RFC 6901).
+std::string PointerSegment(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+// Builds the DOM from nlohmann's SAX events while checking what its own
+// parser lets through: a duplicate key (it keeps the last), nesting without
+// bound (copying such a DOM recurses until the stack overflows) and a
+// number beyond double's range (its message names no path).
+class StrictDomBuilder {
+ public:
+  using json = nlohmann::json;
+  explicit StrictDomBuilder(std::string_view text, json* root)
+      : text_(text), root_(root) {}
+
+  bool null() { return Value(json(nullptr)); }
+  bool boolean(bool b) { return Value(json(b)); }
+  bool number_integer(json::number_integer_t n) { return Value(json(n)); }
+  bool number_unsigned(json::number_unsigned_t n) { return Value(json(n)); }
+  bool number_float(json::number_float_t x, const json::string_t&) {
+    return Value(json(x));
+  }
+  bool string(json::string_t& s) { return Value(json(std::move(s))); }
+  bool binary(json::binary_t&) { return false; }  // never from JSON text
+  bool start_object(std::size_t) { return Open(json::object()); }
+  bool start_array(std::size_t) { return Open(json::array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(json::string_t& k) {
+    Frame& f = frames_.back();
+    f.child = PointerSegment(k);
+    if (f.node->contains(k)) {
+      problem_ = {Path(),
+                  "duplicate key: \"" + k +
+                      "\" is given twice in the same object; expected each "
+                      "key once",
+                  false};
+      return false;
+    }
+    f.key = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& ex) {
+    if (ex.id == 406) {  // out_of_range: number overflow
+      problem_ = {Path(),
+                  "number out of range: " + token + " (" +
+                      LineColumn(position) + "); expected a finite number",
+                  false};
+      return false;
+    }
+    // nlohmann's message carries the line and column of the problem.
+    const std::string what = ex.what();
+    const size_t pos = what.find("parse error");
+    problem_ = {"",
+                "invalid JSON: " +
+                    (pos == std::string::npos ? what : what.substr(pos)),
+                true};
+    return false;
+  }
+
+  const std::optional<JsonParseProblem>& problem() const { return problem_; }
+
+ private:
+  // An open object or array. Invariant: every open container is the last
+  // child of the one below it, so these pointers stay valid while it grows.
+  struct Frame {
+    json* node;
+    std::string key;    // objects: the key whose value comes next
+    std::string child;  // the path segment of the child being read
+  };
+
+  bool Value(json v) {
+    Put(std::move(v));
+    return true;
+  }
+  json* Put(json v) {
+    if (frames_.empty()) {
+      *root_ = std::move(v);
+      return root_;
+    }
+    Frame& f = frames_.back();
+    if (f.node->is_array()) {
+      f.child = std::to_string(f.node->size());
+      f.node->push_back(std::move(v));
+      return &f.node->back();
+    }
+    json& slot = (*f.node)[f.key];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool Open(json v) {
+    if (frames_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      problem_ = {Path(),
+                  "nesting deeper than " + std::to_string(kMaxJsonDepth) +
+                      " levels; expected at most " +
+                      std::to_string(kMaxJsonDepth),
+                  false};
+      return false;
+    }
+    json* node = Put(std::move(v));
+    frames_.push_back({node, "", ""});
+    return true;
+  }
+  bool Close() {
+    frames_.pop_back();
+    return true;
+  }
+  // The JSON path of the value being read, e.g. "/workload/arrival/rate".
+  std::string Path() const {
+    std::string p;
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      const bool last = i + 1 == frames_.size();
+      const std::string seg = last && f.node->is_array()
+                                  ? std::to_string(f.node->size())
+                                  : f.child;
+      if (!seg.empty()) p += "/" + seg;
+    }
+    if (p.size() > 120) p = p.substr(0, 117) + "...";
+    return p.empty() ? "/" : p;
+  }
+  std::string LineColumn(size_t position) const {
+    position = std::min(position, text_.size());
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < position; ++i) {
+      if (text_[i] == '\n') ++line, line_start = i + 1;
+    }
+    return "line " + std::to_string(line) + ", column " +
+           std::to_string(position - line_start);
+  }
+
+  std::string_view text_;
+  json* root_;
+  std::vector<Frame> frames_;
+  std::optional<JsonParseProblem> problem_;
+};
+
 }  // namespace
+
+std::optional<JsonParseProblem> ParseJsonStrict(std::string_view text,
+                                                nlohmann::json* out) {
+  StrictDomBuilder builder(text, out);
+  if (nlohmann::json::sax_parse(text, &builder)) return std::nullopt;
+  if (builder.problem()) return builder.problem();
+  return JsonParseProblem{"", "invalid JSON", true};
+}
+
+nlohmann::json ParseJsonOrThrow(std::string_view text,
+                                const std::string& label) {
+  nlohmann::json j;
+  if (auto problem = ParseJsonStrict(text, &j)) {
+    throw ConfigError(label + ": " + problem->message());
+  }
+  return j;
+}
+
+nlohmann::json ReadJsonFile(const std::string& path, const std::string& what,
+                            uintmax_t max_bytes) {
+  return ParseJsonOrThrow(ReadInputFile(path, what, max_bytes), path);
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceAt(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string PrintableText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8SequenceAt(s, i);
+    if (n > 1 || (n == 1 && c >= 0x20 && c != 0x7f)) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    }
+    ++i;
+  }
+  return out;
+}
 
 bool Range::Contains(double x) const {
   if (std::isnan(x)) return false;
@@ -56,6 +286,7 @@ std::string DescribeJson(const nlohmann::json& v) {
   if (v.is_object()) return "an object";
   if (v.is_array()) return "an array";
   if (v.is_null()) return "null";
+  if (v.is_number_float()) return FormatNumber(v.get<double>());
   std::string s = v.dump();
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;

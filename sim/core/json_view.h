@@ -95,4 +95,38 @@ std::string DescribeJson(const nlohmann::json& v);
 std::string NearestName(std::string_view name,
                         const std::vector<std::string>& candidates);
 
+// Configuration JSON is parsed strictly: a key given twice in one object, a
+// number beyond double's range (1e400) and nesting deeper than this are
+// errors naming the JSON path, never silently last-wins, infinite or a
+// crash. No configuration file needs more than a handful of levels.
+inline constexpr int kMaxJsonDepth = 64;
+
+struct JsonParseProblem {
+  std::string path;  // "/a/b" for a duplicate, depth or range problem
+  // "duplicate key: ...", or for a plain syntax error (path empty)
+  // "invalid JSON: parse error at line 1, column 2: ...".
+  std::string what;
+  bool syntax = false;  // a plain syntax error (not duplicate/depth/range)
+  // "/a/b: duplicate key: ..." or "invalid JSON: ..."; never the file name.
+  std::string message() const { return path.empty() ? what : path + ": " + what; }
+};
+// Parses `text` into *out; on failure returns the problem and leaves *out
+// unspecified.
+std::optional<JsonParseProblem> ParseJsonStrict(std::string_view text,
+                                                nlohmann::json* out);
+// As ParseJsonStrict, throwing ConfigError "<label>: <problem>".
+nlohmann::json ParseJsonOrThrow(std::string_view text, const std::string& label);
+// Reads a JSON configuration file (see ReadInputFile: a regular file of at
+// most max_bytes) and parses it strictly; `what` names it in errors
+// ("scenario file", "model file"). Throws ConfigError.
+nlohmann::json ReadJsonFile(const std::string& path, const std::string& what,
+                            uintmax_t max_bytes = uintmax_t{16} << 20);
+
+// True when `s` is well-formed UTF-8 (what nlohmann's dump() requires).
+bool IsValidUtf8(std::string_view s);
+// `s` made safe for a one-line message: control characters are written as
+// \n, \t, \r or \xNN, bytes that are not valid UTF-8 as \xNN; valid
+// UTF-8 text is kept as is.
+std::string PrintableText(std::string_view s);
+
 }  // namespace servesim

@@ -1,10 +1,36 @@
-// Data-path resolution (see paths.h).
+// Data-path resolution and input-file checks (see paths.h).
 #include "sim/core/paths.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+
+#include "sim/core/status.h"
 
 namespace servesim {
+namespace {
+
+std::string KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory";
+  if (S_ISCHR(mode)) return "is a character device (expected a regular file)";
+  if (S_ISBLK(mode)) return "is a block device (expected a regular file)";
+  if (S_ISFIFO(mode)) return "is a pipe (expected a regular file)";
+  if (S_ISSOCK(mode)) return "is a socket (expected a regular file)";
+  return "is not a regular file";
+}
+
+std::string Mib(uintmax_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
 
 std::string RepoRoot() {
   if (const char* env = std::getenv("SERVESIM_ROOT"); env && *env) return env;
@@ -19,6 +45,47 @@ std::string ResolveDataPath(const std::string& path) {
   const fs::path rooted = fs::path(RepoRoot()) / path;
   if (fs::exists(rooted, ec)) return rooted.string();
   return path;
+}
+
+void CheckInputFile(const std::string& path, const std::string& what,
+                    bool allow_fifo) {
+  const std::string prefix =
+      path + ": cannot open" + (what.empty() ? "" : " " + what) + ": ";
+  if (path.empty()) throw ConfigError("\"\"" + prefix + "empty file name");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    throw ConfigError(prefix + std::strerror(errno));
+  }
+  if (S_ISREG(st.st_mode) || (allow_fifo && S_ISFIFO(st.st_mode))) return;
+  throw ConfigError(prefix + KindOf(st.st_mode));
+}
+
+std::string ReadInputFile(const std::string& path, const std::string& what,
+                          uintmax_t max_bytes) {
+  CheckInputFile(path, what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(path + ": cannot open " + what + ": " +
+                      std::strerror(errno));
+  }
+  // Read at most one byte past the limit: the size from stat() may be stale.
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      std::error_code ec;
+      const uintmax_t size = std::filesystem::file_size(path, ec);
+      throw ConfigError(path + ": " + what + " is " +
+                        (ec ? "over " + Mib(max_bytes) : Mib(size)) +
+                        "; expected at most " + Mib(max_bytes));
+    }
+  }
+  if (in.bad()) {
+    throw ConfigError(path + ": cannot read " + what + ": " +
+                      std::strerror(errno));
+  }
+  return text;
 }
 
 }  // namespace servesim

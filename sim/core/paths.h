@@ -1,6 +1,9 @@
-// Where servesim finds its data (models/, scenarios/) and the shared traces.
+// Where servesim finds its data (models/, scenarios/) and the shared traces,
+// and how input files are opened: only something that can be read as a file,
+// with the reason named when it cannot.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace servesim {
@@ -11,5 +14,18 @@ std::string RepoRoot();
 // Resolves a relative path: as given if it exists from the working
 // directory, else relative to RepoRoot(). Absolute paths are returned as is.
 std::string ResolveDataPath(const std::string& path);
+
+// Checks that `path` names an input file: a regular file (or, with
+// allow_fifo, a pipe such as <(zcat log.gz)), so a directory, /dev/zero or
+// /dev/urandom fail at once instead of hanging or exhausting memory. Throws
+// ConfigError "<path>: cannot open <what>: <reason>", the reason from errno
+// ("No such file or directory") or "is a directory", "is a character device
+// (expected a regular file)".
+void CheckInputFile(const std::string& path, const std::string& what,
+                    bool allow_fifo = false);
+// CheckInputFile, then the whole file; a file larger than max_bytes is an
+// error ("<path>: <what> is 20.0 MiB; expected at most 16 MiB").
+std::string ReadInputFile(const std::string& path, const std::string& what,
+                          uintmax_t max_bytes);
 
 }  // namespace servesim

@@ -12,7 +12,24 @@ using SimTime = int64_t;  // nanoseconds since the start of the run
 inline constexpr SimTime kNanosPerSecond = 1'000'000'000;
 inline constexpr SimTime kNever = INT64_MAX;
 
+// int64 nanoseconds overflow at 9.2e9 s (292 years). Configuration times are
+// bounded far below that, so that sums of them never come near it:
+// one interval (a think time, a mean inter-arrival gap, a cost-model
+// constant) at most kMaxIntervalSeconds, 1e6 s (11.6 days); a span (a run's
+// duration or warm-up, a trace replayed, num_requests / rate) at most
+// kMaxSpanSeconds, 1e8 s (3.2 years), 1% of the range.
+inline constexpr double kMaxIntervalSeconds = 1e6;
+inline constexpr double kMaxSpanSeconds = 1e8;
+// FromSeconds saturates here (2^62 ns, 146 years) rather than wrapping, and
+// adding one more such time to any valid time cannot overflow.
+inline constexpr SimTime kSaturatedTime = SimTime{1} << 62;
+
+// Seconds to nanoseconds, rounded; beyond +-kSaturatedTime (or NaN) the
+// result saturates, since converting an out-of-range double is undefined.
 inline SimTime FromSeconds(double seconds) {
+  constexpr double kLimit = static_cast<double>(kSaturatedTime) * 1e-9;
+  if (seconds >= kLimit || std::isnan(seconds)) return kSaturatedTime;
+  if (seconds <= -kLimit) return -kSaturatedTime;
   return static_cast<SimTime>(std::llround(seconds * 1e9));
 }
 inline double ToSeconds(SimTime t) { return static_cast<double>(t) * 1e-9; }
