@@ -12,8 +12,23 @@ struct EngineConfig {
   bool chunked_prefill = true;
   bool prefix_caching = false;
   int32_t block_size = 16;
-  int32_t num_gpu_blocks = 0;  // resolved: derived from memory or given
+  int32_t num_gpu_blocks = 0;  // resolved: derived from memory or given;
+                               // one of them is vLLM's reserved null block
   std::string policy = "fcfs";
+  // vLLM's scheduler_reserve_full_isl: admit a waiting request only if the
+  // free blocks hold its whole known sequence (minus cache hits), not just
+  // its first chunk.
+  bool reserve_full_prompt = true;
+  // vLLM's async scheduling: step k+1 is scheduled while step k runs, before
+  // its sampled tokens are known (two batches in flight).
+  bool async_scheduling = true;
+  // vLLM's long_prefill_token_threshold: with more than one request in the
+  // engine, a step computes at most this many tokens of one request (0: no
+  // cap).
+  int32_t long_prefill_token_threshold = 0;
+  // vLLM's watermark: share of the KV blocks kept free when admitting a
+  // waiting request while others run.
+  double watermark = 0;
 };
 
 }  // namespace servesim

@@ -13,23 +13,26 @@ Replica::Replica(const EngineConfig& config,
                  Recorder* recorder)
     : scheduler_(config, std::move(policy), requests),
       cost_model_(cost_model),
-      recorder_(recorder) {}
+      recorder_(recorder),
+      async_(config.async_scheduling) {}
 
-SimTime Replica::StartStep(SimTime now) {
-  if (step_running_ || now < step_end_) {
-    std::fprintf(stderr,
-                 "servesim: replica asked to start a step at %lld ns while its "
-                 "step [%lld, %lld] ns is running\n",
-                 static_cast<long long>(now), static_cast<long long>(step_start_),
-                 static_cast<long long>(step_end_));
-    std::abort();
+bool Replica::Launch(SimTime now) {
+  InFlight f;
+  if (!spare_.empty()) {
+    f = std::move(spare_.back());
+    spare_.pop_back();
   }
+  // The GPU runs steps in launch order: this one starts when the previous
+  // one ends, so steps of one replica never overlap.
+  const SimTime start = std::max(now, gpu_free_);
   const int64_t preempted_before = scheduler_.num_preemptions();
-  if (scheduler_.Schedule(now, &batch_, &shape_) == 0) {
-    busy_ = false;
-    return -1;
+  scheduler_.Schedule(start, &f.batch, &shape_);
+  if (observer_) observer_(now, f.batch);
+  if (f.batch.empty()) {
+    f.end = start;  // an empty batch: nothing runs, nothing to commit
+    in_flight_.push_back(std::move(f));
+    return false;
   }
-  busy_ = true;
   const StepCost cost = cost_model_->StepTime(shape_);
   total_cost_.gemm_s += cost.gemm_s;
   total_cost_.attn_prefill_s += cost.attn_prefill_s;
@@ -37,37 +40,73 @@ SimTime Replica::StartStep(SimTime now) {
   total_cost_.comm_s += cost.comm_s;
   total_cost_.other_s += cost.other_s;
   total_cost_.overhead_s += cost.overhead_s;
-  int64_t tokens = 0;
-  for (const ScheduledSeq& s : batch_) tokens += s.new_tokens;
-  recorder_->RecordStep(static_cast<int64_t>(batch_.size()), tokens);
-  last_step_.num_seqs = static_cast<int32_t>(batch_.size());
-  last_step_.num_prefill_seqs = 0;
-  for (const SeqWork& q : shape_.seqs) last_step_.num_prefill_seqs += !IsDecode(q);
-  last_step_.num_tokens = tokens;
-  last_step_.num_preempted =
-      static_cast<int32_t>(scheduler_.num_preemptions() - preempted_before);
-  last_step_.kv_blocks_used = scheduler_.kv().num_used();
-  last_step_.kv_blocks_total = scheduler_.kv().num_blocks();
   // A step always advances time, so the simulation cannot stall at an
   // instant even if a cost model returns 0.
   const SimTime d = std::max<SimTime>(1, FromSeconds(cost.Total()));
-  step_running_ = true;
-  step_start_ = now;
-  step_end_ = now + d;
-  last_step_.start = now;
-  last_step_.end = step_end_;
-  return d;
+  f.end = start + d;
+  gpu_free_ = f.end;
+  ++steps_;
+  busy_time_ += d;
+  int64_t tokens = 0;
+  for (const ScheduledSeq& s : f.batch) tokens += s.new_tokens;
+  recorder_->RecordStep(static_cast<int64_t>(f.batch.size()), tokens);
+  if (step_sink_ != nullptr) {
+    StepRecord rec;
+    rec.replica = index_;
+    rec.start = start;
+    rec.end = f.end;
+    rec.num_seqs = static_cast<int32_t>(f.batch.size());
+    for (const SeqWork& q : shape_.seqs) rec.num_prefill_seqs += !IsDecode(q);
+    rec.num_tokens = tokens;
+    rec.num_preempted =
+        static_cast<int32_t>(scheduler_.num_preemptions() - preempted_before);
+    rec.kv_blocks_used = scheduler_.kv().num_used();
+    rec.kv_blocks_total = scheduler_.kv().num_blocks();
+    step_sink_->push_back(rec);
+  }
+  in_flight_.push_back(std::move(f));
+  return true;
+}
+
+SimTime Replica::StartStep(SimTime now) {
+  const size_t depth = async_ ? 2 : 1;
+  if (in_flight_.size() >= depth) {
+    std::fprintf(stderr,
+                 "servesim: replica asked to start a step at %lld ns with %zu "
+                 "steps in flight (the oldest ends at %lld ns)\n",
+                 static_cast<long long>(now), in_flight_.size(),
+                 static_cast<long long>(in_flight_.front().end));
+    std::abort();
+  }
+  // The engine loop: schedule while the batch queue has room and there is
+  // work; otherwise wait for the oldest batch.
+  while (scheduler_.has_requests()) {
+    const bool ran = Launch(now);
+    if (!async_) {
+      if (!ran) in_flight_.clear();  // sync: nothing to wait for
+      break;
+    }
+    if (in_flight_.size() >= depth || !(ran || scheduler_.has_requests())) break;
+  }
+  if (in_flight_.empty()) {
+    busy_ = false;
+    return -1;
+  }
+  busy_ = true;
+  return std::max(now, in_flight_.front().end);
 }
 
 void Replica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
-  if (!step_running_ || now != step_end_) {
-    std::fprintf(stderr, "servesim: step finished at %lld ns, expected %lld ns\n",
-                 static_cast<long long>(now), static_cast<long long>(step_end_));
+  if (in_flight_.empty() || now < in_flight_.front().end) {
+    std::fprintf(stderr, "servesim: step committed at %lld ns before it ended\n",
+                 static_cast<long long>(now));
     std::abort();
   }
-  step_running_ = false;
-  scheduler_.Commit(now, batch_, recorder_, finished);
-  batch_.clear();
+  InFlight f = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  scheduler_.Commit(now, f.batch, recorder_, finished);
+  f.batch.clear();
+  spare_.push_back(std::move(f));
   if (check_invariants_) scheduler_.CheckInvariants();
 }
 

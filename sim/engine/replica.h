@@ -1,8 +1,17 @@
-// One serving replica: scheduler + paged KV cache + cost model. It runs one
-// iteration at a time: StartStep schedules a batch and prices it with the
-// cost model; FinishStep applies it when the simulated step time has passed.
+// One serving replica: scheduler + paged KV cache + cost model, driven like
+// vLLM's engine core. Its GPU runs one step (batch) at a time; the engine
+// loop schedules steps and commits their sampled tokens:
+//  - synchronous scheduling (EngineCore.step): schedule, run, commit, repeat;
+//  - async scheduling (EngineCore.step_with_batch_queue, batch queue of 2):
+//    the next step is scheduled as soon as the current one is launched, so
+//    a step is scheduled before the previous step's tokens are known, and
+//    the engine blocks only when two steps are in flight.
+// StartStep runs the loop at `now` until it must wait for a step to end and
+// returns that time; FinishStep commits that step when the time comes.
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,40 +32,65 @@ class Replica {
     return scheduler_.CheckServable(r);
   }
   void Submit(int64_t id) { scheduler_.AddWaiting(id); }
-  // True from StartStep until the replica goes idle: while a step runs,
-  // and between FinishStep and the StartStep that follows it (the driver
-  // may send new requests then; they join the next step, they never start
-  // one of their own).
+  // True from StartStep until the engine loop goes idle, including between
+  // FinishStep and the StartStep that follows it: requests submitted then
+  // join the next step, they never start one of their own.
   bool busy() const { return busy_; }
-  // Schedules the next batch at `now`; returns its duration, or -1 when
-  // there is nothing to run (the replica goes idle). Aborts if a step is
-  // still running: one step at a time per replica, by construction.
+  // Runs the engine loop at `now`: schedules and launches steps until it
+  // must wait for the oldest step in flight. Returns the time that step
+  // ends (call FinishStep then), or -1 when there is nothing to run (idle).
+  // Aborts if called while it should be waiting.
   SimTime StartStep(SimTime now);
-  // Applies the running step at `now`; appends finished request ids. The
-  // replica stays busy until the next StartStep.
+  // Commits the oldest step in flight, which ends at `now`; appends
+  // finished request ids. The replica stays busy until the next StartStep.
   void FinishStep(SimTime now, std::vector<int64_t>* finished);
-  bool step_running() const { return step_running_; }
-  // The step most recently started (replica index left 0 for the caller).
-  const StepRecord& last_step() const { return last_step_; }
+  // A batch is executing or waiting to execute.
+  bool step_running() const { return !in_flight_.empty(); }
 
   const Scheduler& scheduler() const { return scheduler_; }
   // Sum of every step's cost breakdown (where the time went).
   const StepCost& total_cost() const { return total_cost_; }
+  int64_t steps() const { return steps_; }
+  SimTime busy_time() const { return busy_time_; }  // sum of step durations
   // Abort on any broken invariant after every step (tests, debugging).
   void set_check_invariants(bool on) { check_invariants_ = on; }
+  // Appends a record of every step launched to *sink (null: none), with
+  // `index` as its replica number.
+  void set_step_sink(std::vector<StepRecord>* sink, int32_t index) {
+    step_sink_ = sink;
+    index_ = index;
+  }
+  // Called after every schedule (empty ones too) with the time the engine
+  // scheduled it and the batch: conformance tests compare these with the
+  // real engine's steps.
+  using ScheduleObserver =
+      std::function<void(SimTime, const std::vector<ScheduledSeq>&)>;
+  void set_schedule_observer(ScheduleObserver f) { observer_ = std::move(f); }
 
  private:
+  struct InFlight {
+    std::vector<ScheduledSeq> batch;
+    SimTime end = 0;
+  };
+  // Schedules one batch at `now` and queues it; false if it is empty.
+  bool Launch(SimTime now);
+
   Scheduler scheduler_;
   const CostModel* cost_model_;
   Recorder* recorder_;
-  std::vector<ScheduledSeq> batch_;
+  bool async_;
+  std::deque<InFlight> in_flight_;  // oldest first
+  std::vector<InFlight> spare_;     // reused batch vectors
   BatchShape shape_;
   StepCost total_cost_;
+  SimTime gpu_free_ = 0;  // when the last launched step ends
+  int64_t steps_ = 0;
+  SimTime busy_time_ = 0;
   bool busy_ = false;
-  bool step_running_ = false;
-  SimTime step_start_ = 0, step_end_ = 0;
-  StepRecord last_step_;
   bool check_invariants_ = false;
+  std::vector<StepRecord>* step_sink_ = nullptr;
+  ScheduleObserver observer_;
+  int32_t index_ = 0;
 };
 
 }  // namespace servesim

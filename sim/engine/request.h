@@ -40,8 +40,15 @@ struct Request {
   SimTime last_token = -1;
   SimTime finish = -1;
 
-  int32_t num_computed = 0;
-  int32_t num_output = 0;
+  int32_t num_computed = 0;  // advanced when a step is scheduled (as vLLM)
+  int32_t num_output = 0;    // tokens delivered
+  // Async scheduling: tokens scheduled for sampling but not delivered yet
+  // (vLLM num_output_placeholders), tokens of steps still in flight, and of
+  // those the ones whose output arrives after a preemption (stale: still
+  // delivered, but they no longer advance the reset counters).
+  int32_t placeholders = 0;
+  int32_t in_flight = 0;
+  int32_t stale = 0;
   int32_t preemptions = 0;
   RequestStatus status = RequestStatus::kPending;
   const char* reject_reason = nullptr;  // static string
@@ -56,6 +63,7 @@ struct Request {
   int32_t session_turn = 0;    // multi-turn sessions: 0-based turn
 
   int32_t known_tokens() const { return prompt_len + num_output; }
+  int32_t total_len() const { return prompt_len + output_len; }
   // Most tokens this request ever holds in the KV cache: the last sampled
   // token is never fed back.
   int32_t max_cached_tokens() const { return prompt_len + output_len - 1; }

@@ -22,7 +22,10 @@ Scheduler::Scheduler(const EngineConfig& config,
     : config_(config),
       policy_(std::move(policy)),
       requests_(requests),
-      kv_(config.num_gpu_blocks, config.prefix_caching) {}
+      // Of all blocks, the null block included (vLLM: watermark * num_blocks).
+      watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
+      kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
+          config.prefix_caching) {}
 
 const char* Scheduler::CheckServable(const Request& r) const {
   if (BlocksFor(r.max_cached_tokens(), config_.block_size) >
@@ -46,10 +49,10 @@ void Scheduler::AddWaiting(int64_t id) {
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens) {
   const int32_t need =
       BlocksFor(tokens, config_.block_size) - static_cast<int32_t>(r.blocks.size());
-  return need <= 0 || kv_.Acquire(nullptr, 0, need, &r.blocks);
+  return need <= 0 || kv_.Acquire(nullptr, 0, need, need, &r.blocks);
 }
 
-int32_t Scheduler::Admit(Request& r, int32_t budget) {
+int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   const int32_t bs = config_.block_size;
   int32_t hits = 0;
   if (kv_.prefix_caching()) {
@@ -59,11 +62,18 @@ int32_t Scheduler::Admit(Request& r, int32_t budget) {
     hits = kv_.CountHits(r.block_hashes.data(), lookup);
   }
   const int32_t cached = hits * bs;
-  const int32_t left = r.known_tokens() - cached;
+  int32_t left = r.known_tokens() - cached;
+  if (cap > 0) left = std::min(left, cap);
   if (!config_.chunked_prefill && left > budget) return 0;
   const int32_t n = std::min(left, budget);
   const int32_t fresh = BlocksFor(cached + n, bs) - hits;
-  if (!kv_.Acquire(r.block_hashes.data(), hits, fresh, &r.blocks)) return 0;
+  const int32_t watermark = running_.empty() ? 0 : watermark_blocks_;
+  const int32_t reserve = watermark + (config_.reserve_full_prompt
+                                           ? BlocksFor(r.known_tokens(), bs) - hits
+                                           : fresh);
+  if (!kv_.Acquire(r.block_hashes.data(), hits, fresh, reserve, &r.blocks)) {
+    return 0;
+  }
   r.num_computed = cached;
   r.num_registered = hits;
   if (r.cached_tokens < 0) {
@@ -74,8 +84,8 @@ int32_t Scheduler::Admit(Request& r, int32_t budget) {
   return n;
 }
 
-void Scheduler::RegisterFullBlocks(Request& r) {
-  const int32_t full = r.num_computed / config_.block_size;
+void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
+  const int32_t full = tokens / config_.block_size;
   if (full <= r.num_registered) return;
   EnsureBlockHashes(&r, full, config_.block_size);
   for (int32_t i = r.num_registered; i < full; ++i) {
@@ -91,31 +101,62 @@ void Scheduler::Preempt(size_t running_index) {
   r.blocks.clear();
   r.num_computed = 0;
   r.num_registered = 0;
+  // Output of steps still in flight arrives later and is delivered, but no
+  // longer counts against the reset counters.
+  r.stale = r.in_flight;
+  r.placeholders = 0;
   ++r.preemptions;
   ++num_preemptions_;
+  last_preempted_.push_back(id);
   r.status = RequestStatus::kWaiting;
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(running_index));
   waiting_.push_front(id);
+}
+
+void Scheduler::Add(SimTime now, Request& r, int32_t n,
+                    std::vector<ScheduledSeq>* batch, BatchShape* shape) {
+  // Blocks become cacheable as soon as their tokens are scheduled, up to
+  // the tokens known (never a placeholder's).
+  if (kv_.prefix_caching()) {
+    RegisterFullBlocks(r, std::min(r.num_computed + n, r.known_tokens()));
+  }
+  const int32_t context = r.num_computed;
+  r.num_computed += n;
+  r.in_flight += n;
+  const bool samples = r.num_computed >= r.known_tokens() + r.placeholders;
+  if (samples && config_.async_scheduling) ++r.placeholders;
+  batch->push_back({r.id, n, samples});
+  shape->seqs.push_back({n, context, samples});
+  if (r.first_scheduled < 0) r.first_scheduled = now;
 }
 
 size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
                            BatchShape* shape) {
   batch->clear();
   shape->seqs.clear();
+  finished_unreported_ = false;
+  last_preempted_.clear();
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   RequestTable& reqs = *requests_;
-
-  auto add = [&](Request& r, int32_t n) {
-    batch->push_back({r.id, n});
-    shape->seqs.push_back({n, r.num_computed, r.num_computed + n == r.known_tokens()});
-    if (r.first_scheduled < 0) r.first_scheduled = now;
-    budget -= n;
-  };
+  // A long prompt may not take the whole budget while others are waiting.
+  const int32_t cap =
+      waiting_.size() + running_.size() > 1 ? config_.long_prefill_token_threshold : 0;
 
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request& r = reqs[running_[i]];
-    const int32_t n = std::min(r.known_tokens() - r.num_computed, budget);
+    // Async: the step in flight already samples its last token.
+    if (r.placeholders > 0 && r.num_computed + 2 - r.placeholders >= r.total_len()) {
+      ++i;
+      continue;
+    }
+    int32_t n = r.known_tokens() + r.placeholders - r.num_computed;
+    if (cap > 0) n = std::min(n, cap);
+    n = std::min(n, budget);
+    if (n <= 0) {
+      ++i;
+      continue;
+    }
     bool self_preempted = false;
     while (!EnsureBlocks(r, r.num_computed + n)) {
       const size_t victim = policy_->PickVictim(running_, i, reqs);
@@ -125,22 +166,47 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
       if (self_preempted) break;
     }
     if (self_preempted) continue;  // running_[i] is now the next request
-    add(r, n);
+    Add(now, r, n, batch, shape);
+    budget -= n;
     ++i;
   }
 
+  skipped_.clear();
   while (!preempted && !waiting_.empty() && budget > 0 &&
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const size_t idx = policy_->PickNext(waiting_, reqs);
     Request& r = reqs[waiting_[idx]];
-    const int32_t n = Admit(r, budget);
+    if (r.stale > 0) {
+      // Its in-flight output must arrive before it is computed again.
+      skipped_.push_back(r.id);
+      waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
+      continue;
+    }
+    const int32_t n = Admit(r, budget, cap);
     if (n == 0) break;
     waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
     r.status = RequestStatus::kRunning;
     running_.push_back(r.id);
-    add(r, n);
+    Add(now, r, n, batch, shape);
+    budget -= n;
   }
+  waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
   return batch->size();
+}
+
+void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) {
+  r.finish = now;
+  if (r.status == RequestStatus::kWaiting) {  // stale output completed it
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r.id));
+  }
+  r.status = RequestStatus::kFinished;
+  kv_.Release(r.blocks);
+  r.blocks.clear();
+  r.blocks.shrink_to_fit();
+  r.block_hashes.clear();
+  r.block_hashes.shrink_to_fit();
+  finished->push_back(r.id);
+  finished_unreported_ = true;
 }
 
 void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
@@ -149,11 +215,15 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
   bool any_finished = false;
   for (const ScheduledSeq& s : batch) {
     Request& r = reqs[s.id];
-    r.num_computed += s.new_tokens;
-    if (kv_.prefix_caching()) RegisterFullBlocks(r);
-    if (r.num_computed != r.known_tokens()) continue;  // mid-prefill chunk
-    // A token is sampled. After a preemption the recomputed tokens were
-    // already delivered, so only a genuinely new token counts.
+    r.in_flight -= s.new_tokens;
+    bool stale = false;
+    if (r.stale > 0) {
+      stale = true;
+      r.stale -= s.new_tokens;
+    }
+    if (r.status == RequestStatus::kFinished || !s.samples) continue;
+    const bool was_running = r.status == RequestStatus::kRunning;
+    const bool had_placeholders = r.placeholders > 0;
     ++r.num_output;
     if (r.first_token < 0) {
       r.first_token = now;
@@ -161,16 +231,14 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
       recorder->RecordItlNanos(now - r.last_token);
     }
     r.last_token = now;
+    if (!stale && r.placeholders > 0) --r.placeholders;
+    // Async: blocks filled by tokens now known become cacheable.
+    if (!stale && was_running && had_placeholders && kv_.prefix_caching()) {
+      RegisterFullBlocks(r, r.num_computed - r.in_flight);
+    }
     if (r.num_output == r.output_len) {
-      r.finish = now;
-      r.status = RequestStatus::kFinished;
-      kv_.Release(r.blocks);
-      r.blocks.clear();
-      r.blocks.shrink_to_fit();
-      r.block_hashes.clear();
-      r.block_hashes.shrink_to_fit();
-      finished->push_back(r.id);
-      any_finished = true;
+      any_finished |= was_running;
+      Finish(now, r, finished);
     }
   }
   if (any_finished) {
@@ -196,6 +264,11 @@ void Scheduler::CheckInvariants() const {
     if (static_cast<int64_t>(r.blocks.size()) <
         BlocksFor(r.num_computed, config_.block_size)) {
       std::fprintf(stderr, "servesim: request %lld has too few blocks\n",
+                   static_cast<long long>(id));
+      std::abort();
+    }
+    if (r.num_output > r.output_len || r.num_computed > r.total_len()) {
+      std::fprintf(stderr, "servesim: request %lld overran its length\n",
                    static_cast<long long>(id));
       std::abort();
     }

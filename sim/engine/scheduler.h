@@ -1,4 +1,7 @@
-// The scheduling mechanism of one replica, with vLLM v1 semantics:
+// The scheduling mechanism of one replica, step for step as vLLM v1's
+// scheduler (v1/core/sched/scheduler.py, version in README) with its
+// default FCFS policy, checked against golden traces of the real scheduler
+// (tests/conformance):
 //  1. Running requests first, in order, each taking the tokens it still
 //     needs (its prefill chunk or 1 decode token) from the step's token
 //     budget max_num_batched_tokens. If its KV blocks cannot be allocated,
@@ -8,13 +11,22 @@
 //  2. Then, only if nothing was preempted this step, waiting requests in
 //     policy order while budget and max_num_seqs allow. With chunked prefill
 //     off a prompt must fit in the remaining budget whole; the first
-//     request that does not fit (tokens or KV blocks) stops admission.
+//     request that does not fit (tokens or KV blocks) stops admission. With
+//     reserve_full_prompt the free blocks must hold the request's whole known
+//     sequence (minus cache hits), not only this step's chunk.
+// Token counts advance when a step is scheduled (num_computed), as in vLLM;
+// full blocks are registered in the prefix cache at that moment too, so a
+// request admitted later in the same step can already hit them.
 // With prefix caching, a request admitted from the waiting queue (first
 // time or after preemption) starts from its longest run of cached full
-// blocks — never its whole prompt: the last token is always computed, as in
-// vLLM — and the cost model sees those tokens as context, not new work.
-// Commit() applies a finished step: tokens computed, full blocks registered
-// in the prefix cache, tokens sampled, requests finished, blocks released.
+// blocks — never its whole prompt: the last token is always computed.
+// Commit() applies a finished step's sampled tokens: tokens delivered,
+// requests finished, blocks released.
+// Async scheduling (EngineConfig::async_scheduling): a step may be
+// scheduled while the previous one is in flight; a request whose token is
+// still being sampled carries a placeholder for it, and a request preempted
+// with a step in flight still receives that step's token (stale output) and
+// is not readmitted before it arrives.
 #pragma once
 
 #include <deque>
@@ -33,21 +45,30 @@ namespace servesim {
 struct ScheduledSeq {
   int64_t id;
   int32_t new_tokens;
+  bool samples;  // the step samples a token for it (not a mid-prompt chunk)
 };
 
 class Scheduler {
  public:
+  // vLLM reserves one block of the cache as its null block.
+  static constexpr int32_t kReservedBlocks = 1;
+
   Scheduler(const EngineConfig& config, std::unique_ptr<SchedulerPolicy> policy,
             RequestTable* requests);
 
   // Why a request can never be served, or nullptr if it can.
   const char* CheckServable(const Request& r) const;
   void AddWaiting(int64_t id);
+  // As vLLM's has_requests(): unfinished requests, or finished ones not yet
+  // reported by a following schedule (which then runs, possibly empty).
+  bool has_requests() const {
+    return !waiting_.empty() || !running_.empty() || finished_unreported_;
+  }
   // Builds the next batch into *batch and its shape into *shape (both
   // cleared first). Returns the number of sequences scheduled.
   size_t Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
                   BatchShape* shape);
-  // Applies a completed step at `now`; appends finished request ids.
+  // Applies a completed step's output at `now`; appends finished ids.
   void Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
               Recorder* recorder, std::vector<int64_t>* finished);
 
@@ -59,6 +80,8 @@ class Scheduler {
   // (recompute avoided); first admissions are counted per request.
   int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
   int64_t num_preemptions() const { return num_preemptions_; }  // so far
+  // Requests preempted by the most recent Schedule(), in order.
+  const std::vector<int64_t>& last_preempted() const { return last_preempted_; }
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -69,18 +92,27 @@ class Scheduler {
   // Admission of a waiting request with at most `budget` new tokens: prefix
   // lookup and block allocation. Returns the tokens scheduled, 0 if it does
   // not fit (nothing changed).
-  int32_t Admit(Request& r, int32_t budget);
-  void RegisterFullBlocks(Request& r);
+  int32_t Admit(Request& r, int32_t budget, int32_t cap);
+  // Registers r's full blocks covering its first `tokens` tokens.
+  void RegisterFullBlocks(Request& r, int32_t tokens);
   void Preempt(size_t running_index);
+  // Adds r's next n tokens to the batch and advances its counters.
+  void Add(SimTime now, Request& r, int32_t n, std::vector<ScheduledSeq>* batch,
+           BatchShape* shape);
+  void Finish(SimTime now, Request& r, std::vector<int64_t>* finished);
 
   EngineConfig config_;
   std::unique_ptr<SchedulerPolicy> policy_;
   RequestTable* requests_;
+  int32_t watermark_blocks_;
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
   int64_t num_preemptions_ = 0;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
+  std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
+  std::vector<int64_t> last_preempted_;
+  bool finished_unreported_ = false;
 };
 
 }  // namespace servesim

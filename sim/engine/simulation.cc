@@ -11,6 +11,7 @@
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/request_source.h"
+#include "sim/engine/run_invariants.h"
 
 namespace servesim {
 namespace {
@@ -48,6 +49,10 @@ class Driver {
           in.engine, MakeSchedulerPolicy(in.engine.policy), in.cost_model,
           &out->requests, &out->recorder));
       replicas_.back()->set_check_invariants(in.check_invariants);
+      if (in.record_steps || in.check_invariants) {
+        replicas_.back()->set_step_sink(&out->steps,
+                                        static_cast<int32_t>(replicas_.size() - 1));
+      }
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
@@ -270,17 +275,9 @@ class Driver {
   }
 
   void StartStep(size_t k) {
-    const SimTime d = replicas_[k]->StartStep(now_);
+    const SimTime wake = replicas_[k]->StartStep(now_);
     SyncLevels();
-    if (d >= 0) {
-      if (in_.record_steps || in_.check_invariants) {
-        out_->steps.push_back(replicas_[k]->last_step());
-        out_->steps.back().replica = static_cast<int32_t>(k);
-      }
-      events_.Push(now_ + d, EventKind::kStepDone, static_cast<int64_t>(k));
-      ++out_->replicas[k].steps;
-      out_->replicas[k].busy_s += ToSeconds(d);
-    }
+    if (wake >= 0) events_.Push(wake, EventKind::kStepDone, static_cast<int64_t>(k));
   }
 
   void SyncLevels() {
@@ -339,6 +336,10 @@ class Driver {
     out_->end_time = now_;
     CloseWindow();
     out_->input_error = source_.trace_error();
+    for (size_t k = 0; k < replicas_.size(); ++k) {
+      out_->replicas[k].steps = replicas_[k]->steps();
+      out_->replicas[k].busy_s = ToSeconds(replicas_[k]->busy_time());
+    }
     for (const auto& rep : replicas_) {
       const StepCost& c = rep->total_cost();
       StepCost& t = out_->total_cost;
@@ -411,6 +412,7 @@ class Driver {
 SimulationOutput RunSimulation(const SimulationInput& input) {
   SimulationOutput out;
   Driver(input, &out).Run();
+  if (input.check_invariants) CheckRunInvariantsOrDie(input, out);
   return out;
 }
 

@@ -38,6 +38,19 @@ bool BlockHashMap::Insert(uint64_t key, int32_t block) {
   return true;
 }
 
+void BlockHashMap::Assign(uint64_t key, int32_t block) {
+  for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+    if (keys_[i] == key) {
+      values_[i] = block;
+      return;
+    }
+    if (keys_[i] == 0) {
+      std::fprintf(stderr, "servesim: BlockHashMap::Assign of an absent key\n");
+      std::abort();
+    }
+  }
+}
+
 void BlockHashMap::Erase(uint64_t key) {
   size_t i = Slot(key);
   while (keys_[i] != key) {

@@ -20,6 +20,8 @@ class BlockHashMap {
   int32_t Find(uint64_t key) const;
   // Inserts key -> block unless key is present; true if inserted.
   bool Insert(uint64_t key, int32_t block);
+  // Points the present `key` at `block` (aborts if key is absent).
+  void Assign(uint64_t key, int32_t block);
   void Erase(uint64_t key);
   size_t size() const { return size_; }
 

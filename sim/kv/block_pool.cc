@@ -28,6 +28,15 @@ void BlockPool::PushTail(int32_t b) {
   ++num_free_;
 }
 
+void BlockPool::InsertAfter(int32_t after, int32_t b) {
+  const int32_t next = after >= 0 ? next_[after] : head_;
+  prev_[b] = after;
+  next_[b] = next;
+  if (after >= 0) next_[after] = b; else head_ = b;
+  if (next >= 0) prev_[next] = b; else tail_ = b;
+  ++num_free_;
+}
+
 void BlockPool::Unlink(int32_t b) {
   if (prev_[b] >= 0) next_[prev_[b]] = next_[b]; else head_ = next_[b];
   if (next_[b] >= 0) prev_[next_[b]] = prev_[b]; else tail_ = prev_[b];
@@ -60,13 +69,26 @@ bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
   return true;
 }
 
-void BlockPool::Release(const std::vector<int32_t>& blocks) {
+void BlockPool::Release(const std::vector<int32_t>& blocks,
+                        const uint64_t* cached) {
+  to_head_.clear();
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     const int32_t b = *it;
     if (b < 0 || b >= num_blocks() || ref_[b] <= 0) {
       InvariantBroken("release of a block that is not in use", b);
     }
-    if (--ref_[b] == 0) PushTail(b);
+    if (--ref_[b] != 0) continue;
+    if (cached != nullptr && cached[b] != 0) {
+      PushTail(b);
+    } else {
+      to_head_.push_back(b);
+    }
+  }
+  // Prepend as a run: the first block freed ends up at the head.
+  int32_t after = -1;
+  for (int32_t b : to_head_) {
+    InsertAfter(after, b);
+    after = b;
   }
 }
 

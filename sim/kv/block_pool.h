@@ -5,8 +5,10 @@
 //    (ref_count > 0, not on the free queue);
 //  - num_free() + num_used() == num_blocks().
 // The free queue is a doubly-linked list whose order is the allocation (and,
-// with prefix caching, eviction) order: Allocate takes from the head, Free
-// appends to the tail, so the least recently freed block is reused first.
+// with prefix caching, eviction) order: Allocate takes from the head. As in
+// vLLM (>= 0.33, v1/core/block_pool.py free_blocks), a freed block that holds
+// no cached prefix goes to the head (reused first: it can never be hit), a
+// cached one to the tail (least recently freed cached block evicted first).
 #pragma once
 
 #include <cstdint>
@@ -26,10 +28,12 @@ class BlockPool {
   // Appends n fresh blocks (ref_count 1) to *out, or returns false and
   // changes nothing when fewer than n are free.
   bool Allocate(int32_t n, std::vector<int32_t>* out);
-  // Drops one reference to each block; blocks reaching zero go to the tail
-  // of the free queue, in reverse order (a sequence's last block first, so
-  // its prefix stays cached longest).
-  void Release(const std::vector<int32_t>& blocks);
+  // Drops one reference to each block, walking the sequence from its last
+  // block to its first. Blocks reaching zero join the free queue: those
+  // with cached[b] != 0 at the tail in that order (a chain's tail is evicted
+  // before its prefix), the others at the head, the first reaching zero
+  // nearest the head. `cached` may be null (nothing cached: all to the head).
+  void Release(const std::vector<int32_t>& blocks, const uint64_t* cached);
   // Takes one more reference on `block`; a free block leaves the free queue
   // (a prefix-cache hit on a cached block nobody holds).
   void AddRef(int32_t block);
@@ -39,6 +43,7 @@ class BlockPool {
 
  private:
   void PushTail(int32_t b);
+  void InsertAfter(int32_t after, int32_t b);  // after = -1: at the head
   int32_t PopHead();
   void Unlink(int32_t b);
 
@@ -46,6 +51,7 @@ class BlockPool {
   std::vector<int32_t> prev_, next_;  // free-queue links, -1 = none
   int32_t head_ = -1, tail_ = -1;
   int32_t num_free_ = 0;
+  std::vector<int32_t> to_head_;  // scratch for Release
 };
 
 }  // namespace servesim

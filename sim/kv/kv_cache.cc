@@ -1,6 +1,7 @@
 // KV cache with lazy-evicting prefix cache (see kv_cache.h).
 #include "sim/kv/kv_cache.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,7 +20,10 @@ KvCache::KvCache(int32_t num_blocks, bool prefix_caching)
     : pool_(num_blocks),
       prefix_caching_(prefix_caching),
       by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
-  if (prefix_caching_) hash_.assign(num_blocks, 0);
+  if (prefix_caching_) {
+    hash_.assign(num_blocks, 0);
+    dup_next_.assign(num_blocks, -1);
+  }
 }
 
 int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n) const {
@@ -30,12 +34,12 @@ int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n) const {
 }
 
 bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
-                      std::vector<int32_t>* blocks) {
+                      int32_t reserve, std::vector<int32_t>* blocks) {
   int32_t hits_on_free_queue = 0;
   for (int32_t i = 0; i < hits; ++i) {
     if (pool_.ref_count(by_hash_.Find(hashes[i])) == 0) ++hits_on_free_queue;
   }
-  if (fresh > pool_.num_free() - hits_on_free_queue) return false;
+  if (std::max(fresh, reserve) > pool_.num_free() - hits_on_free_queue) return false;
   for (int32_t i = 0; i < hits; ++i) {
     const int32_t b = by_hash_.Find(hashes[i]);
     if (pool_.ref_count(b) == 0) --num_cached_free_;
@@ -53,7 +57,20 @@ bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
 }
 
 void KvCache::Evict(int32_t b) {
-  by_hash_.Erase(hash_[b]);
+  const uint64_t h = hash_[b];
+  const int32_t first = by_hash_.Find(h);
+  if (first == b) {
+    if (dup_next_[b] >= 0) {
+      by_hash_.Assign(h, dup_next_[b]);
+    } else {
+      by_hash_.Erase(h);
+    }
+  } else {
+    int32_t p = first;
+    while (dup_next_[p] != b) p = dup_next_[p];
+    dup_next_[p] = dup_next_[b];
+  }
+  dup_next_[b] = -1;
   hash_[b] = 0;
   --num_cached_free_;
   ++evictions_;
@@ -62,11 +79,17 @@ void KvCache::Evict(int32_t b) {
 void KvCache::Register(int32_t block, uint64_t hash) {
   if (!prefix_caching_ || hash_[block] != 0) return;
   if (pool_.ref_count(block) <= 0) Broken("register of a free block", block, 0);
-  if (by_hash_.Insert(hash, block)) hash_[block] = hash;
+  if (!by_hash_.Insert(hash, block)) {
+    int32_t last = by_hash_.Find(hash);
+    while (dup_next_[last] >= 0) last = dup_next_[last];
+    dup_next_[last] = block;
+  }
+  hash_[block] = hash;
+  dup_next_[block] = -1;
 }
 
 void KvCache::Release(const std::vector<int32_t>& blocks) {
-  pool_.Release(blocks);
+  pool_.Release(blocks, prefix_caching_ ? hash_.data() : nullptr);
   if (!prefix_caching_) return;
   for (int32_t b : blocks) {
     if (hash_[b] != 0 && pool_.ref_count(b) == 0) ++num_cached_free_;
@@ -76,14 +99,28 @@ void KvCache::Release(const std::vector<int32_t>& blocks) {
 void KvCache::CheckInvariants() const {
   pool_.CheckInvariants();
   if (!prefix_caching_) return;
-  int32_t cached_free = 0, registered = 0;
+  int32_t cached_free = 0, registered = 0, chained = 0, heads = 0;
   for (int32_t b = 0; b < pool_.num_blocks(); ++b) {
-    if (hash_[b] == 0) continue;
+    if (hash_[b] == 0) {
+      if (dup_next_[b] != -1) Broken("unregistered block in a chain", b, dup_next_[b]);
+      continue;
+    }
     ++registered;
-    if (by_hash_.Find(hash_[b]) != b) Broken("block hash not mapped to it", b, 0);
+    int32_t p = by_hash_.Find(hash_[b]);
+    if (p < 0) Broken("registered block's hash not in the map", b, 0);
+    if (p == b) {
+      ++heads;
+      for (int32_t q = b; q >= 0; q = dup_next_[q]) {
+        if (hash_[q] != hash_[b]) Broken("chain mixes hashes", b, q);
+        if (++chained > pool_.num_blocks()) Broken("chain has a cycle", b, q);
+      }
+    } else {
+      while (p >= 0 && p != b) p = dup_next_[p];
+      if (p != b) Broken("block not reachable under its hash", b, 0);
+    }
     if (pool_.ref_count(b) == 0) ++cached_free;
   }
-  if (registered != static_cast<int32_t>(by_hash_.size())) {
+  if (registered != chained || heads != static_cast<int32_t>(by_hash_.size())) {
     Broken("map and blocks disagree", registered, static_cast<long long>(by_hash_.size()));
   }
   if (cached_free != num_cached_free_) Broken("cached-free count", cached_free, num_cached_free_);

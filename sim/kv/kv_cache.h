@@ -3,14 +3,18 @@
 //
 // A full block may be registered under the chained hash of its content
 // (parent block's hash + this block's content); partial blocks never are.
-// A registered block that no running request holds stays cached on the free
-// queue and is evicted lazily — only when a fresh block is needed, least
-// recently freed first (at equal recency the tail of a chain first, because
-// BlockPool::Release frees a sequence's blocks in reverse).
+// As in vLLM, identical blocks are not de-duplicated: two requests that
+// compute the same prefix at once both register their blocks under the same
+// hash, and a lookup returns the one registered first (block tables stay
+// append-only). A registered block that no running request holds stays
+// cached on the free queue and is evicted lazily — only when a fresh block
+// is needed, least recently freed first (at equal recency the tail of a
+// chain first, because BlockPool::Release frees a sequence's blocks in
+// reverse); blocks holding nothing cached are reused before any of them.
 //
-// Invariants (CheckInvariants): every registered block is in the map under
-// its own hash and nowhere else; cached-free + plain-free + in-use = total;
-// no block is freed while referenced (BlockPool aborts on it).
+// Invariants (CheckInvariants): every registered block is reachable from the
+// map under its own hash and nowhere else; cached-free + plain-free +
+// in-use = total; no block is freed while referenced (BlockPool aborts).
 #pragma once
 
 #include <cstdint>
@@ -37,13 +41,20 @@ class KvCache {
   int32_t CountHits(const uint64_t* hashes, int32_t n) const;
   // Appends the `hits` cached blocks of hashes[0..hits) (taking a reference
   // on each) and `fresh` new blocks to *blocks. All or nothing: false and no
-  // change when the free queue cannot supply the fresh blocks once the hit
-  // blocks are taken out of it.
+  // change when the free queue cannot supply `reserve` (>= fresh) blocks once
+  // the hit blocks are taken out of it.
   bool Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
-               std::vector<int32_t>* blocks);
-  // Registers a full, held block under `hash` unless another block already
-  // holds that hash (two requests computed the same prefix at once).
+               int32_t reserve, std::vector<int32_t>* blocks);
+  bool Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
+               std::vector<int32_t>* blocks) {
+    return Acquire(hashes, hits, fresh, fresh, blocks);
+  }
+  // Registers a full, held block under `hash` (after any other block that
+  // already holds it); a block already registered keeps its hash.
   void Register(int32_t block, uint64_t hash);
+  bool registered(int32_t block) const {
+    return prefix_caching_ && hash_[block] != 0;
+  }
   void Release(const std::vector<int32_t>& blocks);
 
   void CheckInvariants() const;  // aborts with a description
@@ -55,6 +66,9 @@ class KvCache {
   bool prefix_caching_;
   BlockHashMap by_hash_;
   std::vector<uint64_t> hash_;  // 0: not registered
+  // Blocks sharing a hash, in registration order: the map names the first,
+  // dup_next_ the one after (-1: none).
+  std::vector<int32_t> dup_next_;
   int32_t num_cached_free_ = 0;
   int64_t evictions_ = 0;
 };

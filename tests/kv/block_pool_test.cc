@@ -23,16 +23,35 @@ TEST(BlockPool, AllocatesDistinctBlocksAllOrNothing) {
   pool.CheckInvariants();
 }
 
-TEST(BlockPool, ReleasedBlocksAreReusedLeastRecentlyFreedFirst) {
-  BlockPool pool(4);
+// vLLM's free order: blocks holding no cached prefix are reused first, most
+// recently freed first (a sequence's tail block first); cached blocks wait
+// at the tail, least recently freed first.
+TEST(BlockPool, UncachedBlocksAreReusedMostRecentlyFreedFirst) {
+  BlockPool pool(5);
   std::vector<int32_t> a, b;
   ASSERT_TRUE(pool.Allocate(2, &a));
   ASSERT_TRUE(pool.Allocate(2, &b));
-  pool.Release(a);  // tail of a's sequence goes first
-  pool.Release(b);
+  pool.Release(a, nullptr);
+  pool.Release(b, nullptr);
   std::vector<int32_t> c;
-  ASSERT_TRUE(pool.Allocate(4, &c));
-  EXPECT_EQ(c, (std::vector<int32_t>{a[1], a[0], b[1], b[0]}));
+  ASSERT_TRUE(pool.Allocate(5, &c));
+  EXPECT_EQ(c, (std::vector<int32_t>{b[1], b[0], a[1], a[0], 4}));
+  pool.CheckInvariants();
+}
+
+TEST(BlockPool, CachedBlocksGoToTheTailUncachedToTheHead) {
+  BlockPool pool(6);
+  std::vector<int32_t> a, b;
+  ASSERT_TRUE(pool.Allocate(3, &a));  // 0 1 2
+  ASSERT_TRUE(pool.Allocate(3, &b));  // 3 4 5
+  std::vector<uint64_t> cached(6, 0);
+  cached[a[0]] = cached[a[1]] = 7;  // a's two full blocks are cached
+  cached[b[0]] = 9;
+  pool.Release(a, cached.data());
+  pool.Release(b, cached.data());
+  std::vector<int32_t> c;
+  ASSERT_TRUE(pool.Allocate(6, &c));
+  EXPECT_EQ(c, (std::vector<int32_t>{b[2], b[1], a[2], a[1], a[0], b[0]}));
   pool.CheckInvariants();
 }
 
@@ -44,7 +63,7 @@ TEST(BlockPool, RandomizedAllocateReleaseKeepsInvariants) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     auto& o = owners[(x >> 33) % owners.size()];
     if ((x >> 20) % 3 == 0) {
-      pool.Release(o);
+      pool.Release(o, nullptr);
       o.clear();
     } else {
       const int32_t n = static_cast<int32_t>((x >> 40) % 6);
@@ -65,8 +84,8 @@ TEST(BlockPoolDeathTest, DoubleReleaseAborts) {
   BlockPool pool(2);
   std::vector<int32_t> a;
   ASSERT_TRUE(pool.Allocate(1, &a));
-  pool.Release(a);
-  EXPECT_DEATH(pool.Release(a), "not in use");
+  pool.Release(a, nullptr);
+  EXPECT_DEATH(pool.Release(a, nullptr), "not in use");
 }
 
 }  // namespace
