@@ -21,15 +21,17 @@ namespace {
 using servesim::testing::LinearScenario;
 using servesim::testing::MustParse;
 
-// Two requests of 10 prompt tokens and 3 output tokens, 1 ms apart: the
-// engine's golden sequence (tests/engine/engine_test.cc) is
+// Two requests of 10 prompt tokens and 3 output tokens, 1 ms apart, with
+// synchronous scheduling: the engine's golden sequence
+// (tests/engine/engine_test.cc) is
 //   A prefill | A decode + B prefill | A, B decode | B decode.
 Scenario TwoRequests() {
   return MustParse(LinearScenario(
       R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
       R"("arrival": {"process": "constant", "rate": 1000},
          "input_len": {"dist": "fixed", "value": 10},
-         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)"));
+         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)",
+      R"("async_scheduling": false)"));
 }
 
 TEST(StepSample, RecordsTheSimulatorsBatchesInOrder) {

@@ -15,6 +15,7 @@ constexpr SimTime kMs = 1'000'000;
 
 // Two requests 1 ms apart, prompt 10 and 3 output tokens each; step cost
 // 1 ms + 0.1 ms per prompt token + 0.5 ms per decoding sequence.
+// Synchronous scheduling (vLLM's EngineCore.step):
 //  step 1 [0, 2]     A prefill 10           -> A token 1
 //  step 2 [2, 4.5]   A decode, B prefill 10 -> A token 2, B token 1
 //  step 3 [4.5, 6.5] A decode, B decode     -> A token 3 (done), B token 2
@@ -24,7 +25,8 @@ TEST(Engine, GoldenEventSequence) {
       R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
       R"("arrival": {"process": "constant", "rate": 1000},
          "input_len": {"dist": "fixed", "value": 10},
-         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)"));
+         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)",
+      R"("async_scheduling": false)"));
   SimulationOutput out;
   const RunSummary s = RunScenario(sc, &out, /*check_invariants=*/true);
   ASSERT_EQ(out.requests.size(), 2u);
@@ -45,6 +47,36 @@ TEST(Engine, GoldenEventSequence) {
   // ITL gaps: A 2.5, 2.0; B 2.0, 1.5 ms.
   EXPECT_EQ(s.itl_ms.count, 4);
   EXPECT_NEAR(s.itl_ms.mean, (2.5 + 2.0 + 2.0 + 1.5) / 4, 1e-9);
+}
+
+// The same two requests with async scheduling (vLLM's default): each step is
+// scheduled when the one before it is launched, so B, arriving while step 1
+// runs, misses step 2 (already scheduled at t = 0) and joins step 3; A's
+// last token is in flight when step 4 is scheduled, so A is left out of it.
+//  step 1 [0, 2]     A prefill 10   (scheduled at 0)   -> A token 1
+//  step 2 [2, 3.5]   A decode       (scheduled at 0)   -> A token 2
+//  step 3 [3.5, 6]   A decode, B prefill (at 2)        -> A token 3 (done), B token 1
+//  step 4 [6, 7.5]   B decode       (scheduled at 3.5) -> B token 2
+//  step 5 [7.5, 9]   B decode       (scheduled at 6)   -> B token 3 (done)
+TEST(Engine, GoldenEventSequenceWithAsyncScheduling) {
+  const Scenario sc = MustParse(LinearScenario(
+      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
+      R"("arrival": {"process": "constant", "rate": 1000},
+         "input_len": {"dist": "fixed", "value": 10},
+         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)",
+      R"("async_scheduling": true)"));
+  SimulationOutput out;
+  RunScenario(sc, &out, /*check_invariants=*/true);
+  ASSERT_EQ(out.requests.size(), 2u);
+  const Request& a = out.requests[0];
+  const Request& b = out.requests[1];
+  EXPECT_EQ(a.first_scheduled, 0);
+  EXPECT_EQ(a.first_token, 2 * kMs);
+  EXPECT_EQ(a.finish, 6 * kMs);
+  EXPECT_EQ(b.first_scheduled, 3500 * kMs / 1000);
+  EXPECT_EQ(b.first_token, 6 * kMs);
+  EXPECT_EQ(b.finish, 9 * kMs);
+  EXPECT_EQ(out.recorder.steps().all_steps, 5);
 }
 
 TEST(Engine, ChunkedPrefillSplitsALongPromptByTheTokenBudget) {
