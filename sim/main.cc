@@ -1,9 +1,23 @@
 // servesim entry point: parse the command line, run the chosen subcommand,
 // print any error on one line and exit 2 for bad input.
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
+
+namespace {
+
+// The one place errors are printed. File names and values inside a message
+// may hold newlines or bytes that are not UTF-8; escaping them keeps the
+// error one printable line.
+int Fail(const std::string& message) {
+  std::cerr << "servesim: error: " << servesim::PrintableText(message) << "\n";
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"servesim: discrete-event simulator of LLM serving"};
@@ -13,6 +27,10 @@ int main(int argc, char** argv) {
                                               servesim::AddSweepCommand(&app),
                                               servesim::AddLoopsCommand(&app),
                                               servesim::AddCapacityCommand(&app)};
+  if (const std::string unknown = servesim::UnknownCommand(app, argc, argv);
+      !unknown.empty()) {
+    return Fail(unknown + " (see servesim --help)");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -20,15 +38,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "servesim: error: " << e.what() << " (see servesim --help)\n";
-    return 2;
+    return Fail(std::string(e.what()) + " (see servesim --help)");
   }
   for (const auto& command : commands) {
     const servesim::Status st = command();
-    if (!st.ok()) {
-      std::cerr << "servesim: error: " << st.message() << "\n";
-      return 2;
-    }
+    if (!st.ok()) return Fail(st.message());
   }
   return 0;
 }

@@ -33,14 +33,17 @@ inline RunSummary RunScenario(const Scenario& sc, SimulationOutput* keep = nullp
 }
 
 // A scenario with the linear cost model, for exact and queueing checks.
-// `workload` and `engine` are JSON object bodies.
+// `workload` and `engine` are JSON object bodies. Keys of `engine` replace
+// the defaults here (a key given twice in one object is an error).
 inline std::string LinearScenario(const std::string& cost,
                                   const std::string& workload,
                                   const std::string& engine = "") {
+  nlohmann::json e = {{"num_gpu_blocks", 100000},
+                      {"max_num_batched_tokens", 65536}};
+  if (!engine.empty()) e.update(nlohmann::json::parse("{" + engine + "}"));
   return R"({"seed": 7, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
              "cost_model": {"type": "linear", )" + cost + R"(},
-             "engine": {"num_gpu_blocks": 100000, "max_num_batched_tokens": 65536)" +
-         (engine.empty() ? "" : ", " + engine) + R"(},
+             "engine": )" + e.dump() + R"(,
              "workload": {)" + workload + "}}";
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/analysis/report_data.h"
+#include "sim/cli/commands.h"
 #include "sim/report/html_report.h"
 
 namespace servesim {
@@ -61,15 +62,18 @@ StatusOr<std::vector<double>> ParseNumberList(const std::string& text,
 
 void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per) {
   cmd->add_option("scenario", o->scenario, "Scenario JSON file (default: embedded chat)");
-  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)");
+  cmd->add_option("--set", o->sets, "Override a scenario value (repeatable)")
+      ->check(NotAnOption());
   cmd->add_option("-r,--replications", o->replications,
                   std::string("Independent replications ") + per +
                       "; replication k uses seed = scenario seed + k")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", o->json, "Write the report data as JSON");
-  cmd->add_option("--html", o->html, "Write the self-contained HTML report");
+  cmd->add_option("--json", o->json, "Write the report data as JSON")
+      ->check(NotAnOption());
+  cmd->add_option("--html", o->html, "Write the self-contained HTML report")
+      ->check(NotAnOption());
 }
 
 }  // namespace servesim

@@ -52,16 +52,19 @@ Command AddCapacityCommand(CLI::App* app) {
   AddAnalysisOptions(cmd, o.get(), "per rate");
   cmd->add_option("--slo", o->slo,
                   "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms[,e2el_p99=30s]")
-      ->required();
+      ->required()
+      ->check(NotAnOption());
   cmd->add_option("--target-rate", o->target_rate,
                   "Fleet target in req/s: replicas = ceil(target / max rate "
                   "per replica), assuming an ideal router")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--candidates", o->candidates,
                   "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
-                  "(default: the scenario's hardware)");
+                  "(default: the scenario's hardware)")
+      ->check(NotAnOption());
   cmd->add_option("--prices", o->prices,
-                  "$/GPU-hour table (default models/gpu_prices.json: example list prices)");
+                  "$/GPU-hour table (default models/gpu_prices.json: example list prices)")
+      ->check(NotAnOption());
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunCapacityCommand(*o);

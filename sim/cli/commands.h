@@ -28,4 +28,15 @@ Command AddCapacityCommand(CLI::App* app);
 // The scenario keys with their defaults, for `--help` and README.
 const char* ScenarioReference();
 
+// For options that take a value (a file name, a list, k=v): rejects a value
+// that starts with '-', which is the next option swallowed because this one
+// was given no value (`--save-result --save-detailed out.csv` used to write a
+// file named "--save-detailed"). Output to stdout ("-") is not supported.
+CLI::Validator NotAnOption();
+
+// When the first argument names no subcommand (and is not an option), the
+// error line with the nearest subcommand suggested, e.g. `unknown command
+// "rnu" (did you mean "run"?); expected one of run, fit, ...`; else "".
+std::string UnknownCommand(const CLI::App& app, int argc, char** argv);
+
 }  // namespace servesim

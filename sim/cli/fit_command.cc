@@ -85,20 +85,25 @@ Command AddFitCommand(CLI::App* app) {
       ->check(CLI::IsMember({"jsonl", "azure", "mooncake", "lengths"}));
   fit->add_option("--field-prompt", opts->field_prompt,
                   "JSONL field with the prompt token count")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NotAnOption());
   fit->add_option("--field-completion", opts->field_completion,
                   "JSONL field with the completion token count")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NotAnOption());
   fit->add_option("--field-timestamp", opts->field_timestamp,
                   "JSONL field with the arrival time (seconds or ISO 8601)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NotAnOption());
   fit->add_option("--max-bad-fraction", opts->max_bad_fraction,
                   "Share of malformed lines tolerated (default 0: any fails)")
       ->check(CLI::Range(0.0, 1.0));
   fit->add_option("--out", opts->out,
-                  "Write a ready-to-run scenario JSON fitted to the log");
+                  "Write a ready-to-run scenario JSON fitted to the log")
+      ->check(NotAnOption());
   fit->add_option("--plot", opts->plot,
-                  "Write an SVG of the length histograms (log-scale axis)");
+                  "Write an SVG of the length histograms (log-scale axis)")
+      ->check(NotAnOption());
   return [fit, opts]() -> Status {
     if (!fit->parsed()) return Status::Ok();
     return Fit(*opts);

@@ -51,7 +51,8 @@ Command AddLoopsCommand(CLI::App* app) {
   AddAnalysisOptions(cmd, o.get(), "per run");
   cmd->add_option("--concurrency", o->concurrency,
                   "Closed-loop client counts, e.g. 8,32,128 (default 1,2,4,... "
-                  "up to max_num_seqs)");
+                  "up to max_num_seqs)")
+      ->check(NotAnOption());
   cmd->add_option("--burstiness", o->burstiness,
                   "Gamma shape of the bursty open loop (1 = Poisson, < 1 burstier)")
       ->check(CLI::PositiveNumber);

@@ -56,9 +56,12 @@ Command AddSweepCommand(CLI::App* app) {
       "scenario at fractions of mu (or at --rates), R replications each");
   AddAnalysisOptions(cmd, o.get(), "per point");
   cmd->add_option("--utilizations", o->utilizations,
-                  "Target utilizations of mu (default 0.5,0.7,0.85,0.9,0.95,1.0,1.05)");
-  cmd->add_option("--rates", o->rates, "Explicit arrival rates in req/s, e.g. 10,20,30");
-  cmd->add_option("--csv", o->csv, "Write one CSV row per point");
+                  "Target utilizations of mu (default 0.5,0.7,0.85,0.9,0.95,1.0,1.05)")
+      ->check(NotAnOption());
+  cmd->add_option("--rates", o->rates, "Explicit arrival rates in req/s, e.g. 10,20,30")
+      ->check(NotAnOption());
+  cmd->add_option("--csv", o->csv, "Write one CSV row per point")
+      ->check(NotAnOption());
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunSweepCommand(*o);

@@ -13,10 +13,13 @@ std::unique_ptr<CostModel> LinearCostModel::FromConfig(const JsonView& cfg) {
   cfg.AllowKeys(
       {"type", "step_s", "prefill_token_s", "decode_seq_s", "kv_token_s"});
   LinearParams p;
-  p.step_s = cfg.Number("step_s", 0, Range::NonNegative());
-  p.prefill_token_s = cfg.Number("prefill_token_s", 0, Range::NonNegative());
-  p.decode_seq_s = cfg.Number("decode_seq_s", 0, Range::NonNegative());
-  p.kv_token_s = cfg.Number("kv_token_s", 0, Range::NonNegative());
+  // Bounded so that a step stays a step: a minute at most per step, a second
+  // per token or sequence (real GPUs: ~1e-3 s and ~1e-5 s). Larger values
+  // (step_s 1e12) sent the clock past int64 nanoseconds.
+  p.step_s = cfg.Number("step_s", 0, Range::Closed(0, 60));
+  p.prefill_token_s = cfg.Number("prefill_token_s", 0, Range::Closed(0, 1));
+  p.decode_seq_s = cfg.Number("decode_seq_s", 0, Range::Closed(0, 1));
+  p.kv_token_s = cfg.Number("kv_token_s", 0, Range::Closed(0, 1));
   // An all-zero model makes every step free and the simulated clock stall.
   if (p.step_s + p.prefill_token_s + p.decode_seq_s + p.kv_token_s <= 0) {
     cfg.FailMessage("",

@@ -21,7 +21,8 @@ class LinearCostModel : public CostModel {
  public:
   explicit LinearCostModel(const LinearParams& p);
   // Reads {"type": "linear", step_s, prefill_token_s, decode_seq_s,
-  // kv_token_s}: all >= 0, default 0, at least one > 0.
+  // kv_token_s}: step_s in [0, 60] s, the others in [0, 1] s, default 0, at
+  // least one > 0.
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg);
 
   StepCost StepTime(const BatchShape& batch) const override;

@@ -69,7 +69,10 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
                  "attention_compute_efficiency", "attention_memory_efficiency",
                  "elementwise_memory_efficiency", "interconnect_efficiency",
                  "allreduce_latency_s", "step_overhead_s"});
-  const Range eff = Range::OpenClosed(0, 1);
+  // Efficiencies below 0.1% (1e-308 made steps last past int64
+  // nanoseconds) and latencies above a second are no GPU's.
+  const Range eff = Range::Closed(1e-3, 1);
+  const Range latency = Range::Closed(0, 1);
   RooflineParams p;
   // cuBLAS/CUTLASS bf16 GEMMs at large M sustain ~70% of the datasheet dense
   // peak on Hopper (clocks drop under the power limit at full tensor load).
@@ -96,11 +99,11 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
       cfg.Number("interconnect_efficiency", p.interconnect_efficiency, eff);
   // A small-message all-reduce (NCCL or vLLM's custom one) takes ~5-15 us.
   p.allreduce_latency_s = cfg.Number(
-      "allreduce_latency_s", p.allreduce_latency_s, Range::NonNegative());
+      "allreduce_latency_s", p.allreduce_latency_s, latency);
   // Scheduling, input preparation, sampling and graph launch in vLLM cost
   // ~0.2-0.5 ms per iteration on the host.
   p.step_overhead_s =
-      cfg.Number("step_overhead_s", p.step_overhead_s, Range::NonNegative());
+      cfg.Number("step_overhead_s", p.step_overhead_s, latency);
   if (const std::string why = TensorParallelProblem(model, tp); !why.empty()) {
     cfg.FailMessage("", why);
   }

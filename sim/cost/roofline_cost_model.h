@@ -29,7 +29,7 @@ class RooflineCostModel : public CostModel {
   RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu, int tp,
                     const RooflineParams& p);
   // Reads {"type": "roofline", <any RooflineParams field>}; efficiencies in
-  // (0, 1], latencies >= 0.
+  // [0.001, 1], latencies in [0, 1] s.
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg,
                                                const ModelSpec& model,
                                                const GpuSpec& gpu, int tp);

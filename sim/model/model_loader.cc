@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "sim/core/paths.h"
 #include "sim/core/status.h"
@@ -46,19 +44,6 @@ std::string Locate(const std::string& name_or_path, const std::string& dir,
   throw ConfigError(dir + ": unknown " + kind + " \"" + name_or_path + "\"" +
                     (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
                     "; available: " + (list.empty() ? "none" : list));
-}
-
-nlohmann::json ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message carries the line and column of the fault.
-    throw ConfigError(path + ": invalid JSON: " + e.what());
-  }
 }
 
 int PositiveInt(const JsonView& v, std::string_view key) {
@@ -115,12 +100,17 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
   // Capacity in binary GiB (datasheet "GB" of HBM is binary); rates decimal.
+  // Each is bounded to what a GPU could plausibly have, a few orders of
+  // magnitude either side of today's: 1e308 made every step free and the KV
+  // block count overflow, 1e-308 made steps last past int64 nanoseconds.
   g.memory_bytes =
-      v.RequireNumber("memory_gib", Range::Positive()) * 1073741824.0;
-  g.hbm_bytes_per_s = v.RequireNumber("hbm_tb_per_s", Range::Positive()) * 1e12;
-  g.bf16_flops = v.RequireNumber("bf16_dense_tflops", Range::Positive()) * 1e12;
+      v.RequireNumber("memory_gib", Range::Closed(1, 1e5)) * 1073741824.0;
+  g.hbm_bytes_per_s =
+      v.RequireNumber("hbm_tb_per_s", Range::Closed(0.01, 1e3)) * 1e12;
+  g.bf16_flops =
+      v.RequireNumber("bf16_dense_tflops", Range::Closed(0.1, 1e6)) * 1e12;
   const double link =
-      v.RequireNumber("interconnect_gb_per_s", Range::Positive()) * 1e9;
+      v.RequireNumber("interconnect_gb_per_s", Range::Closed(0.1, 1e6)) * 1e9;
   // Datasheets quote NVLink as the sum of both directions; the cost model
   // needs what one GPU can send while it receives the same.
   const std::string dir = v.Choice("interconnect_direction", "",
@@ -132,14 +122,14 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
 ModelSpec LoadModelSpec(const std::string& name_or_path) {
   const std::string path =
       Locate(name_or_path, "models/llm", "model", AvailableModels());
-  const nlohmann::json j = ReadJsonFile(path);
+  const nlohmann::json j = ReadJsonFile(path, "model file");
   return ParseModelSpec(JsonView(j, path));
 }
 
 GpuSpec LoadGpuSpec(const std::string& name_or_path) {
   const std::string path =
       Locate(name_or_path, "models/gpu", "GPU", AvailableGpus());
-  const nlohmann::json j = ReadJsonFile(path);
+  const nlohmann::json j = ReadJsonFile(path, "GPU file");
   return ParseGpuSpec(JsonView(j, path));
 }
 

@@ -1,9 +1,11 @@
 // GPU memory plan (see memory_plan.h).
 #include "sim/scenario/memory_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "sim/core/status.h"
 #include "sim/scenario/scenario.h"
 
 namespace servesim {
@@ -32,8 +34,62 @@ double DefaultActivationReserveBytes(const Scenario& s) {
   return activations + logits + 1.0 * kGiB;
 }
 
+namespace {
+
+// Why the weights and the activation reserve leave no KV block: the weights
+// (/hardware/tp), a reserve given by hand (/engine/activation_reserve_gib),
+// or the engine key whose share of the derived reserve is to blame
+// (max_num_seqs sizes the fp32 logits, max_num_batched_tokens the
+// activations) when lowering it alone would make room.
+[[noreturn]] void FailNoRoom(const JsonView& root, const Scenario& s,
+                             double usable, double weights, bool reserve_given) {
+  const std::string offers =
+      s.gpu.name + " offers " + Gib(usable) + " (gpu_memory_utilization " +
+      std::to_string(s.gpu_memory_utilization).substr(0, 4) + ")";
+  const auto fail_engine = [&](const std::string& key, const std::string& msg) {
+    throw ConfigError(root.file() + ": /engine/" + key + ": " + msg);
+  };
+  const double reserve = s.activation_reserve_bytes;
+  if (reserve_given && weights < usable) {
+    fail_engine("activation_reserve_gib",
+                "no room for the KV cache: " + Gib(weights) + " of weights and " +
+                    Gib(reserve) + " of activation reserve per GPU, but " +
+                    offers + "; expected a smaller activation_reserve_gib");
+  }
+  const double logits = static_cast<double>(s.engine.max_num_seqs) *
+                        s.model.vocab_size * 4.0;
+  const double activations = reserve - logits - kGiB;
+  if (!reserve_given && weights + kGiB + std::min(logits, activations) < usable) {
+    if (logits >= activations) {
+      fail_engine("max_num_seqs",
+                  "no room for the KV cache: the activation reserve holds fp32 "
+                  "logits for " + std::to_string(s.engine.max_num_seqs) +
+                      " sequences x " + std::to_string(s.model.vocab_size) +
+                      " vocabulary entries (" + Gib(logits) + "), with " +
+                      Gib(weights) + " of weights and " + Gib(reserve - logits) +
+                      " of other reserve per GPU, but " + offers +
+                      "; expected a smaller max_num_seqs");
+    }
+    fail_engine("max_num_batched_tokens",
+                "no room for the KV cache: the activation reserve for " +
+                    std::to_string(s.engine.max_num_batched_tokens) +
+                    " batched tokens is " + Gib(activations) + ", with " +
+                    Gib(weights) + " of weights and " + Gib(reserve - activations) +
+                    " of other reserve per GPU, but " + offers +
+                    "; expected a smaller max_num_batched_tokens");
+  }
+  const JsonView hw = root.Object("hardware");
+  hw.FailMessage("tp", s.model.name + " does not fit: " + Gib(weights) +
+                           " of weights and " + Gib(reserve) +
+                           " of activations per GPU at tp=" + std::to_string(s.tp) +
+                           ", but " + offers + "; expected a larger tp or a bigger GPU");
+}
+
+}  // namespace
+
 void PlanMemory(const JsonView& root, Scenario* s) {
-  if (s->activation_reserve_bytes < 0) {
+  const bool reserve_given = s->activation_reserve_bytes >= 0;
+  if (!reserve_given) {
     s->activation_reserve_bytes = DefaultActivationReserveBytes(*s);
   }
   const double usable = s->gpu.memory_bytes * s->gpu_memory_utilization;
@@ -42,19 +98,21 @@ void PlanMemory(const JsonView& root, Scenario* s) {
   const double block_bytes =
       s->model.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
   const double blocks = std::floor(s->kv_cache_bytes / block_bytes);
-  if (blocks < 1) {
-    const JsonView hw = root.Object("hardware");
-    hw.FailMessage("tp", s->model.name + " does not fit: " + Gib(weights) +
-                             " of weights and " + Gib(s->activation_reserve_bytes) +
-                             " of activations per GPU at tp=" + std::to_string(s->tp) +
-                             ", but " + s->gpu.name + " offers " + Gib(usable) +
-                             " (gpu_memory_utilization " +
-                             std::to_string(s->gpu_memory_utilization).substr(0, 4) +
-                             "); expected a larger tp or a bigger GPU");
+  if (blocks < 1) FailNoRoom(root, *s, usable, weights, reserve_given);
+  if (s->num_gpu_blocks_given) return;
+  if (!(blocks <= static_cast<double>(kMaxGpuBlocks))) {
+    char n[32];
+    std::snprintf(n, sizeof n, "%.3g", blocks);
+    throw ConfigError(
+        root.file() + ": /engine/num_gpu_blocks: the memory plan gives " + n +
+        " KV blocks (" + Gib(s->kv_cache_bytes) + " of " + s->gpu.name +
+        " memory for KV at " + std::to_string(static_cast<int64_t>(block_bytes)) +
+        " bytes a block of " + s->model.name + "); expected at most " +
+        std::to_string(kMaxGpuBlocks) +
+        ": set num_gpu_blocks, a larger block_size or a lower "
+        "gpu_memory_utilization");
   }
-  if (!s->num_gpu_blocks_given) {
-    s->engine.num_gpu_blocks = static_cast<int32_t>(std::min(blocks, 2e9));
-  }
+  s->engine.num_gpu_blocks = static_cast<int32_t>(blocks);
 }
 
 }  // namespace servesim

@@ -2,11 +2,13 @@
 // file is read by one function that owns its keys.
 #include "sim/scenario/scenario.h"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "sim/core/json_view.h"
+#include "sim/core/paths.h"
+#include "sim/core/time.h"
 #include "sim/model/model_loader.h"
 #include "sim/scenario/memory_plan.h"
 #include "sim/workload/prefix_model.h"
@@ -16,6 +18,17 @@ namespace servesim {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// A scenario is a page of JSON; anything bigger is the wrong file.
+constexpr uintmax_t kMaxScenarioBytes = uintmax_t{16} << 20;
+
+Range IntervalSeconds() { return Range::Closed(0, kMaxIntervalSeconds); }
+Range SpanSeconds() { return Range::Closed(0, kMaxSpanSeconds); }
+
+std::string Seconds(double x) {
+  std::ostringstream os;
+  os << x << " s";
+  return os.str();
+}
 
 void ParseHardware(const JsonView& root, Scenario* s) {
   s->model = LoadModelSpec(root.RequireString("model"));
@@ -47,14 +60,14 @@ void ParseEngine(const JsonView& root, Scenario* s) {
       v.Integer("block_size", 16, Range::Closed(1, 4096)));
   s->gpu_memory_utilization = v.Number("gpu_memory_utilization", 0.9,
                                        Range::OpenClosed(0, 1));
-  if (auto n = v.OptionalInteger("num_gpu_blocks", Range::Closed(1, 1 << 30))) {
+  if (auto n = v.OptionalInteger("num_gpu_blocks", Range::Closed(1, kMaxGpuBlocks))) {
     e.num_gpu_blocks = static_cast<int32_t>(*n);
     s->num_gpu_blocks_given = true;
   }
   // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
   v.Choice("preemption", "recompute", {"recompute"});
   e.policy = v.Choice("policy", "fcfs", {"fcfs", "shortest-prompt-first"});
-  if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::NonNegative())) {
+  if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   } else {
     s->activation_reserve_bytes = -1;  // derive
@@ -76,7 +89,7 @@ void ParseArrival(const JsonView& w, Scenario* s) {
     wc.closed_loop = true;
     wc.concurrency = static_cast<int32_t>(
         a.RequireInteger("concurrency", Range::Closed(1, 1 << 20)));
-    wc.think_time_s = a.Number("think_time_s", 0, Range::NonNegative());
+    wc.think_time_s = a.Number("think_time_s", 0, IntervalSeconds());
     return;
   }
   wc.arrival = MakeArrivalProcess(a);
@@ -91,8 +104,26 @@ void ParseTrace(const JsonView& w, Scenario* s) {
   auto reader = OpenTrace(opts);
   TraceRecord rec;
   bool timed = true;
-  while (reader->Next(&rec)) timed = timed && !std::isnan(rec.timestamp_s);
+  double last_s = 0;
+  while (reader->Next(&rec)) {
+    timed = timed && !std::isnan(rec.timestamp_s);
+    if (timed) last_s = rec.timestamp_s;
+  }
   reader->Finish();
+  s->trace_bad_lines = reader->bad_lines();
+  s->trace_data_lines = reader->data_lines();
+  if (!reader->first_errors().empty()) {
+    s->trace_first_error = reader->first_errors().front();
+  }
+  // Timestamps are relative to the first record and never go backwards, so
+  // the last one is the span.
+  if (opts.use_timestamps && timed && last_s * opts.time_scale > kMaxSpanSeconds) {
+    std::ostringstream os;
+    os << "expected a replay of at most " << Seconds(kMaxSpanSeconds)
+       << " (3.2 years), got the trace's " << Seconds(last_s) << " x time_scale "
+       << opts.time_scale << " = " << Seconds(last_s * opts.time_scale);
+    t.FailMessage(t.Has("time_scale") ? "time_scale" : "path", os.str());
+  }
   if (opts.use_timestamps && !timed) {
     t.FailMessage("use_timestamps",
                   "expected false: this trace has no timestamps; give "
@@ -136,12 +167,41 @@ void ParseSessions(const JsonView& w, Scenario* s) {
   v.AllowKeys({"turns", "think_time_s"});
   WorkloadConfig::Sessions sess;
   sess.turns = MakeLengthDistribution(v.Object("turns"));
-  sess.think_time_s = v.Number("think_time_s", 0, Range::NonNegative());
+  sess.think_time_s = v.Number("think_time_s", 0, IntervalSeconds());
   s->workload.sessions = sess;
   if (s->workload.closed_loop || s->workload.trace) {
     w.FailMessage("sessions", "sessions arrive open-loop: expected a poisson, "
                               "gamma or constant /workload/arrival and no trace");
   }
+}
+
+// A run bounded only by num_requests must still end within kMaxSpanSeconds
+// of simulated time, or its clock would run towards int64 overflow: the
+// expected span of the arrivals (num_requests / rate), or of a closed loop's
+// think times (num_requests * think_time_s / concurrency).
+void CheckTrafficSpan(const JsonView& w, const Scenario& s) {
+  const WorkloadConfig& wc = s.workload;
+  if (wc.duration_s > 0 || wc.num_requests == 0) return;
+  const double n = static_cast<double>(wc.num_requests);
+  double span = 0;
+  std::string how;
+  if (wc.closed_loop) {
+    span = n * wc.think_time_s / wc.concurrency;
+    how = "num_requests * think_time_s / concurrency = " +
+          std::to_string(wc.num_requests) + " * " + Seconds(wc.think_time_s) +
+          " / " + std::to_string(wc.concurrency);
+  } else if (wc.arrival) {
+    span = n / wc.arrival->rate();
+    std::ostringstream os;
+    os << "num_requests / rate = " << wc.num_requests << " / "
+       << wc.arrival->rate() << "/s";
+    how = os.str();
+  }
+  if (span <= kMaxSpanSeconds) return;
+  w.FailMessage("num_requests",
+                "expected at most " + Seconds(kMaxSpanSeconds) +
+                    " (3.2 years) of simulated traffic, got " + how + " = " +
+                    Seconds(span) + "; lower num_requests or set duration_s");
 }
 
 void ParseWorkload(const JsonView& root, Scenario* s) {
@@ -155,7 +215,7 @@ void ParseWorkload(const JsonView& root, Scenario* s) {
   ParseLengths(w, s);
   if (w.Has("sessions")) ParseSessions(w, s);
   wc.num_requests = w.Integer("num_requests", 0, Range::Closed(0, 1e9));
-  wc.duration_s = w.Number("duration_s", 0, Range::NonNegative());
+  wc.duration_s = w.Number("duration_s", 0, SpanSeconds());
   if (wc.num_requests == 0 && wc.duration_s == 0 && !wc.trace) {
     w.FailMessage("num_requests",
                   "expected num_requests > 0 or duration_s > 0 to bound the run");
@@ -167,14 +227,16 @@ void ParseWorkload(const JsonView& root, Scenario* s) {
                   "applies to open-loop arrivals; a closed loop's concurrency "
                   "is /workload/arrival/concurrency");
   }
+  CheckTrafficSpan(w, *s);
 }
 
 void ParseMetrics(const JsonView& root, Scenario* s) {
   if (!root.Has("metrics")) return;
   const JsonView m = root.Object("metrics");
   m.AllowKeys({"warmup_s", "warmup_requests", "percentiles"});
-  s->metrics.warmup_s = m.Number("warmup_s", 0, Range::NonNegative());
-  s->metrics.warmup_requests = m.Integer("warmup_requests", 0, Range::NonNegative());
+  s->metrics.warmup_s = m.Number("warmup_s", 0, SpanSeconds());
+  s->metrics.warmup_requests =
+      m.Integer("warmup_requests", 0, Range::Closed(0, 1e9));
   s->metrics.percentiles =
       m.Numbers("percentiles", s->metrics.percentiles, Range::Closed(0, 100));
 }
@@ -187,7 +249,7 @@ void ParseCluster(const JsonView& root, Scenario* s) {
   s->router.name = c.Choice("router", "round_robin",
                             {"round_robin", "least_outstanding", "power_of_two",
                              "prefix_affinity"});
-  s->router.load_slack = c.Number("load_slack", 0.25, Range::NonNegative());
+  s->router.load_slack = c.Number("load_slack", 0.25, Range::Closed(0, 1e6));
   if (s->router.name == "prefix_affinity" && !s->engine.prefix_caching) {
     c.FailMessage("router", "prefix_affinity routes by cached prefixes: expected "
                             "/engine/prefix_caching true");
@@ -241,7 +303,7 @@ std::string Scenario::ArrivalDescription() const {
     std::ostringstream os;
     os << "trace replay of " << workload.trace->path << " (its timestamps x "
        << workload.trace->time_scale << ")";
-    return os.str();
+    return os.str() + TraceSkipNote();
   }
   if (workload.closed_loop) {
     std::ostringstream os;
@@ -261,7 +323,14 @@ std::string Scenario::ArrivalDescription() const {
     d += ", capped at max_concurrency " + std::to_string(workload.max_concurrency);
   }
   if (workload.trace) d += ", lengths from " + workload.trace->path;
-  return d;
+  return d + TraceSkipNote();
+}
+
+std::string Scenario::TraceSkipNote() const {
+  if (trace_bad_lines == 0) return "";
+  return ", skipping " + std::to_string(trace_bad_lines) + " malformed of " +
+         std::to_string(trace_data_lines) + " trace lines (first: " +
+         trace_first_error + ")";
 }
 
 double Scenario::OfferedRate() const {
@@ -278,6 +347,10 @@ Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
   }
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
+  // Every string of the scenario is written out again (reports, result
+  // JSON), which needs UTF-8.
+  if (!IsValidUtf8(path)) return Status::Error("--set " + path + ": invalid UTF-8 in the key");
+  if (!IsValidUtf8(text)) return Status::Error("--set " + path + ": invalid UTF-8");
   nlohmann::json* node = json;
   std::string done;
   std::istringstream parts(path);
@@ -296,8 +369,19 @@ Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
     done += (done.empty() ? "" : "/") + keys[i];
     node = &(*node)[keys[i]];
   }
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  *node = value.is_discarded() ? nlohmann::json(text) : value;
+  nlohmann::json value;
+  if (auto problem = ParseJsonStrict(text, &value)) {
+    // Not JSON at all: taken as a string. JSON that is too deep, has a
+    // duplicate key or an out-of-range number is an error.
+    if (!problem->syntax) {
+      std::string at = "/" + path;  // the JSON path of the value set
+      std::replace(at.begin(), at.end(), '.', '/');
+      if (problem->path != "/") at += problem->path;
+      return Status::Error("--set " + path + ": " + at + ": " + problem->what);
+    }
+    value = text;
+  }
+  *node = std::move(value);
   return Status::Ok();
 }
 
@@ -305,14 +389,8 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
                                  const std::string& label,
                                  const std::vector<std::string>& overrides) {
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
-    // nlohmann's message carries the line and column of the problem.
-    std::string what = e.what();
-    const size_t pos = what.find("parse error");
-    return Status::Error(label + ": invalid JSON: " +
-                         (pos == std::string::npos ? what : what.substr(pos)));
+  if (auto problem = ParseJsonStrict(text, &j)) {
+    return Status::Error(label + ": " + problem->message());
   }
   for (const auto& o : overrides) {
     Status st = ApplyOverride(&j, o);
@@ -323,11 +401,10 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
 
 StatusOr<Scenario> LoadScenarioFile(const std::string& path,
                                     const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open scenario file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseScenario(buf.str(), path, overrides);
+  StatusOr<std::string> text = CatchConfigErrors(
+      [&] { return ReadInputFile(path, "scenario file", kMaxScenarioBytes); });
+  if (!text.ok()) return text.status();
+  return ParseScenario(*text, path, overrides);
 }
 
 }  // namespace servesim

@@ -34,10 +34,17 @@ struct Scenario {
   LimitsConfig limits;
   int32_t num_replicas = 1;
   RouterConfig router;
+  // Malformed trace lines skipped under /workload/trace/max_bad_fraction:
+  // said in ArrivalDescription() so they are never dropped silently.
+  int64_t trace_bad_lines = 0, trace_data_lines = 0;
+  std::string trace_first_error;  // "<path>:<line>: <what>"
 
   SimulationInput ToSimulationInput() const;
   // One line describing the traffic, e.g. "poisson(rate=10/s)".
   std::string ArrivalDescription() const;
+  // ", skipping 2 malformed of 1000 trace lines (first: t.jsonl:17: ...)",
+  // or "" when the trace had no bad line.
+  std::string TraceSkipNote() const;
   double OfferedRate() const;  // requests/s; 0 for closed loop
 };
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "sim/core/status.h"
+#include "sim/core/time.h"
 
 namespace servesim {
 namespace {
@@ -64,6 +65,13 @@ class ConstantArrivals : public ArrivalProcess {
   double rate_;
 };
 
+// A mean gap of at most kMaxIntervalSeconds, and at least a nanosecond (the
+// clock's resolution): gaps beyond int64 nanoseconds used to wrap.
+Range RateRange() { return Range::Closed(1.0 / kMaxIntervalSeconds, 1e9); }
+// CV^2 = 1/burstiness from 1000 (nearly every gap 0) to 0.001 (nearly
+// constant); beyond, the gamma draws degenerate (shape 1e308 made every gap 0).
+Range BurstinessRange() { return Range::Closed(1e-3, 1e3); }
+
 }  // namespace
 
 std::unique_ptr<ArrivalProcess> MakeArrivalProcess(const JsonView& cfg) {
@@ -82,9 +90,8 @@ std::unique_ptr<ArrivalProcess> MakeArrivalProcess(const JsonView& cfg) {
   }
   if (process == "gamma") {
     cfg.AllowKeys({"process", "rate", "burstiness"});
-    const double rate = cfg.RequireNumber("rate", Range::Positive());
-    const double burstiness =
-        cfg.RequireNumber("burstiness", Range::Positive());
+    const double rate = cfg.RequireNumber("rate", RateRange());
+    const double burstiness = cfg.RequireNumber("burstiness", BurstinessRange());
     return std::make_unique<GammaArrivals>(rate, burstiness);
   }
   // Burstiness only means something for gamma; accepting it here would
@@ -95,7 +102,7 @@ std::unique_ptr<ArrivalProcess> MakeArrivalProcess(const JsonView& cfg) {
                                       " has none); use \"process\": \"gamma\"");
   }
   cfg.AllowKeys({"process", "rate"});
-  const double rate = cfg.RequireNumber("rate", Range::Positive());
+  const double rate = cfg.RequireNumber("rate", RateRange());
   if (process == "poisson") return std::make_unique<PoissonArrivals>(rate);
   return std::make_unique<ConstantArrivals>(rate);
 }

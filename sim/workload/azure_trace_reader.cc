@@ -39,13 +39,12 @@ std::string AzureTraceReader::ParseLine(std::string_view line, TraceRecord* out,
   }
   stamp->kind = RawTimestamp::Kind::kCalendar;
   if (!ParseTokenCount(f[input_col_], &out->input_tokens)) {
-    return "column ContextTokens: expected an integer token count >= 1, got " +
-           QuoteField(f[input_col_]);
+    return "column ContextTokens: expected " + TokenCountExpectation() +
+           ", got " + QuoteField(f[input_col_]);
   }
   if (!ParseTokenCount(f[output_col_], &out->output_tokens)) {
-    return "column GeneratedTokens: expected an integer token count >= 1, "
-           "got " +
-           QuoteField(f[output_col_]);
+    return "column GeneratedTokens: expected " + TokenCountExpectation() +
+           ", got " + QuoteField(f[output_col_]);
   }
   return "";
 }

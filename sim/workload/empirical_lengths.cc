@@ -22,7 +22,7 @@
 namespace servesim {
 namespace {
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxCount = kMaxLengthTokens;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
@@ -77,12 +77,12 @@ bool ParseCount(std::string_view s, int64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), end, n);
   if (ec == std::errc() && p == end) {
     out = n;
-    return n >= 0 && n <= kInt32Max;
+    return n >= 0 && n <= kMaxCount;
   }
   double x = 0;
   auto [q, ec2] = std::from_chars(s.data(), end, x);
   if (ec2 != std::errc() || q != end || !std::isfinite(x)) return false;
-  if (x != std::floor(x) || x < 0 || x > kInt32Max) return false;
+  if (x != std::floor(x) || x < 0 || x > kMaxCount) return false;
   out = static_cast<int64_t>(x);
   return true;
 }
@@ -110,10 +110,7 @@ size_t FindColumn(const std::string& path,
 }
 
 std::ifstream OpenCsv(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path + ": cannot open: is a directory");
-  }
+  CheckInputFile(path, "", /*allow_fifo=*/true);
   std::ifstream in(path);
   if (!in) {
     throw ConfigError(path + ": cannot open: " + std::strerror(errno));
@@ -196,7 +193,7 @@ std::vector<int32_t> ReadLengthColumn(const std::string& path,
     if (!ParseCount(fields[col], n)) {
       throw ConfigError(where + "column " + column +
                         ": expected a non-negative integer (at most " +
-                        std::to_string(kInt32Max) + "), got '" + fields[col] +
+                        std::to_string(kMaxCount) + "), got '" + fields[col] +
                         "'");
     }
     values.push_back(static_cast<int32_t>(n));

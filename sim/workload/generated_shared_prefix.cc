@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/workload/length_distribution.h"
 #include "sim/workload/prefix_families.h"
 
 namespace servesim {
@@ -55,7 +56,7 @@ std::unique_ptr<PrefixModel> MakeGeneratedSharedPrefix(const JsonView& cfg) {
       cfg.Integer("system_prompt_len", 2048, tokens);
   const int64_t question_len = cfg.Integer("question_len", 128, tokens);
   const int64_t output_len = cfg.Integer(
-      "output_len", 256, Range::Closed(1, std::numeric_limits<int32_t>::max()));
+      "output_len", 256, Range::Closed(1, kMaxLengthTokens));
   return std::make_unique<GeneratedSharedPrefix>(
       num_groups, prompts_per_group, static_cast<int32_t>(system_prompt_len),
       static_cast<int32_t>(question_len), static_cast<int32_t>(output_len));

@@ -24,7 +24,7 @@ std::string LengthClamp::Describe() const {
 }
 
 LengthClamp ReadLengthClamp(const JsonView& cfg) {
-  const Range bounds = Range::Closed(1, std::numeric_limits<int32_t>::max());
+  const Range bounds = Range::Closed(1, kMaxLengthTokens);
   LengthClamp c;
   c.min = static_cast<int32_t>(
       cfg.Integer("min", LengthClamp::kDefaultMin, bounds));

@@ -12,6 +12,13 @@
 
 namespace servesim {
 
+// Longest prompt or output a distribution, prefix model or trace may give:
+// 2^24 tokens (16.7 M), far beyond any context window. With prefixes (at
+// most 1e8 tokens) or a session's history (capped at 2^30) a prompt plus its
+// output still fits int32; lengths near 2^31 used to overflow and leave
+// requests silently unfinished.
+inline constexpr int32_t kMaxLengthTokens = int32_t{1} << 24;
+
 class LengthDistribution {
  public:
   virtual ~LengthDistribution() = default;

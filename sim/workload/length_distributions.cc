@@ -10,7 +10,6 @@
 namespace servesim {
 namespace {
 
-constexpr double kInt32Max = std::numeric_limits<int32_t>::max();
 
 // The standard normal quantile at 0.99: p99 = median * exp(sigma * kZ99).
 constexpr double kZ99 = 2.3263478740408408;
@@ -142,7 +141,7 @@ std::unique_ptr<LengthDistribution> MakeFixedLengths(const JsonView& cfg) {
   cfg.AllowKeys({"dist", "value", "min", "max"});
   const LengthClamp clamp = ReadLengthClamp(cfg);
   const int64_t value =
-      cfg.RequireInteger("value", Range::Closed(1, kInt32Max));
+      cfg.RequireInteger("value", Range::Closed(1, kMaxLengthTokens));
   // Clamping a constant silently would hide a contradictory config.
   if (!clamp.Contains(value)) {
     cfg.Fail("value", "an integer in [" + std::to_string(clamp.min) + ", " +
@@ -154,8 +153,8 @@ std::unique_ptr<LengthDistribution> MakeFixedLengths(const JsonView& cfg) {
 std::unique_ptr<LengthDistribution> MakeUniformLengths(const JsonView& cfg) {
   cfg.AllowKeys({"dist", "min", "max"});
   // Here min and max are the range itself, so both are required.
-  cfg.RequireInteger("min", Range::Closed(1, kInt32Max));
-  cfg.RequireInteger("max", Range::Closed(1, kInt32Max));
+  cfg.RequireInteger("min", Range::Closed(1, kMaxLengthTokens));
+  cfg.RequireInteger("max", Range::Closed(1, kMaxLengthTokens));
   return std::make_unique<UniformLengths>(ReadLengthClamp(cfg));
 }
 

@@ -32,14 +32,12 @@ std::string LengthTableReader::ParseLine(std::string_view line,
            " fields (as in the header), got " + std::to_string(f.size());
   }
   if (!ParseTokenCount(f[input_col_], &out->input_tokens)) {
-    return "column num_prefill_tokens: expected an integer token count >= 1, "
-           "got " +
-           QuoteField(f[input_col_]);
+    return "column num_prefill_tokens: expected " + TokenCountExpectation() +
+           ", got " + QuoteField(f[input_col_]);
   }
   if (!ParseTokenCount(f[output_col_], &out->output_tokens)) {
-    return "column num_decode_tokens: expected an integer token count >= 1, "
-           "got " +
-           QuoteField(f[output_col_]);
+    return "column num_decode_tokens: expected " + TokenCountExpectation() +
+           ", got " + QuoteField(f[output_col_]);
   }
   return "";
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "sim/core/paths.h"
 #include "sim/core/status.h"
 #include "sim/workload/trace_reader_internal.h"
 
@@ -31,10 +32,9 @@ std::string Percent(double share) {
 LineTraceReader::LineTraceReader(const TraceOptions& options,
                                  double units_per_second)
     : options_(options), units_per_second_(units_per_second) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(options_.path, ec)) {
-    throw ConfigError(options_.path + ": cannot open trace: is a directory");
-  }
+  // A directory, /dev/zero or /dev/urandom is refused here: read as lines
+  // they never end. A pipe is a stream of a finite log.
+  CheckInputFile(options_.path, "trace", /*allow_fifo=*/true);
   in_.open(options_.path, std::ios::binary);
   if (!in_) {
     throw ConfigError(options_.path +

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/workload/length_distribution.h"
 #include "sim/workload/prefix_families.h"
 
 namespace servesim {
@@ -57,7 +58,7 @@ std::unique_ptr<PrefixModel> MakePrefixRepetition(const JsonView& cfg) {
   const int64_t suffix_len =
       cfg.Integer("suffix_len", 256, Range::Closed(0, kMaxPrefixTokens));
   const int64_t output_len = cfg.Integer(
-      "output_len", 128, Range::Closed(1, std::numeric_limits<int32_t>::max()));
+      "output_len", 128, Range::Closed(1, kMaxLengthTokens));
   return std::make_unique<PrefixRepetition>(
       num_prefixes, static_cast<int32_t>(prefix_len),
       static_cast<int32_t>(suffix_len), static_cast<int32_t>(output_len));

@@ -7,12 +7,13 @@
 
 #include "sim/core/json_view.h"
 #include "sim/core/status.h"
+#include "sim/workload/length_distribution.h"
 #include "sim/workload/trace_reader_internal.h"
 
 namespace servesim {
 namespace {
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxCount = kMaxLengthTokens;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
@@ -80,6 +81,10 @@ std::string QuoteField(std::string_view s) {
   return out + (s.size() > kMax ? "...'" : "'");
 }
 
+std::string TokenCountExpectation() {
+  return "an integer token count in [1, " + std::to_string(kMaxCount) + "]";
+}
+
 bool ParseTokenCount(std::string_view s, int32_t* out) {
   s = Trim(s);
   if (s.empty()) return false;
@@ -91,12 +96,12 @@ bool ParseTokenCount(std::string_view s, int32_t* out) {
     double x = 0;
     auto [q, ec2] = std::from_chars(s.data(), end, x);
     if (ec2 != std::errc() || q != end || !(x == std::floor(x)) ||
-        !(std::fabs(x) <= kInt32Max)) {
+        !(std::fabs(x) <= kMaxCount)) {
       return false;
     }
     n = static_cast<int64_t>(x);
   }
-  if (n < 1 || n > kInt32Max) return false;
+  if (n < 1 || n > kMaxCount) return false;
   *out = static_cast<int32_t>(n);
   return true;
 }
@@ -110,18 +115,18 @@ std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
   if (v.is_number_integer()) {
     const int64_t n = v.is_number_unsigned()
                           ? static_cast<int64_t>(std::min<uint64_t>(
-                                v.get<uint64_t>(), kInt32Max + 1ULL))
+                                v.get<uint64_t>(), kMaxCount + 1ULL))
                           : v.get<int64_t>();
-    ok = n >= 1 && n <= kInt32Max;
+    ok = n >= 1 && n <= kMaxCount;
     if (ok) *out = static_cast<int32_t>(n);
   } else if (v.is_number_float()) {
     const double x = v.get<double>();
-    ok = x == std::floor(x) && x >= 1 && x <= kInt32Max;
+    ok = x == std::floor(x) && x >= 1 && x <= kMaxCount;
     if (ok) *out = static_cast<int32_t>(x);
   }
   if (ok) return "";
-  return "field \"" + key + "\": expected an integer token count >= 1, got " +
-         DescribeJson(v);
+  return "field \"" + key + "\": expected " + TokenCountExpectation() +
+         ", got " + DescribeJson(v);
 }
 
 bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {

@@ -89,6 +89,7 @@ TraceOptions ParseTraceOptions(const JsonView& cfg) {
 }
 
 TraceFormat GuessTraceFormat(const std::string& path) {
+  CheckInputFile(path, "trace", /*allow_fifo=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open trace");
   std::string line;

@@ -81,8 +81,11 @@ class LineTraceReader : public TraceReader {
 // shown as '?', so an error stays one printable line.
 std::string QuoteField(std::string_view s);
 // A token count >= 1 (a request has at least one prompt token and produces
-// at least one token) that fits int32; integral decimals ("12.0") pass.
+// at least one token) and at most kMaxLengthTokens; integral decimals
+// ("12.0") pass.
 bool ParseTokenCount(std::string_view s, int32_t* out);
+// "an integer token count in [1, 16777216]", for messages.
+std::string TokenCountExpectation();
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                            int32_t* out);  // "" or what was wrong
 // "YYYY-MM-DD HH:MM:SS[.fffffffff]"; with allow_iso also a 'T' separator

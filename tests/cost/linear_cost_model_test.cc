@@ -68,7 +68,11 @@ TEST(LinearCostModelTest, ConfigErrors) {
       << e;
   EXPECT_NE(e.find("did you mean \"prefill_token_s\""), std::string::npos) << e;
   e = ErrorOf({{"type", "linear"}, {"step_s", -1e-3}});
-  EXPECT_NE(e.find("/cost_model/step_s: expected a number >= 0, got -0.001"),
+  EXPECT_NE(e.find("/cost_model/step_s: expected a number in [0, 60], got -0.001"),
+            std::string::npos)
+      << e;
+  e = ErrorOf({{"type", "linear"}, {"step_s", 1e12}});
+  EXPECT_NE(e.find("/cost_model/step_s: expected a number in [0, 60], got 1e+12"),
             std::string::npos)
       << e;
   e = ErrorOf({{"type", "linear"}, {"step_s", 0}});

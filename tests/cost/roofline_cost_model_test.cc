@@ -170,17 +170,22 @@ TEST(RooflineTest, ConfigErrors) {
   EXPECT_NE(e.find("did you mean \"gemm_compute_efficiency\""),
             std::string::npos)
       << e;
-  for (double bad : {0.0, 1.5, -0.2}) {
+  for (double bad : {0.0, 1e-308, 1.5, -0.2}) {
     e = ErrorOf("llama-3.1-8b", 1,
                 {{"type", "roofline"}, {"interconnect_efficiency", bad}});
     EXPECT_NE(e.find("/cost_model/interconnect_efficiency: expected a number "
-                     "in (0, 1]"),
+                     "in [0.001, 1]"),
               std::string::npos)
         << e;
   }
   e = ErrorOf("llama-3.1-8b", 1,
               {{"type", "roofline"}, {"allreduce_latency_s", -1}});
-  EXPECT_NE(e.find("/cost_model/allreduce_latency_s: expected a number >= 0"),
+  EXPECT_NE(e.find("/cost_model/allreduce_latency_s: expected a number in [0, 1]"),
+            std::string::npos)
+      << e;
+  e = ErrorOf("llama-3.1-8b", 1, {{"type", "roofline"}, {"step_overhead_s", 1e308}});
+  EXPECT_NE(e.find("/cost_model/step_overhead_s: expected a number in [0, 1], "
+                   "got 1e+308"),
             std::string::npos)
       << e;
   e = ErrorOf("qwen2.5-7b", 8, {{"type", "roofline"}});

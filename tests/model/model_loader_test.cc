@@ -214,10 +214,24 @@ TEST_F(BadFileTest, BadGpuFile) {
   j["memory_gib"] = -80;
   path = Write("gpu.json", j.dump());
   e = ErrorOf([&] { LoadGpuSpec(path); });
-  EXPECT_NE(e.find("/memory_gib: expected a number > 0, got -80"),
+  EXPECT_NE(e.find("/memory_gib: expected a number in [1, 100000], got -80"),
+            std::string::npos)
+      << e;
+  // Absurd sizes are refused: 1e308 GiB overflowed the KV block count.
+  j["memory_gib"] = 1e308;
+  path = Write("gpu.json", j.dump());
+  e = ErrorOf([&] { LoadGpuSpec(path); });
+  EXPECT_NE(e.find("/memory_gib: expected a number in [1, 100000], got 1e+308"),
             std::string::npos)
       << e;
   j["memory_gib"] = 80;
+  j["hbm_tb_per_s"] = 1e-308;
+  path = Write("gpu.json", j.dump());
+  e = ErrorOf([&] { LoadGpuSpec(path); });
+  EXPECT_NE(e.find("/hbm_tb_per_s: expected a number in [0.01, 1000]"),
+            std::string::npos)
+      << e;
+  j["hbm_tb_per_s"] = 3;
   path = Write("gpu.json", j.dump());
   EXPECT_DOUBLE_EQ(LoadGpuSpec(path).interconnect_bytes_per_s, 900e9);
 }

@@ -74,7 +74,8 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
             "activation_reserve_gib, prefix_caching");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
-            "s.json: /workload/arrival/rate: expected a number > 0, got 0");
+            "s.json: /workload/arrival/rate: expected a number in [1e-06, "
+            "1e+09], got 0");
   EXPECT_EQ(ErrorOf(d, {"engine.gpu_memory_utilization=1.5"}),
             "s.json: /engine/gpu_memory_utilization: expected a number in (0, 1], got 1.5");
   EXPECT_EQ(ErrorOf(d, {"engine.preemption=swap"}),
@@ -98,6 +99,88 @@ TEST(Scenario, ModelThatDoesNotFitIsAnError) {
                           {"model=llama-3.1-70b", "hardware.gpu=h100-sxm",
                            "hardware.tp=4"});
   EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+// Issue 10: values whose sums overflowed int64 nanoseconds, lengths whose
+// sums overflowed int32, and block counts that exhausted memory are errors
+// naming the path and the bound.
+TEST(Scenario, TimesAreBoundedFarFromOverflow) {
+  const std::string d = EmbeddedDefaultScenario();
+  EXPECT_EQ(ErrorOf(d, {"workload.duration_s=1e10"}),
+            "s.json: /workload/duration_s: expected a number in [0, 1e+08], "
+            "got 1e+10");
+  EXPECT_EQ(ErrorOf(d, {"metrics.warmup_s=1e308"}),
+            "s.json: /metrics/warmup_s: expected a number in [0, 1e+08], got "
+            "1e+308");
+  EXPECT_EQ(ErrorOf(d, {R"(workload.arrival={"process": "closed", "concurrency": 2, "think_time_s": 1e12})"}),
+            "s.json: /workload/arrival/think_time_s: expected a number in [0, "
+            "1e+06], got 1e+12");
+  EXPECT_EQ(ErrorOf(d, {"workload.num_requests=1000000", "workload.arrival.rate=0.001"}),
+            "s.json: /workload/num_requests: expected at most 1e+08 s (3.2 "
+            "years) of simulated traffic, got num_requests / rate = 1000000 / "
+            "0.001/s = 1e+09 s; lower num_requests or set duration_s");
+  // A duration bounds the run however slow the arrivals.
+  auto ok = ParseScenario(d, "s.json",
+                          {"workload.num_requests=1000000",
+                           "workload.arrival.rate=0.001",
+                           "workload.duration_s=1e8"});
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+TEST(Scenario, LengthsAndBlocksAreBounded) {
+  const std::string d = EmbeddedDefaultScenario();
+  EXPECT_EQ(ErrorOf(d, {R"(workload.input_len={"dist": "fixed", "value": 2147483638})"}),
+            "s.json: /workload/input_len/value: expected an integer in [1, "
+            "16777216], got 2147483638");
+  EXPECT_EQ(ErrorOf(d, {"engine.num_gpu_blocks=1073741824"}),
+            "s.json: /engine/num_gpu_blocks: expected an integer in [1, "
+            "16777216], got 1073741824");
+  auto ok = ParseScenario(d, "s.json", {"engine.num_gpu_blocks=16777216"});
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+TEST(Scenario, NoRoomForKvBlamesTheKeyThatTookIt) {
+  const std::string d = EmbeddedDefaultScenario();
+  std::string e = ErrorOf(d, {"engine.max_num_seqs=1048576"});
+  EXPECT_EQ(e.rfind("s.json: /engine/max_num_seqs: no room for the KV cache", 0), 0u) << e;
+  EXPECT_NE(e.find("expected a smaller max_num_seqs"), std::string::npos) << e;
+  e = ErrorOf(d, {"engine.activation_reserve_gib=200"});
+  EXPECT_EQ(e.rfind("s.json: /engine/activation_reserve_gib: no room", 0), 0u) << e;
+  e = ErrorOf(d, {"engine.max_num_batched_tokens=16777216"});
+  EXPECT_EQ(e.rfind("s.json: /engine/max_num_batched_tokens: no room", 0), 0u) << e;
+}
+
+TEST(Scenario, OverridesMustBeUtf8AndStrictJson) {
+  const std::string d = EmbeddedDefaultScenario();
+  EXPECT_EQ(ErrorOf(d, {"workload.arrival.process=\xff"}),
+            "--set workload.arrival.process: invalid UTF-8");
+  EXPECT_EQ(ErrorOf(d, {"workload.\xff=1"}),
+            "--set workload.\xff: invalid UTF-8 in the key");
+  EXPECT_EQ(ErrorOf(d, {R"(workload.arrival={"rate": 1, "rate": 2})"}),
+            "--set workload.arrival: /workload/arrival/rate: duplicate key: "
+            "\"rate\" is given twice in the same object; expected each key once");
+  EXPECT_NE(ErrorOf(d, {"workload.arrival.rate=1e400"})
+                .find("--set workload.arrival.rate: /workload/arrival/rate: "
+                      "number out of range: 1e400"),
+            std::string::npos);
+}
+
+TEST(Scenario, DuplicateKeysInTheFileAreErrors) {
+  EXPECT_EQ(ErrorOf(R"({"seed": 1, "seed": 2})"),
+            "s.json: /seed: duplicate key: \"seed\" is given twice in the "
+            "same object; expected each key once");
+}
+
+TEST(Scenario, FilesThatAreNotFilesAreRefused) {
+  auto dir = LoadScenarioFile(ResolveDataPath("scenarios"), {});
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find("cannot open scenario file: is a directory"),
+            std::string::npos);
+  auto dev = LoadScenarioFile("/dev/zero", {});
+  ASSERT_FALSE(dev.ok());
+  EXPECT_EQ(dev.status().message(),
+            "/dev/zero: cannot open scenario file: is a character device "
+            "(expected a regular file)");
 }
 
 TEST(Scenario, ShippedScenariosAllLoad) {

@@ -112,9 +112,13 @@ TEST(ArrivalProcessTest, SameSeedGivesTheSameGaps) {
   }
 }
 
-TEST(ArrivalProcessTest, RateMustBePositive) {
+TEST(ArrivalProcessTest, RateMustBePositiveAndBounded) {
   EXPECT_EQ(ErrorOf(R"({"process": "poisson", "rate": -3})"),
-            "s.json: /workload/arrival/rate: expected a number > 0, got -3");
+            "s.json: /workload/arrival/rate: expected a number in [1e-06, "
+            "1e+09], got -3");
+  // A mean gap beyond 1e6 s would sum past int64 nanoseconds.
+  EXPECT_TRUE(Contains(ErrorOf(R"({"process": "poisson", "rate": 1e-9})"),
+                       {"/workload/arrival/rate", "[1e-06, 1e+09]", "got 1e-09"}));
   EXPECT_TRUE(Contains(ErrorOf(R"({"process": "constant", "rate": 0})"),
                        {"/workload/arrival/rate", "got 0"}));
   EXPECT_TRUE(Contains(ErrorOf(R"({"process": "poisson"})"),
@@ -132,7 +136,10 @@ TEST(ArrivalProcessTest, BurstinessBelongsToGammaOnly) {
                        {"/workload/arrival/burstiness", "got nothing"}));
   EXPECT_TRUE(
       Contains(ErrorOf(R"({"process": "gamma", "rate": 1, "burstiness": 0})"),
-               {"/workload/arrival/burstiness", "> 0", "got 0"}));
+               {"/workload/arrival/burstiness", "in [0.001, 1000]", "got 0"}));
+  EXPECT_TRUE(Contains(
+      ErrorOf(R"({"process": "gamma", "rate": 1, "burstiness": 1e308})"),
+      {"/workload/arrival/burstiness", "in [0.001, 1000]", "got 1e+308"}));
 }
 
 TEST(ArrivalProcessTest, UnknownKeysAndProcessesGetSuggestions) {

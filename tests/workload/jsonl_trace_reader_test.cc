@@ -82,7 +82,7 @@ TEST(JsonlTraceReader, CountsEveryKindOfBadLine) {
       {"truncated_end", R"({"prompt_tokens": 12, "completion_tokens": 3)",
        "unexpected end of input"},
       {"non_numeric", R"({"prompt_tokens": "12", "completion_tokens": 3})",
-       "field \"prompt_tokens\": expected an integer token count >= 1, got "
+       "field \"prompt_tokens\": expected an integer token count in [1, 16777216], got "
        "\"12\""},
       {"negative", R"({"prompt_tokens": 12, "completion_tokens": -3})",
        "got -3"},

@@ -66,7 +66,7 @@ TEST(AzureTraceReader, CountsEveryKindOfBadLine) {
       {"non_numeric", "2023-11-16 18:16:00.0,12x,5",
        "ContextTokens: expected "
        "an integer token count "
-       ">= 1, got '12x'"},
+       "in [1, 16777216], got '12x'"},
       {"negative", "2023-11-16 18:16:00.0,12,-3", "GeneratedTokens"},
       {"zero_output", "2023-11-16 18:16:00.0,12,0", "got '0'"},
       {"empty_field", "2023-11-16 18:16:00.0,,5", "got ''"},
@@ -145,7 +145,7 @@ TEST(LengthTableReader, CountsEveryKindOfBadLine) {
       {"truncated", "12", "expected 3 fields"},
       {"non_numeric", "abc,5,x",
        "num_prefill_tokens: expected an integer "
-       "token count >= 1, got 'abc'"},
+       "token count in [1, 16777216], got 'abc'"},
       {"negative", "-4,5,x", "got '-4'"},
       {"fraction", "4.5,5,x", "got '4.5'"},
       {"zero_output", "4,0,x", "num_decode_tokens"},
@@ -189,10 +189,10 @@ TEST(TraceReaderPolicy, MaxBadFractionUnderAndOver) {
                 "10%); first: " +
                 path +
                 ":4: column num_prefill_tokens: "
-                "expected an integer token count >= 1, got 'x', " +
+                "expected an integer token count in [1, 16777216], got 'x', " +
                 path +
                 ":8: column num_prefill_tokens: expected an integer token "
-                "count >= 1, got 'x'");
+                "count in [1, 16777216], got 'x'");
   // The default tolerates nothing.
   EXPECT_NE(ReadTrace(TraceFormat::kLengthTable, "pol_d", content)
                 .finish_error.find("(20% > max_bad_fraction 0%)"),

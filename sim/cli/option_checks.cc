@@ -1,0 +1,38 @@
+// Command-line checks shared by the subcommands (see commands.h): option
+// values that are really the next option, and unknown subcommands.
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
+
+namespace servesim {
+
+CLI::Validator NotAnOption() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.empty() || value[0] != '-') return "";
+        return "expected a value, got \"" + value +
+               "\", which is an option (the option before it was given no "
+               "value; write ./" + value + " for a file so named)";
+      },
+      "", "not an option");
+}
+
+std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string given = argv[1];
+  std::vector<std::string> names;
+  std::string list;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == given) return "";
+    names.push_back(sub->get_name());
+    list += (list.empty() ? "" : ", ") + sub->get_name();
+  }
+  const std::string near = NearestName(given, names);
+  return "unknown command \"" + given + "\"" +
+         (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+         "; expected one of " + list;
+}
+
+}  // namespace servesim
