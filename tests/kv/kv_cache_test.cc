@@ -71,17 +71,34 @@ TEST(KvCache, AcquireIsAllOrNothingCountingHitBlocksOnTheFreeQueue) {
   kv.CheckInvariants();
 }
 
-TEST(KvCache, DuplicateContentKeepsTheFirstBlock) {
+// As vLLM (block_pool.py BlockHashToBlockMap): identical blocks computed at
+// once are both cached, a lookup finds the first, and evicting the first
+// hands the hash to the second.
+TEST(KvCache, DuplicateContentIsCachedTwiceAndFoundFirstFirst) {
   KvCache kv(4, true);
   std::vector<int32_t> a, b;
   ASSERT_TRUE(kv.Acquire(nullptr, 0, 1, &a));
   ASSERT_TRUE(kv.Acquire(nullptr, 0, 1, &b));
   kv.Register(a[0], 7);
-  kv.Register(b[0], 7);  // computed concurrently: stays unregistered
+  kv.Register(b[0], 7);  // computed concurrently: cached too
   kv.Release(b);
-  EXPECT_EQ(kv.num_cached_free(), 0);
+  EXPECT_EQ(kv.num_cached_free(), 1);
   const uint64_t h[1] = {7};
   EXPECT_EQ(kv.CountHits(h, 1), 1);
+  std::vector<int32_t> c;
+  ASSERT_TRUE(kv.Acquire(h, 1, 0, &c));
+  EXPECT_EQ(c[0], a[0]);  // the first registered
+  kv.CheckInvariants();
+  kv.Release(a);
+  kv.Release(c);
+  // Both cached and free: the free queue holds 2 plain blocks, then b, then
+  // a. Taking 3 fresh blocks evicts b; a still answers the hash.
+  std::vector<int32_t> d;
+  ASSERT_TRUE(kv.Acquire(nullptr, 0, 3, &d));
+  EXPECT_EQ(kv.CountHits(h, 1), 1);
+  std::vector<int32_t> e;
+  ASSERT_TRUE(kv.Acquire(h, 1, 0, &e));
+  EXPECT_EQ(e[0], a[0]);
   kv.CheckInvariants();
 }
 
