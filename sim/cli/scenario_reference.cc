@@ -21,6 +21,15 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.preemption             recompute (only mode, as vLLM v1)
   engine.policy                 fcfs     fcfs | shortest-prompt-first
   engine.prefix_caching         false    vLLM automatic prefix caching
+  engine.async_scheduling       true     vLLM async scheduling: next step
+                                         scheduled while one runs (+1 step
+                                         before a busy engine sees a request)
+  engine.reserve_full_prompt    true     admit only if the whole prompt fits
+                                         in free KV (scheduler_reserve_full_isl)
+  engine.long_prefill_token_threshold 0  per-request token cap per step
+                                         when others wait (0 = none)
+  engine.watermark              0        share of KV blocks kept free when
+                                         admitting while others run
   cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: gemm_compute_efficiency, gemm_memory_efficiency,

@@ -49,13 +49,19 @@ void ParseEngine(const JsonView& root, Scenario* s) {
   v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
                "preemption", "policy", "activation_reserve_gib",
-               "prefix_caching"});
+               "prefix_caching", "async_scheduling", "reserve_full_prompt",
+               "long_prefill_token_threshold", "watermark"});
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(
       v.Integer("max_num_batched_tokens", 8192, Range::Closed(1, 1 << 24)));
   e.chunked_prefill = v.Bool("chunked_prefill", true);
   e.prefix_caching = v.Bool("prefix_caching", false);
+  e.async_scheduling = v.Bool("async_scheduling", true);
+  e.reserve_full_prompt = v.Bool("reserve_full_prompt", true);
+  e.long_prefill_token_threshold = static_cast<int32_t>(
+      v.Integer("long_prefill_token_threshold", 0, Range::Closed(0, 1 << 24)));
+  e.watermark = v.Number("watermark", 0, Range{0, 1, false, true});
   e.block_size = static_cast<int32_t>(
       v.Integer("block_size", 16, Range::Closed(1, 4096)));
   s->gpu_memory_utilization = v.Number("gpu_memory_utilization", 0.9,
