@@ -164,6 +164,8 @@ OpFit FitOneForm(FitForm form, const std::vector<Sample>& train) {
       return FitMax(train);
     case FitForm::kInterp:
       return FitInterp(train);
+    case FitForm::kGrid:
+      break;  // tables are imported (calibrate/import.h), never fitted here
   }
   return FitSum(train);
 }

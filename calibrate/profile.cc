@@ -13,6 +13,14 @@
 namespace servesim::calibrate {
 namespace {
 
+nlohmann::json GridJson(const GridTable& g) {
+  nlohmann::json lines = nlohmann::json::array();
+  for (const GridLine& l : g.lines) {
+    lines.push_back({{"at", l.at}, {"x", l.x}, {"t_s", l.t_s}});
+  }
+  return lines;
+}
+
 nlohmann::json FitJson(const OpFit& f) {
   nlohmann::json j = {{"op", ProfileOpName(f.op)},
                       {"features", FeatureNames(f.op)},
@@ -22,6 +30,9 @@ nlohmann::json FitJson(const OpFit& f) {
     j["knots_log_x"] = f.knots_log_x;
     j["knots_log_y"] = f.knots_log_y;
   }
+  if (f.form == FitForm::kGrid) j["grid_lines"] = GridJson(f.grid);
+  if (!f.measured) j["measured"] = false;
+  if (!f.note.empty()) j["note"] = f.note;
   j["heldout_mape_pct"] = f.heldout_mape_pct;
   j["candidate_mape_pct"] = f.candidate_mape_pct;
   j["fit_points"] = f.fit_points;
@@ -100,9 +111,17 @@ nlohmann::json ProfileToJson(const CalibrationProfile& p) {
   nlohmann::json ops = nlohmann::json::array();
   for (const OpFit& f : p.ops) ops.push_back(FitJson(f));
   j["ops"] = ops;
-  nlohmann::json timings = nlohmann::json::array();
-  for (const ProfileTiming& t : p.timings) timings.push_back(TimingJson(t));
-  j["timings"] = timings;
+  if (!p.timings.empty()) {
+    nlohmann::json timings = nlohmann::json::array();
+    for (const ProfileTiming& t : p.timings) timings.push_back(TimingJson(t));
+    j["timings"] = timings;
+  }
+  if (!p.allreduce.empty()) {
+    j["allreduce"] = {{"grid_lines", GridJson(p.allreduce)},
+                      {"heldout_mape_pct", p.allreduce_heldout_mape_pct},
+                      {"source", p.allreduce_source}};
+  }
+  if (!p.import_info.is_null()) j["import"] = p.import_info;
   return j;
 }
 

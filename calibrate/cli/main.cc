@@ -9,8 +9,10 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "calibrate/compare_models.h"
 #include "calibrate/fit.h"
 #include "calibrate/grid.h"
+#include "calibrate/import.h"
 #include "calibrate/kernel_speed.h"
 #include "calibrate/profile.h"
 #include "calibrate/step_sample.h"
@@ -263,6 +265,50 @@ Status KernelSpeedCommand(const Options& o) {
   return WriteTextFile(o.out, KernelSpeedJson(rows, ctx).dump(2) + "\n");
 }
 
+// Profiles from the public measured tables (import.h).
+Status ImportCommand(ImportOptions o) {
+  if (o.data_dir.empty()) {
+    o.data_dir =
+        RepoRoot() + "/../shared/calibration-data/aiconfigurator-vllm-0.24.0";
+  }
+  ImportResult r;
+  try {
+    r = ImportAll(o);
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("import: ") + e.what());
+  }
+  std::printf("servesim-calibrate import: %zu profiles -> %s\n",
+              r.written.size(), o.out_dir.c_str());
+  std::printf("held-out error (seed %llu, %.0f%% of rows held out):\n",
+              static_cast<unsigned long long>(o.seed),
+              100 * o.heldout_fraction);
+  std::fputs(ImportTable(r).c_str(), stdout);
+  return Status::Ok();
+}
+
+// Roofline vs profile on a grid of steps (compare_models.h).
+Status CompareCommand(const std::vector<std::string>& profiles) {
+  for (const std::string& path : profiles) {
+    StatusOr<CalibrationProfile> p = ReadProfile(path);
+    if (!p.ok()) return p.status();
+    StatusOr<ModelSpec> model =
+        CatchConfigErrors([&] { return LoadModelSpec(p->model); });
+    if (!model.ok()) return model.status();
+    StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(p->gpu); });
+    if (!gpu.ok()) return gpu.status();
+    const RooflineCostModel roofline(*model, *gpu, p->tp, RooflineParams{});
+    const std::string title = "servesim-calibrate compare-models: " + path +
+                              " (" + p->model + " tp=" + std::to_string(p->tp) +
+                              " on " + p->gpu + ")";
+    const CalibratedCostModel cal(*p, path, *model, *gpu, *gpu, p->tp);
+    std::fputs(CompareTable(CompareModels(roofline, cal, *model, p->tp), title)
+                   .c_str(),
+               stdout);
+    std::printf("\n");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace servesim::calibrate
 
@@ -320,6 +366,32 @@ int main(int argc, char** argv) {
   speed->add_option("--seed", speed_o.seed, "Dry-run noise seed");
   speed->add_flag("--dry-run", speed_o.dry_run,
                   "Synthetic timings against datasheet ceilings (no GPU)");
+  servesim::calibrate::ImportOptions imp_o;
+  CLI::App* imp = app.add_subcommand(
+      "import",
+      "Profiles from public measured kernel tables (aiconfigurator, vLLM "
+      "0.24.0) for each GPU x model x tp, with held-out errors");
+  imp->add_option("--data", imp_o.data_dir,
+                  "Table directory (default "
+                  "../shared/calibration-data/aiconfigurator-vllm-0.24.0 "
+                  "beside the repository)");
+  imp->add_option("--out-dir", imp_o.out_dir, "Where profiles are written")
+      ->required();
+  imp->add_option("--gpu", imp_o.gpus, "models/gpu names (default all three)");
+  imp->add_option("--model", imp_o.models, "models/llm names");
+  imp->add_option("--tp", imp_o.tps, "Tensor-parallel degrees");
+  imp->add_option("--seed", imp_o.seed, "Held-out split seed");
+  imp->add_option("--heldout", imp_o.heldout_fraction,
+                  "Fraction of rows held out")
+      ->check(CLI::Range(0.05, 0.5));
+  imp->add_option("--date", imp_o.date, "Import date to record (ISO 8601)");
+  std::vector<std::string> cmp_profiles;
+  CLI::App* cmp = app.add_subcommand(
+      "compare-models",
+      "Roofline vs calibrated profile step times (and ratio) on a grid of "
+      "decode, prefill and mixed steps");
+  cmp->add_option("--profile", cmp_profiles, "Profile JSON (repeatable)")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -331,6 +403,8 @@ int main(int argc, char** argv) {
   const servesim::Status st =
       run->parsed()     ? servesim::calibrate::Run(run_o)
       : speed->parsed() ? servesim::calibrate::KernelSpeedCommand(speed_o)
+      : imp->parsed()   ? servesim::calibrate::ImportCommand(imp_o)
+      : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     std::cerr << "servesim-calibrate: error: " << st.message() << "\n";

@@ -96,12 +96,21 @@ double CalibratedCostModel::Op(ProfileOp op, const OpShape& shape) const {
   return t;
 }
 
-// The roofline's ring all-reduce with its default efficiency and latency
-// (communication is not calibrated: one GPU cannot time NVLink).
+// The profile's measured all-reduce when it has one (imported tables: vLLM's
+// custom all-reduce, NCCL above its size limit), else the roofline's ring
+// all-reduce with its default efficiency and latency (the GPU harness does
+// not time communication: one GPU cannot time NVLink).
 double CalibratedCostModel::AllReduceTime(double tokens) const {
   if (tp_ == 1) return 0;
-  const RooflineParams p;
   const double buffer = tokens * m_.hidden_size * m_.dtype_bytes;
+  if (!profile_.allreduce.empty()) {
+    const double t = EvalGrid(profile_.allreduce, 1, buffer);
+    if (!projected_) return t;
+    // Another GPU's interconnect: scale by the datasheet link ratio.
+    return t * measured_.interconnect_bytes_per_s /
+           target_.interconnect_bytes_per_s;
+  }
+  const RooflineParams p;
   return p.allreduce_latency_s +
          2.0 * (tp_ - 1) / tp_ * buffer /
              (target_.interconnect_bytes_per_s * p.interconnect_efficiency);
@@ -155,6 +164,9 @@ std::string CalibratedCostModel::Describe() const {
      << profile_.device.name << (profile_.synthetic ? " [SYNTHETIC]" : "")
      << ", " << m_.name << " tp=" << tp_ << ", held-out MAPE " << err
      << " worst op";
+  for (const OpFit& f : profile_.ops) {
+    if (!f.measured) os << "; " << ProfileOpName(f.op) << " not measured";
+  }
   if (projected_) {
     os << "; PROJECTED from " << measured_.name << " to " << target_.name
        << " (±" << err << " from the fit error, plus the projection's own)";

@@ -27,7 +27,58 @@ double InterpLog(const OpFit& fit, double log_x) {
   return ys[hi - 1] + w * (ys[hi] - ys[hi - 1]);
 }
 
+// Log seconds along one line at log x; flags points outside the line.
+double LineLogT(const GridLine& l, double log_x, bool* extrapolated) {
+  const size_t n = l.x.size();
+  const double x0 = std::log(l.x.front());
+  if (n == 1 || log_x <= x0) {
+    if (log_x < x0 - 1e-12) *extrapolated = true;
+    return std::log(l.t_s.front());
+  }
+  const double xn = std::log(l.x.back());
+  const size_t hi =
+      log_x >= xn ? n - 1
+                  : static_cast<size_t>(
+                        std::upper_bound(l.x.begin(), l.x.end(),
+                                         std::exp(log_x)) -
+                        l.x.begin());
+  const double xa = std::log(l.x[hi - 1]), xb = std::log(l.x[hi]);
+  const double ya = std::log(l.t_s[hi - 1]), yb = std::log(l.t_s[hi]);
+  double slope = (yb - ya) / (xb - xa);
+  if (log_x > xn) {
+    if (log_x > xn + 1e-12) *extrapolated = true;
+    return yb + std::clamp(slope, 1.0, 2.0) * (log_x - xn);
+  }
+  return ya + slope * (log_x - xa);
+}
+
+GridTable ParseGrid(const JsonView& v, const char* key) {
+  GridTable g;
+  double prev_at = 0;
+  for (const JsonView& e : v.Array(key)) {
+    e.AllowKeys({"at", "x", "t_s"});
+    GridLine l;
+    l.at = e.RequireNumber("at", Range::Positive());
+    if (!g.lines.empty() && !(l.at > prev_at)) {
+      e.Fail("at", "lines in strictly increasing order of \"at\"");
+    }
+    prev_at = l.at;
+    l.x = e.Numbers("x", {}, Range::Positive());
+    l.t_s = e.Numbers("t_s", {}, Range::Positive());
+    if (l.x.empty() || l.x.size() != l.t_s.size()) {
+      e.FailMessage("x", "expected x and t_s of equal, non-zero length");
+    }
+    for (size_t i = 1; i < l.x.size(); ++i) {
+      if (!(l.x[i] > l.x[i - 1])) e.Fail("x", "strictly increasing numbers");
+    }
+    g.lines.push_back(std::move(l));
+  }
+  if (g.lines.empty()) v.FailMessage(key, "expected at least one grid line");
+  return g;
+}
+
 void CheckFit(const JsonView& v, const OpFit& fit, size_t num_features) {
+  if (fit.form == FitForm::kGrid) return;  // checked by ParseGrid
   if (fit.form == FitForm::kInterp) {
     if (fit.knots_log_x.empty() ||
         fit.knots_log_x.size() != fit.knots_log_y.size()) {
@@ -58,7 +109,8 @@ void CheckFit(const JsonView& v, const OpFit& fit, size_t num_features) {
 OpFit ParseOpFit(const JsonView& v) {
   v.AllowKeys({"op", "features", "form", "coefficients", "knots_log_x",
                "knots_log_y", "heldout_mape_pct", "candidate_mape_pct",
-               "fit_points", "heldout_points"});
+               "fit_points", "heldout_points", "grid_lines", "measured",
+               "note"});
   OpFit fit;
   const std::string name = v.RequireString("op");
   if (!ProfileOpFromName(name, &fit.op)) v.Fail("op", "an operation name");
@@ -74,10 +126,15 @@ OpFit ParseOpFit(const JsonView& v) {
     v.Fail("features", "[" + list + "] for " + name +
                            " (the features this simulator evaluates)");
   }
-  const std::string form = v.Choice("form", "", {"sum", "max", "interp"});
-  fit.form = form == "sum"   ? FitForm::kSum
-             : form == "max" ? FitForm::kMax
-                             : FitForm::kInterp;
+  const std::string form =
+      v.Choice("form", "", {"sum", "max", "interp", "grid"});
+  fit.form = form == "sum"      ? FitForm::kSum
+             : form == "max"    ? FitForm::kMax
+             : form == "interp" ? FitForm::kInterp
+                                : FitForm::kGrid;
+  if (fit.form == FitForm::kGrid) fit.grid = ParseGrid(v, "grid_lines");
+  fit.measured = v.Bool("measured", true);
+  fit.note = v.String("note", "");
   fit.coefficients = v.Numbers("coefficients", {}, Range::NonNegative());
   fit.knots_log_x = v.Numbers("knots_log_x", {});
   fit.knots_log_y = v.Numbers("knots_log_y", {});
@@ -86,8 +143,8 @@ OpFit ParseOpFit(const JsonView& v) {
       v.RequireNumber("heldout_mape_pct", Range::NonNegative());
   if (v.Has("candidate_mape_pct")) {
     const JsonView c = v.Object("candidate_mape_pct");
-    c.AllowKeys({"sum", "max", "interp"});
-    for (const char* f : {"sum", "max", "interp"}) {
+    c.AllowKeys({"sum", "max", "interp", "grid"});
+    for (const char* f : {"sum", "max", "interp", "grid"}) {
       if (c.Has(f)) {
         fit.candidate_mape_pct[f] = c.RequireNumber(f, Range::NonNegative());
       }
@@ -144,8 +201,54 @@ const char* FitFormName(FitForm form) {
       return "max";
     case FitForm::kInterp:
       return "interp";
+    case FitForm::kGrid:
+      return "grid";
   }
   return "unknown";
+}
+
+double EvalGrid(const GridTable& g, double outer, double inner,
+                bool* extrapolated) {
+  bool flag = false;
+  const double lx = std::log(std::max(inner, 1e-300));
+  const std::vector<GridLine>& ls = g.lines;
+  double log_t;
+  if (ls.size() == 1 || outer <= ls.front().at) {
+    if (ls.size() > 1 && outer < ls.front().at * (1 - 1e-12)) flag = true;
+    log_t = LineLogT(ls.front(), lx, &flag);
+  } else {
+    size_t hi = std::upper_bound(ls.begin(), ls.end(), outer,
+                                 [](double o, const GridLine& l) {
+                                   return o < l.at;
+                                 }) -
+                ls.begin();
+    if (hi == ls.size()) hi = ls.size() - 1;
+    const GridLine& a = ls[hi - 1];
+    const GridLine& b = ls[hi];
+    const double ya = LineLogT(a, lx, &flag);
+    if (outer == a.at) {
+      log_t = ya;
+    } else {
+      const double yb = LineLogT(b, lx, &flag);
+      const double la = std::log(a.at), lb = std::log(b.at);
+      const double lo = std::log(outer);
+      double slope = (yb - ya) / (lb - la);
+      if (lo > lb) {
+        if (outer > b.at * (1 + 1e-12)) flag = true;
+        slope = std::clamp(slope, 1.0, 2.0);
+      }
+      log_t = ya + slope * (lo - la);
+    }
+  }
+  if (extrapolated != nullptr) *extrapolated = flag;
+  return std::exp(log_t);
+}
+
+bool OpExtrapolates(const OpFit& fit, const OpFeatures& f) {
+  if (fit.form != FitForm::kGrid || f.size <= 0) return false;
+  bool flag = false;
+  EvalGrid(fit.grid, f.grid_outer, f.grid_inner, &flag);
+  return flag;
 }
 
 double PredictOp(const OpFit& fit, const OpFeatures& f) {
@@ -161,20 +264,25 @@ double PredictOp(const OpFit& fit, const OpFeatures& f) {
       return c[0] + std::max(c[1] * f.x[0], c[2] * f.x[1]);
     case FitForm::kInterp:
       return std::exp(InterpLog(fit, std::log(f.size)));
+    case FitForm::kGrid:
+      return EvalGrid(fit.grid, f.grid_outer, f.grid_inner);
   }
   return 0;
 }
 
 double CalibrationProfile::WorstHeldoutMapePct() const {
   double worst = 0;
-  for (const OpFit& f : ops) worst = std::max(worst, f.heldout_mape_pct);
+  for (const OpFit& f : ops) {
+    if (f.measured) worst = std::max(worst, f.heldout_mape_pct);
+  }
+  if (!allreduce.empty()) worst = std::max(worst, allreduce_heldout_mape_pct);
   return worst;
 }
 
 CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
   v.AllowKeys({"format", "synthetic", "note", "device", "gpu", "date", "model",
                "dtype", "tp", "step_overhead_s", "step_overhead_source",
-               "holdout_every", "ops", "timings"});
+               "holdout_every", "ops", "timings", "allreduce", "import"});
   if (v.RequireString("format") != "servesim-calibration-profile/1") {
     v.Fail("format", "\"servesim-calibration-profile/1\"");
   }
@@ -209,6 +317,18 @@ CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
     for (const JsonView& e : v.Array("timings")) {
       p.timings.push_back(ParseTiming(e));
     }
+  }
+  if (v.Has("allreduce")) {
+    const JsonView a = v.Object("allreduce");
+    a.AllowKeys({"grid_lines", "heldout_mape_pct", "source"});
+    p.allreduce = ParseGrid(a, "grid_lines");
+    p.allreduce_heldout_mape_pct =
+        a.RequireNumber("heldout_mape_pct", Range::NonNegative());
+    p.allreduce_source = a.String("source", "");
+  }
+  if (v.Has("import")) {
+    if (!v.raw()["import"].is_object()) v.Fail("import", "an object");
+    p.import_info = v.raw()["import"];
   }
   return p;
 }

@@ -18,8 +18,37 @@ namespace servesim {
 //   kMax:    t = c0 + max(c1 x1, c2 x2)            (roofline with a launch
 //                                                   constant; 2 features)
 //   kInterp: log t piecewise linear and non-decreasing in log size.
-enum class FitForm { kSum, kMax, kInterp };
+//   kGrid:   measured times looked up along a table (imported from public
+//            kernel measurements): see GridTable.
+enum class FitForm { kSum, kMax, kInterp, kGrid };
 const char* FitFormName(FitForm form);
+
+// A measured table in log space: lines at increasing `at` (the outer
+// coordinate: batch for decode attention, 1 for one-dimensional tables),
+// each with increasing x (the inner coordinate: tokens, context, bytes) and
+// measured seconds. Evaluation is piecewise linear in (log x, log t) along
+// a line and linear in (log at, log t) between the two lines around the
+// outer coordinate, so a point on the grid returns its measured time
+// exactly. Outside the grid: below the first x (or line) the first value
+// holds (a kernel's floor); above the last the last segment's log-log slope
+// continues, clamped to [1, 2]: every op here does at least linearly more
+// work per unit of its coordinates (tokens, context, batch, bytes), and the
+// measured grids stop where a kernel is still leaving its floor (decode at
+// batch 256 ends at context 1023, slope 0.6), so a shallower slope would
+// extrapolate to faster than HBM bandwidth. Both are flagged as
+// extrapolation. Values need not be monotone (they are measurements).
+struct GridLine {
+  double at = 1;
+  std::vector<double> x, t_s;
+};
+struct GridTable {
+  std::vector<GridLine> lines;
+  bool empty() const { return lines.empty(); }
+};
+// Seconds at (outer, inner); `*extrapolated` (if given) is set when the
+// point lies outside the measured grid along either coordinate.
+double EvalGrid(const GridTable& g, double outer, double inner,
+                bool* extrapolated = nullptr);
 
 struct OpFit {
   ProfileOp op = ProfileOp::kGemmQkv;
@@ -33,6 +62,9 @@ struct OpFit {
   std::map<std::string, double> candidate_mape_pct;
   int fit_points = 0;
   int heldout_points = 0;
+  GridTable grid;         // kGrid
+  bool measured = true;   // false: a model form with no measurement behind it
+  std::string note;       // how the op was obtained, when not plain fitting
 };
 
 // Predicted seconds for one op with features f. Below the first knot an
@@ -40,6 +72,8 @@ struct OpFit {
 // there); above the last it continues the last segment's slope, clamped to
 // [0, 2] in log-log.
 double PredictOp(const OpFit& fit, const OpFeatures& f);
+// Whether PredictOp leaves the measured grid (kGrid only; false otherwise).
+bool OpExtrapolates(const OpFit& fit, const OpFeatures& f);
 
 struct ProfileDevice {
   std::string name, driver;
@@ -68,9 +102,18 @@ struct CalibrationProfile {
   int holdout_every = 4;
   std::vector<OpFit> ops;  // one per ProfileOp, in ProfileOp order
   std::vector<ProfileTiming> timings;
+  // Optional measured all-reduce at tp GPUs (one line over message bytes);
+  // empty: the cost model uses the roofline's ring all-reduce.
+  GridTable allreduce;
+  double allreduce_heldout_mape_pct = 0;
+  std::string allreduce_source;
+  // Provenance and validation of an imported profile; informational (kept
+  // for reports, not used to price steps).
+  nlohmann::json import_info;
 
   const OpFit& Fit(ProfileOp op) const { return ops[static_cast<int>(op)]; }
-  // Largest held-out MAPE over the ops: the error band we quote.
+  // Largest held-out MAPE over the measured ops (and the all-reduce when
+  // present): the error band we quote.
   double WorstHeldoutMapePct() const;
 };
 

@@ -13,6 +13,7 @@
 // [sequences, KV bytes].
 #include "sim/cost/op_features.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -22,10 +23,6 @@ namespace {
 constexpr const char* kNames[kNumProfileOps] = {
     "gemm_qkv",     "gemm_o",           "gemm_gate_up",      "gemm_down",
     "gemm_lm_head", "decode_attention", "prefill_attention", "elementwise"};
-
-struct GemmDims {
-  double k, n;
-};
 
 GemmDims DimsOf(ProfileOp op, const ModelSpec& m, int tp) {
   const double h = m.hidden_size, d = m.head_dim;
@@ -67,6 +64,10 @@ bool ProfileOpFromName(const std::string& name, ProfileOp* op) {
   return false;
 }
 
+GemmDims GemmDimsOf(ProfileOp op, const ModelSpec& model, int tp) {
+  return DimsOf(op, model, tp);
+}
+
 bool IsGemm(ProfileOp op) {
   return static_cast<int>(op) <= static_cast<int>(ProfileOp::kGemmLmHead);
 }
@@ -85,6 +86,7 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
     f.x = {f.flops, f.bytes};
     f.count = 2;
     f.size = f.flops;
+    f.grid_inner = t;
     return f;
   }
   switch (op) {
@@ -98,6 +100,8 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
       f.x = {n, kv_bytes};
       f.count = 2;
       f.size = f.bytes;
+      f.grid_outer = n;
+      f.grid_inner = static_cast<double>(s.context);
       return f;
     }
     case ProfileOp::kPrefillAttention: {
@@ -110,6 +114,7 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
       f.x = {f.flops, kv_bytes};
       f.count = 2;
       f.size = f.flops;
+      f.grid_inner = std::sqrt(n * n + 2 * n * c);
       return f;
     }
     case ProfileOp::kElementwise: {
@@ -123,6 +128,7 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
       f.x = {f.bytes, 0};
       f.count = 1;
       f.size = f.bytes;
+      f.grid_inner = t;
       return f;
     }
     default:

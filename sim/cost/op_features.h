@@ -55,6 +55,14 @@ struct OpFeatures {
   // Roofline work (per GPU shard), for synthetic timings and projection.
   double flops = 0;
   double bytes = 0;
+  // Coordinates in a measured table (FitForm::kGrid): `grid_outer` picks
+  // between lines, `grid_inner` interpolates along a line. GEMMs and
+  // elementwise: (1, tokens); decode attention: (batch, context); prefill
+  // attention: (1, sqrt(n^2 + 2nc)) for a chunk of n after c cached, the
+  // prompt length whose from-empty causal prefill does the same FLOPs
+  // (exactly n when c = 0; measured tables have no cached-prefix rows).
+  double grid_outer = 1;
+  double grid_inner = 0;
 };
 
 // Feature choice per op (see docs in op_features.cc):
@@ -62,6 +70,13 @@ struct OpFeatures {
 //   decode attention:  [sequences, KV bytes]   size = bytes
 //   prefill attention: [FLOPs, KV bytes]       size = FLOPs
 //   elementwise:       [bytes]                 size = bytes
+// and the table coordinates above for every op.
+// A GEMM's [M x k] x [k x n] per-GPU dimensions under tensor parallelism.
+struct GemmDims {
+  double k = 0, n = 0;
+};
+GemmDims GemmDimsOf(ProfileOp op, const ModelSpec& model, int tp);
+
 OpFeatures FeaturesOf(ProfileOp op, const OpShape& shape,
                       const ModelSpec& model, int tp);
 std::vector<std::string> FeatureNames(ProfileOp op);

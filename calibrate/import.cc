@@ -1,0 +1,389 @@
+// Importing public kernel measurements into profiles (see import.h).
+#include "calibrate/import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "calibrate/profile.h"
+#include "sim/cost/roofline_cost_model.h"
+#include "sim/model/model_loader.h"
+
+namespace servesim::calibrate {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const KindError* FindError(const std::vector<KindError>& es,
+                           const std::string& gpu, const std::string& kind) {
+  for (const KindError& e : es) {
+    if (e.gpu == gpu && e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+void SetError(OpFit* f, const KindError* e) {
+  if (e == nullptr) return;
+  f->heldout_mape_pct = e->mape_pct;
+  f->candidate_mape_pct["grid"] = e->mape_pct;
+  f->heldout_points = e->heldout;
+}
+
+// Lines over the last axis of `t` for each value of axis 2 (batch), at the
+// given heads and kv heads.
+GridTable AttentionGrid(const MeasuredTable& t, double heads, double kv) {
+  GridTable g;
+  for (const auto& [key, sec] : t.rows) {
+    if (key[0] != heads || key[1] != kv) continue;
+    if (g.lines.empty() || g.lines.back().at != key[2]) {
+      g.lines.push_back(GridLine{key[2], {}, {}});
+    }
+    g.lines.back().x.push_back(key[3]);
+    g.lines.back().t_s.push_back(sec);
+  }
+  return g;
+}
+
+OpFit GridFit(ProfileOp op, GridTable g, std::string note) {
+  OpFit f;
+  f.op = op;
+  f.form = FitForm::kGrid;
+  for (const GridLine& l : g.lines) f.fit_points += static_cast<int>(l.x.size());
+  f.grid = std::move(g);
+  f.note = std::move(note);
+  return f;
+}
+
+}  // namespace
+
+std::string DataGpuDir(const std::string& gpu) {
+  if (gpu == "h100-sxm") return "h100_sxm";
+  if (gpu == "h200") return "h200_sxm";
+  if (gpu == "b200") return "b200_sxm";
+  throw std::runtime_error("no measured tables for GPU " + gpu +
+                           " (h100-sxm, h200, b200)");
+}
+
+KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
+                       uint64_t seed, double fraction) {
+  MeasuredTable train, held;
+  SplitTable(t, seed, fraction, &train, &held);
+  KindError e;
+  e.rows = static_cast<int>(t.rows.size());
+  e.dropped = t.dropped_physical;
+  std::vector<double> inside;
+  double out_sum = 0;
+  for (int axis : vary) {
+    std::vector<int> order;
+    for (int a = 0; a < static_cast<int>(t.axes.size()); ++a) {
+      if (a != axis) order.push_back(a);
+    }
+    order.push_back(axis);
+    for (const auto& [key, sec] : held.rows) {
+      bool extrapolated = false;
+      const std::optional<double> p =
+          InterpolateTable(train, key, order, &extrapolated);
+      if (!p) continue;
+      const double ape = 100 * std::fabs(*p - sec) / sec;
+      if (extrapolated) {
+        ++e.extrapolated;
+        out_sum += ape;
+      } else {
+        inside.push_back(ape);
+      }
+    }
+  }
+  e.heldout = static_cast<int>(inside.size());
+  double sum = 0;
+  for (double a : inside) sum += a;
+  e.mape_pct = inside.empty() ? 0 : sum / inside.size();
+  if (!inside.empty()) {
+    const size_t k = static_cast<size_t>(0.9 * (inside.size() - 1));
+    std::nth_element(inside.begin(), inside.begin() + k, inside.end());
+    e.p90_ape_pct = inside[k];
+  }
+  e.extrapolated_mape_pct = e.extrapolated ? out_sum / e.extrapolated : 0;
+  return e;
+}
+
+GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu) {
+  const std::string dir = data_dir + "/" + DataGpuDir(gpu.name);
+  GpuTables t;
+  t.gpu = gpu.name;
+  t.gemm = LoadGemmTable(dir, gpu);
+  TableFilter f;
+  t.decode = LoadDecodeTable(dir, gpu, f);
+  t.prefill = LoadPrefillTable(dir, gpu, f);
+  for (int g : {2, 4, 8}) {
+    f.num_gpus = g;
+    t.allreduce[g] = LoadAllReduceTable(dir, gpu, f);
+  }
+  return t;
+}
+
+CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
+                                 const GpuSpec& gpu, int tp,
+                                 const std::vector<KindError>& errors) {
+  CalibrationProfile p;
+  p.gpu = gpu.name;
+  p.model = m.name;
+  p.tp = tp;
+  p.device.name = t.device;
+  p.device.memory_bytes = gpu.memory_bytes;
+  p.step_overhead_s = RooflineParams{}.step_overhead_s;
+  p.step_overhead_source =
+      "roofline default (not measured: the tables time kernels, not host "
+      "scheduling)";
+  const KindError* gemm_e = FindError(errors, gpu.name, "gemm");
+  for (int i = 0; i <= static_cast<int>(ProfileOp::kGemmLmHead); ++i) {
+    const ProfileOp op = static_cast<ProfileOp>(i);
+    const GemmDims d = GemmDimsOf(op, m, tp);
+    GridLine line;
+    bool any_out = false;
+    for (double mm : t.gemm.axis_values[0]) {
+      bool out = false;
+      const std::optional<double> s =
+          InterpolateTable(t.gemm, {mm, d.n, d.k}, {0, 1, 2}, &out);
+      if (!s) continue;
+      any_out |= out;
+      line.x.push_back(mm);
+      line.t_s.push_back(*s);
+    }
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "measured bf16 GEMMs interpolated in log n, log k to "
+                  "n=%.0f k=%.0f at every measured m%s",
+                  d.n, d.k,
+                  any_out ? "; n or k beyond the measured grid: EXTRAPOLATED"
+                          : "");
+    OpFit f = GridFit(op, GridTable{{std::move(line)}}, note);
+    SetError(&f, gemm_e);
+    p.ops.push_back(std::move(f));
+  }
+  const double heads = static_cast<double>(m.num_heads) / tp;
+  const double kv = m.KvHeadsPerGpu(tp);
+  GridTable dg = AttentionGrid(t.decode, heads, kv);
+  GridTable pg = AttentionGrid(t.prefill, heads, kv);
+  if (dg.empty() || pg.empty()) {
+    throw std::runtime_error("no attention rows for " + std::to_string(heads) +
+                             " heads / " + std::to_string(kv) +
+                             " kv heads per GPU on " + gpu.name);
+  }
+  OpFit dec = GridFit(ProfileOp::kDecodeAttention, std::move(dg),
+                      "measured decode attention, batch x cached context");
+  SetError(&dec, FindError(errors, gpu.name, "decode_attention"));
+  p.ops.push_back(std::move(dec));
+  OpFit pre = GridFit(ProfileOp::kPrefillAttention, std::move(pg),
+                      "measured prefill attention from an empty cache, batch "
+                      "x length; a chunk after a cached prefix is NOT "
+                      "measured: looked up at the equal-FLOP length");
+  SetError(&pre, FindError(errors, gpu.name, "prefill_attention"));
+  p.ops.push_back(std::move(pre));
+  OpFit ew;
+  ew.op = ProfileOp::kElementwise;
+  ew.form = FitForm::kSum;
+  ew.coefficients = {
+      0, 1 / (gpu.hbm_bytes_per_s * RooflineParams{}.elementwise_memory_efficiency)};
+  ew.fit_points = 1;
+  ew.measured = false;
+  ew.note =
+      "NOT MEASURED (no table): the roofline's memory term, bytes / (HBM "
+      "bandwidth x elementwise efficiency); no launch floor";
+  p.ops.push_back(std::move(ew));
+  if (tp > 1) {
+    auto it = t.allreduce.find(tp);
+    if (it == t.allreduce.end() || it->second.rows.empty()) {
+      throw std::runtime_error("no all-reduce rows at " + std::to_string(tp) +
+                               " GPUs on " + gpu.name);
+    }
+    GridLine line;
+    for (const auto& [key, sec] : it->second.rows) {
+      line.x.push_back(key[0]);
+      line.t_s.push_back(sec);
+    }
+    p.allreduce.lines.push_back(std::move(line));
+    if (const KindError* e = FindError(errors, gpu.name, "allreduce")) {
+      p.allreduce_heldout_mape_pct = e->mape_pct;
+    }
+    p.allreduce_source =
+        "vLLM custom all-reduce (CUDA graph) below 8 MiB, NCCL 2.29.2 "
+        "all_reduce at or above, bf16, " +
+        std::to_string(tp) + " GPUs";
+  }
+  return p;
+}
+
+namespace {
+
+struct Provenance {
+  std::string commit, source_date;
+  nlohmann::json manifest;
+};
+
+Provenance ReadProvenance(const std::string& data_dir) {
+  Provenance p;
+  const std::string readme = ReadAll(data_dir + "/README.md");
+  std::smatch m;
+  if (std::regex_search(readme, m,
+                        std::regex("commit ([0-9a-f]{40}) \\(([0-9-]+)\\)"))) {
+    p.commit = m[1];
+    p.source_date = m[2];
+  } else {
+    throw std::runtime_error(data_dir +
+                             "/README.md: no \"commit <sha> (<date>)\"");
+  }
+  try {
+    p.manifest = nlohmann::json::parse(ReadAll(data_dir + "/manifest.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(data_dir + "/manifest.json: " + e.what());
+  }
+  return p;
+}
+
+nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
+                          const std::vector<KindError>& errors,
+                          const std::string& gpu, const ImportOptions& o) {
+  nlohmann::json tables = nlohmann::json::object();
+  for (const auto& e : pv.manifest) {
+    if (e.value("gpu", "") != gpu_dir) continue;
+    tables[e.value("table", "")] = {{"source_path", e.value("source_path", "")},
+                                    {"sha256", e.value("source_sha256", "")}};
+  }
+  nlohmann::json errs = nlohmann::json::object();
+  for (const KindError& e : errors) {
+    if (e.gpu != gpu) continue;
+    errs[e.kind] = {{"rows", e.rows},
+                    {"dropped_physical", e.dropped},
+                    {"heldout_predictions", e.heldout},
+                    {"heldout_mape_pct", e.mape_pct},
+                    {"heldout_p90_ape_pct", e.p90_ape_pct},
+                    {"extrapolated_predictions", e.extrapolated},
+                    {"extrapolated_mape_pct", e.extrapolated_mape_pct}};
+  }
+  return {
+      {"source", "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
+                 "systems/data/" + gpu_dir + "/ (vLLM 0.24.0 tables)"},
+      {"commit", pv.commit},
+      {"source_date", pv.source_date},
+      {"licence", "Apache-2.0"},
+      {"engine", "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives"},
+      {"imported_from", "../shared/calibration-data/aiconfigurator-vllm-0.24.0"},
+      {"imported_on", o.date},
+      {"tables", tables},
+      {"heldout_split", {{"seed", o.seed}, {"fraction", o.heldout_fraction},
+                         {"method", "seeded shuffle of rows; each held-out "
+                                    "row predicted from the rest by log-space "
+                                    "interpolation along each varied axis"}}},
+      {"heldout_errors", errs},
+      {"cautions",
+       {"elementwise kernels are not measured (roofline memory term)",
+        "prefill after a cached prefix is not measured (equal-FLOP lookup)",
+        "kernel time only: host overhead is the roofline default"}}};
+}
+
+}  // namespace
+
+ImportResult ImportAll(const ImportOptions& o0) {
+  ImportOptions o = o0;
+  if (o.date.empty()) o.date = UtcNow().substr(0, 10);
+  const Provenance pv = ReadProvenance(o.data_dir);
+  ImportResult r;
+  for (const std::string& gname : o.gpus) {
+    const GpuSpec gpu = LoadGpuSpec(gname);
+    GpuTables t = LoadGpuTables(o.data_dir, gpu);
+    for (const auto& e : pv.manifest) {
+      if (e.value("gpu", "") == DataGpuDir(gname) &&
+          e.contains("constant_columns")) {
+        t.device = e["constant_columns"].value("device", t.device);
+      }
+    }
+    std::vector<KindError> errs;
+    auto add = [&](const char* kind, const MeasuredTable& tab,
+                   const std::vector<int>& vary) {
+      KindError e = HeldoutError(tab, vary, o.seed, o.heldout_fraction);
+      e.gpu = gname;
+      e.kind = kind;
+      errs.push_back(e);
+    };
+    add("gemm", t.gemm, {0, 1, 2});
+    add("decode_attention", t.decode, {2, 3});
+    add("prefill_attention", t.prefill, {2, 3});
+    // All-reduce: one table per GPU count, pooled into one error.
+    KindError ar;
+    ar.gpu = gname;
+    ar.kind = "allreduce";
+    double in_sum = 0, out_sum = 0;
+    for (const auto& [g, tab] : t.allreduce) {
+      const KindError e = HeldoutError(tab, {0}, o.seed + g, o.heldout_fraction);
+      ar.rows += e.rows;
+      ar.dropped += e.dropped;
+      ar.heldout += e.heldout;
+      ar.extrapolated += e.extrapolated;
+      in_sum += e.mape_pct * e.heldout;
+      out_sum += e.extrapolated_mape_pct * e.extrapolated;
+      ar.p90_ape_pct = std::max(ar.p90_ape_pct, e.p90_ape_pct);
+    }
+    ar.mape_pct = ar.heldout ? in_sum / ar.heldout : 0;
+    ar.extrapolated_mape_pct = ar.extrapolated ? out_sum / ar.extrapolated : 0;
+    errs.push_back(ar);
+    r.errors.insert(r.errors.end(), errs.begin(), errs.end());
+    for (const std::string& mname : o.models) {
+      const ModelSpec m = LoadModelSpec(mname);
+      for (int tp : o.tps) {
+        const std::string label =
+            mname + " tp=" + std::to_string(tp) + " on " + gname;
+        if (const std::string why = TensorParallelProblem(m, tp); !why.empty()) {
+          r.skipped.push_back(label + ": " + why);
+          continue;
+        }
+        // Weights must leave room for a KV cache on one GPU.
+        if (m.WeightBytesPerGpu(tp) > 0.9 * gpu.memory_bytes) {
+          r.skipped.push_back(label + ": weights do not fit one GPU");
+          continue;
+        }
+        CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
+        p.date = pv.source_date;
+        p.import_info = ImportInfo(pv, DataGpuDir(gname), errs, gname, o);
+        const std::string path =
+            o.out_dir + "/" + gname + "-" + mname + "-tp" + std::to_string(tp) +
+            ".json";
+        if (Status st = WriteProfile(path, p); !st.ok()) {
+          throw std::runtime_error(st.message());
+        }
+        r.written.push_back(path);
+      }
+    }
+  }
+  return r;
+}
+
+std::string ImportTable(const ImportResult& r) {
+  std::ostringstream os;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-9s %-18s %7s %7s %8s %8s %8s %8s %8s\n",
+                "gpu", "op kind", "rows", "dropped", "held-out", "MAPE",
+                "p90 APE", "extrap", "MAPE");
+  os << buf;
+  for (const KindError& e : r.errors) {
+    std::snprintf(buf, sizeof buf,
+                  "  %-9s %-18s %7d %7d %8d %7.2f%% %7.2f%% %8d %7.2f%%\n",
+                  e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout,
+                  e.mape_pct, e.p90_ape_pct, e.extrapolated,
+                  e.extrapolated_mape_pct);
+    os << buf;
+  }
+  for (const std::string& s : r.skipped) os << "  skipped: " << s << "\n";
+  return os.str();
+}
+
+}  // namespace servesim::calibrate

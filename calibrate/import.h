@@ -1,0 +1,83 @@
+// servesim-calibrate import: calibrated profiles from public measured
+// kernel tables (aiconfigurator's vLLM 0.24.0 timings on H100-SXM, H200 and
+// B200, read in place from ../shared/calibration-data/), in the same
+// profile format the GPU harness writes.
+//
+// Per model, tp and GPU: each layer GEMM and the LM head is a line over M
+// (the table interpolated in log n and log k to the model's shard, at every
+// measured M); decode attention is the measured batch x context grid at the
+// shard's heads; prefill attention the measured batch x length grid (from
+// an empty cache; chunks after a cached prefix are looked up at the
+// equal-FLOP length, see op_features.h); the all-reduce is vLLM's custom
+// all-reduce below 8 MiB and NCCL above, at tp GPUs. Elementwise kernels
+// are not in the tables: the roofline's memory term, marked unmeasured.
+//
+// Held-out error: each table's rows are split by a seeded shuffle into 80%
+// and 20%; every held-out row is predicted from the 80% by the same nested
+// log-space interpolation, once along each axis the profile varies (the
+// held-out cell bracketed by its measured neighbours on that axis), and the
+// mean absolute percentage error is reported per op kind, separately for
+// rows inside the grid and rows only reachable by extrapolation. The
+// shipped profiles then use every row, so grid points return their
+// measurement exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibrate/measured_tables.h"
+#include "sim/cost/calibration_profile.h"
+
+namespace servesim::calibrate {
+
+struct ImportOptions {
+  std::string data_dir;  // .../aiconfigurator-vllm-0.24.0
+  std::string out_dir;   // profiles are written here
+  uint64_t seed = 1;
+  double heldout_fraction = 0.2;
+  std::vector<std::string> gpus = {"h100-sxm", "h200", "b200"};
+  std::vector<std::string> models = {"llama-3.1-8b", "llama-3.1-70b"};
+  std::vector<int> tps = {1, 2, 4, 8};
+  std::string date;  // import date (ISO 8601); empty: now
+};
+
+// Held-out error of one op kind on one GPU.
+struct KindError {
+  std::string gpu, kind;
+  int rows = 0;     // rows used (after the physical filter)
+  int dropped = 0;  // rows dropped by the physical filter
+  int heldout = 0, extrapolated = 0;  // predictions inside / outside grid
+  double mape_pct = 0, extrapolated_mape_pct = 0, p90_ape_pct = 0;
+};
+
+// Held-out error of `t` with the axes in `vary` interpolated in turn.
+KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
+                       uint64_t seed, double fraction);
+
+struct ImportResult {
+  std::vector<KindError> errors;
+  std::vector<std::string> written;  // profile paths
+  std::vector<std::string> skipped;  // "model tp=N on gpu: why"
+};
+
+// Map a models/gpu name to the data's directory name (h200 -> h200_sxm).
+std::string DataGpuDir(const std::string& gpu);
+
+// One profile from loaded tables (tests call this directly).
+struct GpuTables {
+  std::string gpu, device;
+  MeasuredTable gemm, decode, prefill;
+  std::map<int, MeasuredTable> allreduce;  // by GPU count
+};
+CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
+                                 const GpuSpec& gpu, int tp,
+                                 const std::vector<KindError>& errors);
+GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu);
+
+// Everything: read, check, split, evaluate, write. Throws
+// std::runtime_error on unreadable input.
+ImportResult ImportAll(const ImportOptions& o);
+std::string ImportTable(const ImportResult& r);
+
+}  // namespace servesim::calibrate

@@ -1,0 +1,292 @@
+// Measured kernel tables (see measured_tables.h).
+//
+// Physical limits: a GEMM row is dropped when 2mnk FLOPs in its time beat
+// the datasheet's dense bf16 peak, or its minimum traffic (weights, input
+// and output once) beats peak HBM bandwidth; a decode-attention row when
+// reading its KV cache once beats HBM bandwidth or its FLOPs beat the
+// peak; a prefill row when its causal FLOPs beat the peak; an all-reduce
+// row when its ring bus traffic, 2(g-1)/g x size, beats the GPU's total
+// NVLink bandwidth. Such rows are measurement artefacts (the data's README
+// says so for other versions of these tables).
+#include "calibrate/measured_tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace servesim::calibrate {
+namespace {
+
+// A CSV file with a header; fields hold no commas or quotes.
+class Csv {
+ public:
+  explicit Csv(const std::string& path) : path_(path), in_(path) {
+    if (!in_) throw std::runtime_error(path + ": cannot open");
+    std::string header;
+    std::getline(in_, header);
+    const std::vector<std::string> names = Split(header);
+    for (size_t i = 0; i < names.size(); ++i) col_[names[i]] = i;
+  }
+  bool Next() {
+    std::string line;
+    while (std::getline(in_, line)) {
+      ++line_no_;
+      if (line.empty()) continue;
+      fields_ = Split(line);
+      if (fields_.size() != col_.size()) Fail("wrong number of fields");
+      return true;
+    }
+    return false;
+  }
+  const std::string& Str(const std::string& c) const {
+    auto it = col_.find(c);
+    if (it == col_.end()) {
+      throw std::runtime_error(path_ + ": no column \"" + c + "\"");
+    }
+    return fields_[it->second];
+  }
+  double Num(const std::string& c) const {
+    const std::string& s = Str(c);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !std::isfinite(v)) {
+      Fail(c + ": expected a number, got \"" + s + "\"");
+    }
+    return v;
+  }
+  [[noreturn]] void Fail(const std::string& why) const {
+    throw std::runtime_error(path_ + ":" + std::to_string(line_no_ + 1) +
+                             ": " + why);
+  }
+
+ private:
+  static std::vector<std::string> Split(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream ss(line);
+    std::string f;
+    while (std::getline(ss, f, ',')) out.push_back(f);
+    if (!line.empty() && line.back() == ',') out.emplace_back();
+    return out;
+  }
+  std::string path_;
+  std::ifstream in_;
+  std::unordered_map<std::string, size_t> col_;
+  std::vector<std::string> fields_;
+  int line_no_ = 1;
+};
+
+// Adds a row; a repeated shape is an error (the tables have none).
+void Add(MeasuredTable* t, const Csv& csv, std::vector<double> key,
+         double seconds, bool physical) {
+  if (!(seconds > 0)) csv.Fail("latency: expected > 0");
+  if (!physical) {
+    ++t->dropped_physical;
+    return;
+  }
+  if (!t->rows.emplace(std::move(key), seconds).second) {
+    csv.Fail("the same shape twice");
+  }
+}
+
+}  // namespace
+
+void IndexAxes(MeasuredTable* t) {
+  t->axis_values.assign(t->axes.size(), {});
+  for (const auto& [key, sec] : t->rows) {
+    for (size_t a = 0; a < key.size(); ++a) t->axis_values[a].push_back(key[a]);
+  }
+  for (auto& v : t->axis_values) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+}
+
+MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu) {
+  MeasuredTable t;
+  t.axes = {"m", "n", "k"};
+  Csv csv(dir + "/gemm.csv");
+  while (csv.Next()) {
+    if (csv.Str("gemm_dtype") != "bfloat16") continue;
+    const double m = csv.Num("m"), n = csv.Num("n"), k = csv.Num("k");
+    const double s = csv.Num("latency") * 1e-3;
+    const double flops = 2 * m * n * k, bytes = 2 * (k * n + m * k + m * n);
+    Add(&t, csv, {m, n, k}, s,
+        flops / s <= gpu.bf16_flops && bytes / s <= gpu.hbm_bytes_per_s);
+  }
+  IndexAxes(&t);
+  return t;
+}
+
+MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
+                              const TableFilter& f) {
+  MeasuredTable t;
+  t.axes = {"heads", "kv_heads", "batch", "context"};
+  Csv csv(dir + "/generation_attention.csv");
+  while (csv.Next()) {
+    if (csv.Num("head_dim") != f.head_dim || csv.Num("window_size") != 0 ||
+        csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
+      continue;
+    }
+    const double h = csv.Num("num_heads"), kv = csv.Num("num_key_value_heads");
+    const double b = csv.Num("batch_size"), c = csv.Num("step");
+    const double s = csv.Num("latency") * 1e-3;
+    const double d = f.head_dim;
+    const double kv_bytes = b * 2 * kv * d * 2 * c;
+    const double flops = b * 4 * h * d * (c + 1);
+    Add(&t, csv, {h, kv, b, c}, s,
+        kv_bytes / s <= gpu.hbm_bytes_per_s && flops / s <= gpu.bf16_flops);
+  }
+  IndexAxes(&t);
+  return t;
+}
+
+MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
+                               const TableFilter& f) {
+  MeasuredTable t;
+  t.axes = {"heads", "kv_heads", "batch", "isl"};
+  Csv csv(dir + "/context_attention.csv");
+  while (csv.Next()) {
+    if (csv.Num("head_dim") != f.head_dim || csv.Num("window_size") != 0 ||
+        csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
+      continue;
+    }
+    const double h = csv.Num("num_heads"), kv = csv.Num("num_key_value_heads");
+    const double b = csv.Num("batch_size"), n = csv.Num("isl");
+    const double s = csv.Num("latency") * 1e-3;
+    const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
+    Add(&t, csv, {h, kv, b, n}, s, flops / s <= gpu.bf16_flops);
+  }
+  IndexAxes(&t);
+  return t;
+}
+
+MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
+                                 const TableFilter& f) {
+  MeasuredTable t;
+  t.axes = {"bytes"};
+  const double g = f.num_gpus;
+  // interconnect_bytes_per_s is one direction; the datasheet total is 2x.
+  const double link = 2 * gpu.interconnect_bytes_per_s;
+  auto add = [&](const Csv& csv, double bytes) {
+    const double s = csv.Num("latency") * 1e-3;
+    Add(&t, csv, {bytes}, s, 2 * (g - 1) / g * bytes / s <= link);
+  };
+  Csv custom(dir + "/custom_allreduce.csv");
+  while (custom.Next()) {
+    if (custom.Num("num_gpus") != g ||
+        custom.Str("kernel_source") != "vLLM_custom_graph") {
+      continue;
+    }
+    const double bytes = 2 * custom.Num("message_size");
+    if (bytes < f.custom_allreduce_max_bytes) add(custom, bytes);
+  }
+  Csv nccl(dir + "/nccl.csv");
+  while (nccl.Next()) {
+    if (nccl.Num("num_gpus") != g || nccl.Str("op_name") != "all_reduce" ||
+        nccl.Str("nccl_dtype") != "half") {
+      continue;
+    }
+    const double bytes = 2 * nccl.Num("message_size");
+    if (bytes >= f.custom_allreduce_max_bytes) add(nccl, bytes);
+  }
+  IndexAxes(&t);
+  return t;
+}
+
+namespace {
+
+struct Interp {
+  const MeasuredTable& t;
+  const std::vector<double>& point;
+  const std::vector<int>& order;
+  bool extrapolated = false;
+  std::vector<double> key;
+
+  std::optional<double> LogAt(size_t level) {
+    if (level == order.size()) {
+      auto it = t.rows.find(key);
+      if (it == t.rows.end()) return std::nullopt;
+      return std::log(it->second);
+    }
+    const int a = order[level];
+    const std::vector<double>& vals = t.axis_values[a];
+    const double x = point[a];
+    auto at = [&](double v) {
+      key[a] = v;
+      return LogAt(level + 1);
+    };
+    const size_t hi = std::lower_bound(vals.begin(), vals.end(), x) -
+                      vals.begin();
+    if (hi < vals.size() && vals[hi] == x) {
+      if (auto y = at(x)) return y;
+    }
+    // Measured neighbours: below (descending) and above (ascending).
+    std::vector<std::pair<double, double>> lo, up;
+    for (size_t i = hi; i-- > 0 && lo.size() < 2;) {
+      if (auto y = at(vals[i])) lo.emplace_back(vals[i], *y);
+    }
+    for (size_t i = hi; i < vals.size() && up.size() < 2; ++i) {
+      if (vals[i] == x) continue;
+      if (auto y = at(vals[i])) up.emplace_back(vals[i], *y);
+    }
+    // Inside: between the nearest measured neighbours. Outside, as in
+    // EvalGrid: below the grid the nearest value (the kernel's floor),
+    // above it the last slope clamped to [1, 2] (work grows at least
+    // linearly in every coordinate here).
+    if (lo.empty() && up.empty()) return std::nullopt;
+    if (lo.empty() || (up.empty() && lo.size() == 1)) {
+      extrapolated = true;
+      return lo.empty() ? up[0].second : lo[0].second;
+    }
+    std::pair<double, double> p = lo[0], q;
+    double slope;
+    if (!up.empty()) {
+      q = up[0];
+      slope = (q.second - p.second) / (std::log(q.first) - std::log(p.first));
+    } else {
+      extrapolated = true;
+      q = lo[1];
+      slope = std::clamp(
+          (p.second - q.second) / (std::log(p.first) - std::log(q.first)), 1.0,
+          2.0);
+    }
+    return p.second + slope * (std::log(x) - std::log(p.first));
+  }
+};
+
+}  // namespace
+
+std::optional<double> InterpolateTable(const MeasuredTable& t,
+                                       const std::vector<double>& point,
+                                       const std::vector<int>& order,
+                                       bool* extrapolated) {
+  if (t.rows.empty()) return std::nullopt;
+  Interp in{t, point, order, false, point};
+  std::optional<double> y = in.LogAt(0);
+  if (extrapolated != nullptr) *extrapolated = in.extrapolated;
+  if (!y) return std::nullopt;
+  return std::exp(*y);
+}
+
+void SplitTable(const MeasuredTable& t, uint64_t seed, double fraction,
+                MeasuredTable* train, MeasuredTable* heldout) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<uint64_t, const std::vector<double>*>> order;
+  for (const auto& [key, sec] : t.rows) order.emplace_back(rng(), &key);
+  std::sort(order.begin(), order.end());
+  const size_t n_out = static_cast<size_t>(fraction * order.size());
+  *train = MeasuredTable{t.axes, {}, t.dropped_physical, {}};
+  *heldout = MeasuredTable{t.axes, {}, 0, {}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& key = *order[i].second;
+    (i < n_out ? heldout : train)->rows.emplace(key, t.rows.at(key));
+  }
+  IndexAxes(train);
+  IndexAxes(heldout);
+}
+
+}  // namespace servesim::calibrate

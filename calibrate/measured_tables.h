@@ -1,0 +1,72 @@
+// Public measured kernel tables (aiconfigurator's vLLM 0.24.0 timings, read
+// in place from ../shared/calibration-data/, never copied): CSV reading,
+// the physical-limits filter, and log-space interpolation along the
+// measured grid.
+//
+// A table is a set of rows on a (possibly incomplete) rectilinear grid:
+// each row has one coordinate per axis and a measured time. Interpolation
+// is nested, one axis at a time in a chosen order: along the outermost
+// axis take the grid value itself when rows exist there, else the nearest
+// values below and above that have rows and interpolate linearly in
+// (log coordinate, log time); inner axes likewise within the outer choice.
+// So a grid point returns its measurement exactly, and a missing point is
+// bracketed by its measured neighbours along the innermost axis.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/model/model_spec.h"
+
+namespace servesim::calibrate {
+
+struct MeasuredTable {
+  std::vector<std::string> axes;  // e.g. {"m", "n", "k"}
+  std::map<std::vector<double>, double> rows;  // coordinates -> seconds
+  int dropped_physical = 0;  // rows faster than the GPU's datasheet peaks
+  // Sorted distinct coordinates per axis over `rows` (IndexAxes fills it).
+  std::vector<std::vector<double>> axis_values;
+};
+void IndexAxes(MeasuredTable* t);
+
+// Which rows of the source tables an import reads.
+struct TableFilter {
+  int head_dim = 128;
+  std::string kv_cache_dtype = "bfloat16";
+  int num_gpus = 0;  // all-reduce: GPUs taking part
+  // vLLM's custom all-reduce handles messages below this many bytes, NCCL
+  // the rest (vLLM's default custom all-reduce max_size, 8 MiB).
+  double custom_allreduce_max_bytes = 8.0 * 1024 * 1024;
+};
+
+// Each throws std::runtime_error naming the file and line on bad input.
+// GEMM (bf16): axes m, n, k.
+MeasuredTable LoadGemmTable(const std::string& gpu_dir, const GpuSpec& gpu);
+// Decode attention (window 0): axes heads, kv_heads, batch, context.
+MeasuredTable LoadDecodeTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                              const TableFilter& f);
+// Prefill attention from an empty cache (window 0): axes heads, kv_heads,
+// batch, isl.
+MeasuredTable LoadPrefillTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                               const TableFilter& f);
+// All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
+// all-reduce below f.custom_allreduce_max_bytes, NCCL all_reduce above.
+MeasuredTable LoadAllReduceTable(const std::string& gpu_dir,
+                                 const GpuSpec& gpu, const TableFilter& f);
+
+// Interpolated seconds at `point` (one coordinate per axis), nesting the
+// axes in `order` (outermost first); `*extrapolated` is set when some axis
+// had measurements on one side only. nullopt: no rows at all.
+std::optional<double> InterpolateTable(const MeasuredTable& t,
+                                       const std::vector<double>& point,
+                                       const std::vector<int>& order,
+                                       bool* extrapolated);
+
+// The rows of `t` in a seeded random order, first `fraction` held out:
+// training keeps the rest. Deterministic for a given seed.
+void SplitTable(const MeasuredTable& t, uint64_t seed, double fraction,
+                MeasuredTable* train, MeasuredTable* heldout);
+
+}  // namespace servesim::calibrate
