@@ -50,19 +50,36 @@ bool Replica::Launch(SimTime now) {
   int64_t tokens = 0;
   for (const ScheduledSeq& s : f.batch) tokens += s.new_tokens;
   recorder_->RecordStep(static_cast<int64_t>(f.batch.size()), tokens);
-  if (step_sink_ != nullptr) {
+  if (step_sink_ != nullptr || on_step_) {
     StepRecord rec;
     rec.replica = index_;
+    rec.scheduled = now;
     rec.start = start;
     rec.end = f.end;
     rec.num_seqs = static_cast<int32_t>(f.batch.size());
-    for (const SeqWork& q : shape_.seqs) rec.num_prefill_seqs += !IsDecode(q);
+    for (const SeqWork& q : shape_.seqs) {
+      const bool decode = IsDecode(q);
+      rec.num_prefill_seqs += !decode;
+      rec.num_decode_seqs += decode;
+      if (!decode) rec.prefill_tokens += q.new_tokens;
+      rec.context_tokens += q.context_tokens;
+    }
+    for (const ScheduledSeq& s : f.batch) rec.num_finishing += s.last;
     rec.num_tokens = tokens;
+    rec.num_admitted = scheduler_.last_admitted();
     rec.num_preempted =
         static_cast<int32_t>(scheduler_.num_preemptions() - preempted_before);
+    rec.cached_tokens = scheduler_.last_cached_tokens();
     rec.kv_blocks_used = scheduler_.kv().num_used();
     rec.kv_blocks_total = scheduler_.kv().num_blocks();
-    step_sink_->push_back(rec);
+    rec.gemm_s = cost.gemm_s;
+    rec.attn_prefill_s = cost.attn_prefill_s;
+    rec.attn_decode_s = cost.attn_decode_s;
+    rec.comm_s = cost.comm_s;
+    rec.other_s = cost.other_s;
+    rec.overhead_s = cost.overhead_s;
+    if (step_sink_ != nullptr) step_sink_->push_back(rec);
+    if (on_step_) on_step_(rec);
   }
   in_flight_.push_back(std::move(f));
   return true;

@@ -66,6 +66,9 @@ class Replica {
   using ScheduleObserver =
       std::function<void(SimTime, const std::vector<ScheduledSeq>&)>;
   void set_schedule_observer(ScheduleObserver f) { observer_ = std::move(f); }
+  // Called with the record of every step launched (streamed exports).
+  using StepCallback = std::function<void(const StepRecord&)>;
+  void set_step_callback(StepCallback f) { on_step_ = std::move(f); }
 
  private:
   struct InFlight {
@@ -90,6 +93,7 @@ class Replica {
   bool check_invariants_ = false;
   std::vector<StepRecord>* step_sink_ = nullptr;
   ScheduleObserver observer_;
+  StepCallback on_step_;
   int32_t index_ = 0;
 };
 

@@ -125,7 +125,10 @@ void Scheduler::Add(SimTime now, Request& r, int32_t n,
   r.in_flight += n;
   const bool samples = r.num_computed >= r.known_tokens() + r.placeholders;
   if (samples && config_.async_scheduling) ++r.placeholders;
-  batch->push_back({r.id, n, samples});
+  // The token sampled is the num_output + (tokens in flight before it) + 1st;
+  // a request is never readmitted with stale output in flight.
+  const bool last = samples && r.num_output + std::max(r.placeholders, 1) == r.output_len;
+  batch->push_back({r.id, n, samples, last});
   shape->seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -136,6 +139,8 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   shape->seqs.clear();
   finished_unreported_ = false;
   last_preempted_.clear();
+  last_admitted_ = 0;
+  last_cached_tokens_ = 0;
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   RequestTable& reqs = *requests_;
@@ -187,6 +192,8 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
     r.status = RequestStatus::kRunning;
     running_.push_back(r.id);
+    ++last_admitted_;
+    last_cached_tokens_ += r.num_computed;
     Add(now, r, n, batch, shape);
     budget -= n;
   }

@@ -46,6 +46,7 @@ struct ScheduledSeq {
   int64_t id;
   int32_t new_tokens;
   bool samples;  // the step samples a token for it (not a mid-prompt chunk)
+  bool last;     // ... and that token is its last
 };
 
 class Scheduler {
@@ -82,6 +83,10 @@ class Scheduler {
   int64_t num_preemptions() const { return num_preemptions_; }  // so far
   // Requests preempted by the most recent Schedule(), in order.
   const std::vector<int64_t>& last_preempted() const { return last_preempted_; }
+  // Requests admitted from the waiting queue by the most recent Schedule(),
+  // and their prefix-cache hit tokens.
+  int32_t last_admitted() const { return last_admitted_; }
+  int64_t last_cached_tokens() const { return last_cached_tokens_; }
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -112,6 +117,8 @@ class Scheduler {
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
   std::vector<int64_t> last_preempted_;
+  int32_t last_admitted_ = 0;
+  int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
 };
 

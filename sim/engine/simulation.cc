@@ -49,10 +49,10 @@ class Driver {
           in.engine, MakeSchedulerPolicy(in.engine.policy), in.cost_model,
           &out->requests, &out->recorder));
       replicas_.back()->set_check_invariants(in.check_invariants);
-      if (in.record_steps || in.check_invariants) {
-        replicas_.back()->set_step_sink(&out->steps,
-                                        static_cast<int32_t>(replicas_.size() - 1));
-      }
+      const int32_t index = static_cast<int32_t>(replicas_.size() - 1);
+      replicas_.back()->set_step_sink(
+          in.record_steps || in.check_invariants ? &out->steps : nullptr, index);
+      if (in.on_step) replicas_.back()->set_step_callback(in.on_step);
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,9 @@ struct SimulationInput {
   // violation with a description.
   bool check_invariants = false;
   bool record_steps = false;  // fill SimulationOutput::steps
+  // Called with every step as it is launched (streamed per-step export);
+  // may be empty.
+  std::function<void(const StepRecord&)> on_step;
 };
 
 struct ReplicaStats {

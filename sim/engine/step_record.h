@@ -1,5 +1,5 @@
 // One executed step of one replica, as the run-level invariant checks and
-// per-step exports see it: plain data, recorded only when asked for.
+// the per-step export see it: plain data, recorded only when asked for.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +10,25 @@ namespace servesim {
 
 struct StepRecord {
   int32_t replica = 0;
-  SimTime start = 0;          // the step's batch began executing
-  SimTime end = 0;            // its tokens were sampled (start + cost)
-  int32_t num_seqs = 0;       // sequences in the batch
+  SimTime scheduled = 0;  // the engine scheduled the batch (async: earlier
+                          // than start, while the previous step ran)
+  SimTime start = 0;      // the batch began executing
+  SimTime end = 0;        // its tokens were sampled (start + cost)
+  int32_t num_seqs = 0;          // sequences in the batch
   int32_t num_prefill_seqs = 0;  // of them, computing prompt (or recompute) tokens
-  int64_t num_tokens = 0;     // tokens computed
+  int32_t num_decode_seqs = 0;   // of them, one-token decodes
+  int64_t num_tokens = 0;        // tokens computed
+  int64_t prefill_tokens = 0;    // of them, by prefill sequences
+  int64_t context_tokens = 0;    // sum of the sequences' cached context
+  int32_t num_admitted = 0;   // requests taken from the waiting queue
   int32_t num_preempted = 0;  // requests preempted while scheduling it
-  int32_t kv_blocks_used = 0;  // after scheduling (held by requests)
+  int32_t num_finishing = 0;  // requests whose last token this step samples
+  int64_t cached_tokens = 0;  // prefix-cache hits of the admitted requests
+  int32_t kv_blocks_used = 0;   // after scheduling (held by requests)
   int32_t kv_blocks_total = 0;  // usable blocks of the replica's cache
+  // The cost model's breakdown of the step, seconds.
+  double gemm_s = 0, attn_prefill_s = 0, attn_decode_s = 0, comm_s = 0,
+         other_s = 0, overhead_s = 0;
 };
 
 }  // namespace servesim

@@ -49,6 +49,58 @@ TEST(Engine, GoldenEventSequence) {
   EXPECT_NEAR(s.itl_ms.mean, (2.5 + 2.0 + 2.0 + 1.5) / 4, 1e-9);
 }
 
+// The per-step records of the synchronous golden sequence above, row by
+// row (what --save-steps exports).
+TEST(Engine, GoldenStepRecords) {
+  const Scenario sc = MustParse(LinearScenario(
+      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
+      R"("arrival": {"process": "constant", "rate": 1000},
+         "input_len": {"dist": "fixed", "value": 10},
+         "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)",
+      R"("async_scheduling": false)"));
+  SimulationOutput out;
+  RunScenario(sc, &out, /*check_invariants=*/true);
+  ASSERT_EQ(out.steps.size(), 4u);
+  struct Row {
+    double start_ms, end_ms;
+    int seqs, prefill_seqs, decode_seqs;
+    int64_t tokens, prefill_tokens, context;
+    int admitted, finishing, blocks;
+  };
+  // Blocks: 10 prompt tokens = 1 block each; a third token's KV fits too.
+  const Row want[] = {
+      {0, 2, 1, 1, 0, 10, 10, 0, 1, 0, 1},
+      {2, 4.5, 2, 1, 1, 11, 10, 10, 1, 0, 2},
+      {4.5, 6.5, 2, 0, 2, 2, 0, 21, 0, 1, 2},
+      {6.5, 8, 1, 0, 1, 1, 0, 11, 0, 1, 1},
+  };
+  double busy_ms = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const StepRecord& r = out.steps[k];
+    const Row& w = want[k];
+    SCOPED_TRACE("step " + std::to_string(k));
+    EXPECT_EQ(r.start, static_cast<SimTime>(w.start_ms * 1000) * kMs / 1000);
+    EXPECT_EQ(r.end, static_cast<SimTime>(w.end_ms * 1000) * kMs / 1000);
+    EXPECT_EQ(r.scheduled, r.start);  // sync: scheduled when it starts
+    EXPECT_EQ(r.num_seqs, w.seqs);
+    EXPECT_EQ(r.num_prefill_seqs, w.prefill_seqs);
+    EXPECT_EQ(r.num_decode_seqs, w.decode_seqs);
+    EXPECT_EQ(r.num_tokens, w.tokens);
+    EXPECT_EQ(r.prefill_tokens, w.prefill_tokens);
+    EXPECT_EQ(r.context_tokens, w.context);
+    EXPECT_EQ(r.num_admitted, w.admitted);
+    EXPECT_EQ(r.num_finishing, w.finishing);
+    EXPECT_EQ(r.num_preempted, 0);
+    EXPECT_EQ(r.kv_blocks_used, w.blocks);
+    // The breakdown adds up to the step.
+    EXPECT_NEAR(r.gemm_s + r.attn_prefill_s + r.attn_decode_s + r.comm_s +
+                    r.other_s + r.overhead_s,
+                ToSeconds(r.end - r.start), 1e-9);
+    busy_ms += (w.end_ms - w.start_ms);
+  }
+  EXPECT_NEAR(out.replicas[0].busy_s * 1000, busy_ms, 1e-9);
+}
+
 // The same two requests with async scheduling (vLLM's default): each step is
 // scheduled when the one before it is launched, so B, arriving while step 1
 // runs, misses step 2 (already scheduled at t = 0) and joins step 3; A's
