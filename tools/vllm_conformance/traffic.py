@@ -71,8 +71,8 @@ def lognormal(median, sigma, lo, hi):
 class Prefixes:
     """Shared-prefix model: `share` is the probability that a request uses a
     group at all; a group is then chosen with Zipf weights 1/(rank+1)^zipf;
-    group g's prefix is `lens[g]` tokens (capped so at least one prompt token
-    stays unique)."""
+    group g's prefix is `lens[g]` tokens, capped at the prompt length (a
+    prompt may be all prefix: identical prompts)."""
     lens: tuple
     zipf: float = 1.0
     share: float = 1.0
@@ -131,7 +131,7 @@ def make_requests(traffic, seed, max_model_len, max_tokens_per_req):
             # Shrink the output first, then the prompt; keeps both >= 1.
             output = max(1, cap - prompt)
             prompt = min(prompt, cap - output)
-        plen = min(plen, prompt - 1)
+        plen = min(plen, prompt)
         if plen <= 0:
             group, plen = -1, 0
         reqs.append(Req(i, int(round(t)), prompt, output, group, plen))

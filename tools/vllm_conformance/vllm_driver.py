@@ -13,8 +13,9 @@ queue of 2 (async scheduling).
 import collections
 import json
 import os
+import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 BATCH_US = 1000  # GPU time of every non-empty batch.
 
@@ -61,6 +62,9 @@ class VllmHarness:
         self.model_dir = tempfile.mkdtemp(prefix="vllm_conformance_model_")
         with open(os.path.join(self.model_dir, "config.json"), "w") as f:
             json.dump(_MODEL_CONFIG, f)
+
+    def close(self):
+        shutil.rmtree(self.model_dir, ignore_errors=True)
 
     def build(self, eng):
         from vllm.config import (CacheConfig, DeviceConfig, ModelConfig,

@@ -113,6 +113,16 @@ def all_workloads():
                 Prefixes((250, 500, 40), zipf=1.0, share=0.9),
                 prompt_after_prefix=True), 109)
     w += _both(
+        "prefix_full_hit",
+        "Prefix caching with prompts that are all or nearly all shared "
+        "prefix (0..3 unique tokens; prefixes of 64, 70, 160 and 512 "
+        "tokens): full hits capped at prompt_len - 1, simultaneous "
+        "finishes, tight cache (64 blocks).",
+        _eng(64, 16, 256, 2048, prefix=True),
+        Traffic(160, 400.0, uniform(0, 3), uniform(16, 120),
+                Prefixes((64, 70, 160, 512), zipf=0.8, share=1.0),
+                prompt_after_prefix=True), 118)
+    w += _both(
         "seqs4",
         "max_num_seqs 4 binds: a burst queues behind four running "
         "requests in a roomy cache.",
