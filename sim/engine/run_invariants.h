@@ -19,4 +19,9 @@ namespace servesim {
 std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
                                             const SimulationOutput& out);
 
+// CheckRunInvariants, then on any violation every line on stderr and abort
+// (RunSimulation calls it when SimulationInput::check_invariants is set).
+void CheckRunInvariantsOrDie(const SimulationInput& in,
+                             const SimulationOutput& out);
+
 }  // namespace servesim

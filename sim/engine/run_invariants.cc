@@ -1,0 +1,550 @@
+// Run-level invariants (see run_invariants.h). Each check reads only the
+// run's output (requests, step records, counters, recorder) and the input
+// that produced it, so it is independent of the mechanisms it checks.
+//
+// Checked, each able to fail on its own (tests/engine/run_invariants_test.cc):
+//  steps      per step: end > start >= 0, 1 <= num_seqs <= max_num_seqs,
+//             num_seqs <= num_tokens <= max_num_batched_tokens,
+//             0 <= num_prefill_seqs <= num_seqs, kv_blocks_used <=
+//             kv_blocks_total == the engine's blocks, replica index valid;
+//             per replica, in launch order: starts and ends never go back
+//             and a step starts no earlier than the previous one ended (one
+//             at a time); every step lies in [0, end_time] (a run stopped
+//             early may leave its last steps running past end_time).
+//  requests   ids are indices; arrival <= send <= first_scheduled <=
+//             first_token <= last_token <= finish for the fields that are
+//             set (-1: did not happen), and a later field never without an
+//             earlier one; num_output <= output_len, > 0 iff a first token;
+//             finished => every field set, num_output == output_len, the
+//             first and last tokens fall on step ends of its replica, and
+//             the first token is no earlier than the end of the first step
+//             starting at or after first_scheduled (a token takes a step);
+//             rejected => never scheduled, no token, a reason; unfinished
+//             only when the run stopped early or at its time bound;
+//             `measured` as the warm-up settings define it; no request
+//             beyond num_requests or created at or after duration_s.
+//  clients    max_concurrency: never more than that many requests sent and
+//             unfinished at once (a sweep over send/finish, finishes first
+//             at equal times); closed loop: at most `concurrency` in flight,
+//             each client's next request sent only after its previous one
+//             finished; sessions: turn k+1 of a session is created no
+//             earlier than turn k finished plus the think time, never after
+//             a rejected turn.
+//  counts     requests == finished + rejected + unfinished, and
+//             out.rejected / out.incomplete agree; routed per replica ==
+//             requests carrying that replica, and their sum == requests sent
+//             and not rejected; recorder steps == per-replica step counts ==
+//             step records; busy time per replica == sum of its step
+//             durations <= elapsed time.
+//  tokens     the ITL histogram (fed per token by the engine) holds exactly
+//             sum(num_output - 1) gaps over measured requests with a token,
+//             summing to sum(last_token - first_token); the recorder's count
+//             of delivered tokens (once the engine reports them) equals
+//             sum(num_output) over measured requests.
+//  little     (a) exact sample-path identity: the recorder's time-average
+//             of requests in system over its window, times the window,
+//             equals the sum over requests of [send, finish) within the
+//             window (relative 1e-6: floating-point sums);
+//             (b) Little's law L = lambda W on the window, for runs with at
+//             least 500 requests sent in it, all finished, not stopped at
+//             the queue cap nor flagged unstable. L is the window average,
+//             lambda the sends in the window per second, W their mean time
+//             in system. The two sides differ only by edge terms: requests
+//             already in system when the window opens and the parts after
+//             it closes, each about (requests in system) x (mean residual
+//             time in system) ~ lambda W R, R = E[W^2] / (2 E[W]). So the
+//             relative gap is about R / T: the tolerance is 5% + 4 R / T,
+//             and the check is skipped when T < 10 R (window too short).
+#include "sim/engine/run_invariants.h"
+
+#include "sim/engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <unordered_map>
+
+namespace servesim {
+namespace {
+
+// Collects violation lines, at most kPerKind per kind of violation (a bug
+// that breaks every request would otherwise print a million lines), then
+// one line saying how many more there were.
+class Violations {
+ public:
+  static constexpr int kPerKind = 8;
+
+  void Add(const char* kind, const char* fmt, ...) __attribute__((format(printf, 3, 4))) {
+    int& n = counts_[kind];
+    if (++n > kPerKind) return;
+    char buf[512];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, args);
+    va_end(args);
+    lines_.push_back(std::string(kind) + ": " + buf);
+  }
+
+  std::vector<std::string> Take() {
+    for (const auto& [kind, n] : counts_) {
+      if (n > kPerKind) {
+        lines_.push_back(kind + ": ... and " + std::to_string(n - kPerKind) +
+                         " more violations of this kind");
+      }
+    }
+    return std::move(lines_);
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  std::map<std::string, int> counts_;
+};
+
+using ll = long long;
+
+bool StoppedEarly(const SimulationInput& in, const SimulationOutput& out) {
+  if (out.stopped_at_queue_cap) return true;
+  return in.workload.duration_s > 0 &&
+         out.end_time >= FromSeconds(in.workload.duration_s);
+}
+
+// Per replica: its steps' start and end times, in launch order.
+struct ReplicaSteps {
+  std::vector<SimTime> starts, ends;
+  SimTime busy = 0;
+};
+
+std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
+                                     const SimulationOutput& out) {
+  std::vector<ReplicaSteps> reps(std::max(1, in.num_replicas));
+  for (const StepRecord& s : out.steps) {
+    if (s.replica < 0 || s.replica >= static_cast<int32_t>(reps.size())) continue;
+    ReplicaSteps& r = reps[s.replica];
+    r.starts.push_back(s.start);
+    r.ends.push_back(s.end);
+    r.busy += s.end - s.start;
+  }
+  return reps;
+}
+
+void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
+                   Violations* v) {
+  const EngineConfig& e = in.engine;
+  const int32_t replicas = std::max(1, in.num_replicas);
+  const bool stopped = StoppedEarly(in, out);
+  for (size_t k = 0; k < out.steps.size(); ++k) {
+    const StepRecord& s = out.steps[k];
+    const ll i = static_cast<ll>(k);
+    if (s.replica < 0 || s.replica >= replicas) {
+      v->Add("step", "step %lld: replica %d outside [0, %d)", i, s.replica, replicas);
+    }
+    if (s.end <= s.start) {
+      v->Add("step", "step %lld (replica %d): end %lld ns <= start %lld ns", i,
+             s.replica, (ll)s.end, (ll)s.start);
+    }
+    if (s.start < 0 || s.start > out.end_time || (!stopped && s.end > out.end_time)) {
+      v->Add("step", "step %lld (replica %d): [%lld, %lld] ns outside the run [0, %lld] ns",
+             i, s.replica, (ll)s.start, (ll)s.end, (ll)out.end_time);
+    }
+    if (s.num_seqs < 1 || s.num_seqs > e.max_num_seqs) {
+      v->Add("step budget", "step %lld (replica %d): num_seqs %d outside [1, max_num_seqs %d]",
+             i, s.replica, s.num_seqs, e.max_num_seqs);
+    }
+    if (s.num_tokens > e.max_num_batched_tokens) {
+      v->Add("step budget", "step %lld (replica %d): num_tokens %lld > max_num_batched_tokens %d",
+             i, s.replica, (ll)s.num_tokens, e.max_num_batched_tokens);
+    }
+    if (s.num_tokens < s.num_seqs) {
+      v->Add("step budget", "step %lld (replica %d): num_tokens %lld < num_seqs %d",
+             i, s.replica, (ll)s.num_tokens, s.num_seqs);
+    }
+    if (s.num_prefill_seqs < 0 || s.num_prefill_seqs > s.num_seqs || s.num_preempted < 0) {
+      v->Add("step", "step %lld (replica %d): num_prefill_seqs %d / num_preempted %d "
+             "inconsistent with num_seqs %d", i, s.replica, s.num_prefill_seqs,
+             s.num_preempted, s.num_seqs);
+    }
+    if (s.kv_blocks_used < 0 || s.kv_blocks_used > s.kv_blocks_total ||
+        s.kv_blocks_total != e.num_gpu_blocks - Scheduler::kReservedBlocks) {
+      v->Add("step kv", "step %lld (replica %d): kv_blocks_used %d of kv_blocks_total %d "
+             "(engine num_gpu_blocks %d, %d reserved)", i, s.replica, s.kv_blocks_used,
+             s.kv_blocks_total, e.num_gpu_blocks, Scheduler::kReservedBlocks);
+    }
+  }
+}
+
+void CheckStepOrder(const SimulationOutput& out, const std::vector<ReplicaSteps>& reps,
+                    Violations* v) {
+  for (size_t k = 0; k < reps.size(); ++k) {
+    const ReplicaSteps& r = reps[k];
+    for (size_t j = 1; j < r.starts.size(); ++j) {
+      if (r.starts[j] < r.ends[j - 1]) {
+        v->Add("step overlap", "replica %zu: step %zu starts at %lld ns before step %zu "
+               "ends at %lld ns", k, j, (ll)r.starts[j], j - 1, (ll)r.ends[j - 1]);
+      }
+      if (r.starts[j] < r.starts[j - 1] || r.ends[j] < r.ends[j - 1]) {
+        v->Add("step time", "replica %zu: step %zu [%lld, %lld] ns goes back from "
+               "step %zu [%lld, %lld] ns", k, j, (ll)r.starts[j], (ll)r.ends[j],
+               j - 1, (ll)r.starts[j - 1], (ll)r.ends[j - 1]);
+      }
+    }
+    const SimTime elapsed = std::max(out.end_time, r.ends.empty() ? 0 : r.ends.back());
+    if (r.busy > elapsed) {
+      v->Add("busy", "replica %zu: busy %lld ns > elapsed %lld ns", k, (ll)r.busy,
+             (ll)elapsed);
+    }
+    if (k < out.replicas.size()) {
+      const ReplicaStats& st = out.replicas[k];
+      if (st.steps != static_cast<int64_t>(r.starts.size())) {
+        v->Add("steps count", "replica %zu: ReplicaStats.steps %lld != %zu step records",
+               k, (ll)st.steps, r.starts.size());
+      }
+      const double busy_s = ToSeconds(r.busy);
+      if (std::abs(st.busy_s - busy_s) > 1e-9 * std::max(1.0, busy_s) + 1e-9) {
+        v->Add("busy", "replica %zu: ReplicaStats.busy_s %.9f != sum of step durations "
+               "%.9f", k, st.busy_s, busy_s);
+      }
+    }
+  }
+  if (out.replicas.size() != reps.size()) {
+    v->Add("steps count", "%zu ReplicaStats for %zu replicas", out.replicas.size(),
+           reps.size());
+  }
+  if (out.recorder.steps().all_steps != static_cast<int64_t>(out.steps.size())) {
+    v->Add("steps count", "recorder counted %lld steps, %zu step records",
+           (ll)out.recorder.steps().all_steps, out.steps.size());
+  }
+}
+
+// Replica k's steps, or null for an index that names none.
+const ReplicaSteps* FindReplica(const std::vector<ReplicaSteps>& reps, int32_t k) {
+  return k >= 0 && k < static_cast<int32_t>(reps.size()) ? &reps[k] : nullptr;
+}
+
+bool IsStepEnd(const ReplicaSteps& r, SimTime t) {
+  return std::binary_search(r.ends.begin(), r.ends.end(), t);
+}
+
+void CheckTimestamps(const Request& r, Violations* v) {
+  const SimTime chain[] = {r.arrival, r.send, r.first_scheduled, r.first_token,
+                           r.last_token, r.finish};
+  static const char* const kNames[] = {"arrival", "send", "first_scheduled",
+                                       "first_token", "last_token", "finish"};
+  if (r.arrival < 0) v->Add("causality", "request %lld: no arrival time", (ll)r.id);
+  // A rejected request's finish is its rejection: it skips the middle.
+  const int last = r.status == RequestStatus::kRejected ? 2 : 6;
+  for (int a = 0; a + 1 < last; ++a) {
+    if (chain[a + 1] >= 0 && chain[a] < 0) {
+      v->Add("causality", "request %lld: %s set (%lld ns) without %s", (ll)r.id,
+             kNames[a + 1], (ll)chain[a + 1], kNames[a]);
+    } else if (chain[a + 1] >= 0 && chain[a + 1] < chain[a]) {
+      v->Add("causality", "request %lld: %s %lld ns < %s %lld ns", (ll)r.id,
+             kNames[a + 1], (ll)chain[a + 1], kNames[a], (ll)chain[a]);
+    }
+  }
+  if (r.num_output < 0 || r.num_output > r.output_len ||
+      (r.num_output > 0) != (r.first_token >= 0)) {
+    v->Add("tokens", "request %lld: num_output %d with output_len %d and first_token %lld ns",
+           (ll)r.id, r.num_output, r.output_len, (ll)r.first_token);
+  }
+}
+
+void CheckFinished(const Request& r, const std::vector<ReplicaSteps>& reps,
+                   Violations* v) {
+  if (r.send < 0 || r.first_scheduled < 0 || r.first_token < 0 || r.last_token < 0 ||
+      r.finish < 0) {
+    v->Add("finished", "request %lld finished with a timestamp missing", (ll)r.id);
+    return;
+  }
+  if (r.num_output != r.output_len) {
+    v->Add("finished", "request %lld finished with %d of %d output tokens", (ll)r.id,
+           r.num_output, r.output_len);
+  }
+  const ReplicaSteps* rep = FindReplica(reps, r.replica);
+  if (rep == nullptr) {
+    v->Add("finished", "request %lld finished on replica %d", (ll)r.id, r.replica);
+    return;
+  }
+  const auto it = std::lower_bound(rep->starts.begin(), rep->starts.end(), r.first_scheduled);
+  const SimTime earliest =
+      it == rep->starts.end() ? kNever : rep->ends[it - rep->starts.begin()];
+  if (r.first_token < earliest) {
+    v->Add("ttft", "request %lld: first token at %lld ns, before the end (%lld ns) of "
+           "any step starting at or after its first scheduling (%lld ns)", (ll)r.id,
+           (ll)r.first_token, (ll)earliest, (ll)r.first_scheduled);
+  }
+  if (!IsStepEnd(*rep, r.first_token) || !IsStepEnd(*rep, r.last_token)) {
+    v->Add("ttft", "request %lld: tokens at %lld / %lld ns, not at the end of a step of "
+           "replica %d", (ll)r.id, (ll)r.first_token, (ll)r.last_token, r.replica);
+  }
+}
+
+void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
+                   const std::vector<ReplicaSteps>& reps, Violations* v) {
+  const WorkloadConfig& w = in.workload;
+  const bool stopped = StoppedEarly(in, out);
+  const SimTime warmup = FromSeconds(in.metrics.warmup_s);
+  const SimTime bound = w.duration_s > 0 ? FromSeconds(w.duration_s) : kNever;
+  int64_t finished = 0, rejected = 0, unfinished = 0;
+  for (size_t i = 0; i < out.requests.size(); ++i) {
+    const Request& r = out.requests[i];
+    if (r.id != static_cast<int64_t>(i)) {
+      v->Add("request table", "request at index %zu has id %lld", i, (ll)r.id);
+    }
+    CheckTimestamps(r, v);
+    const bool measured = r.id >= in.metrics.warmup_requests && r.arrival >= warmup;
+    if (r.measured != measured) {
+      v->Add("warm-up", "request %lld (arrival %lld ns): measured %d, warm-up says %d",
+             (ll)r.id, (ll)r.arrival, r.measured, measured);
+    }
+    if (r.arrival >= bound) {
+      v->Add("duration bound", "request %lld created at %lld ns, at or after duration_s", (ll)r.id,
+             (ll)r.arrival);
+    }
+    if (r.status == RequestStatus::kFinished) {
+      ++finished;
+      CheckFinished(r, reps, v);
+    } else if (r.status == RequestStatus::kRejected) {
+      ++rejected;
+      if (r.first_scheduled >= 0 || r.first_token >= 0 || r.num_output != 0 ||
+          r.reject_reason == nullptr) {
+        v->Add("rejected", "request %lld rejected (%s) but scheduled at %lld ns with %d "
+               "tokens", (ll)r.id, r.reject_reason ? r.reject_reason : "no reason",
+               (ll)r.first_scheduled, r.num_output);
+      }
+    } else {
+      ++unfinished;
+      if (!stopped || r.finish >= 0) {
+        v->Add("unfinished", "request %lld unfinished (status %d, finish %lld ns) in a run "
+               "that was not stopped early", (ll)r.id, static_cast<int>(r.status),
+               (ll)r.finish);
+      }
+    }
+  }
+  const int64_t n = static_cast<int64_t>(out.requests.size());
+  if (w.num_requests > 0 && n > w.num_requests) {
+    v->Add("request bound", "%lld requests created, num_requests %lld", (ll)n, (ll)w.num_requests);
+  }
+  if (finished + rejected + unfinished != n || rejected != out.rejected ||
+      unfinished != out.incomplete) {
+    v->Add("conservation", "%lld requests != %lld finished + %lld rejected + %lld "
+           "unfinished (out.rejected %lld, out.incomplete %lld)", (ll)n, (ll)finished,
+           (ll)rejected, (ll)unfinished, (ll)out.rejected, (ll)out.incomplete);
+  }
+}
+
+// Most requests sent and unfinished at one instant (a request leaving frees
+// its place before one sent at the same instant takes it).
+int64_t PeakInFlight(const SimulationOutput& out, int32_t client) {
+  std::vector<std::pair<SimTime, int>> events;
+  for (const Request& r : out.requests) {
+    if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
+    if (client >= 0 && r.client != client) continue;
+    events.emplace_back(r.send, +1);
+    if (r.status == RequestStatus::kFinished) events.emplace_back(r.finish, -1);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t now = 0, peak = 0;
+  for (const auto& [t, d] : events) peak = std::max(peak, now += d);
+  return peak;
+}
+
+void CheckClients(const SimulationInput& in, const SimulationOutput& out,
+                  Violations* v) {
+  const WorkloadConfig& w = in.workload;
+  if (w.max_concurrency > 0) {
+    const int64_t peak = PeakInFlight(out, -1);
+    if (peak > w.max_concurrency) {
+      v->Add("max_concurrency", "%lld requests in flight at once, max_concurrency %d",
+             (ll)peak, w.max_concurrency);
+    }
+  }
+  if (!w.closed_loop) {
+    for (const Request& r : out.requests) {
+      if (r.client != -1) {
+        v->Add("closed loop", "open-loop request %lld has client %d", (ll)r.id, r.client);
+      }
+    }
+    return;
+  }
+  const int64_t peak = PeakInFlight(out, -1);
+  if (peak > w.concurrency) {
+    v->Add("closed loop", "%lld requests in flight at once, concurrency %d", (ll)peak,
+           w.concurrency);
+  }
+  std::vector<const Request*> last(std::max(0, w.concurrency), nullptr);
+  for (const Request& r : out.requests) {
+    if (r.client < 0 || r.client >= w.concurrency) {
+      v->Add("closed loop", "request %lld has client %d outside [0, %d)", (ll)r.id,
+             r.client, w.concurrency);
+      continue;
+    }
+    const Request* prev = last[r.client];
+    if (prev != nullptr && (!prev->done() || r.send < prev->finish)) {
+      v->Add("closed loop", "client %d sent request %lld at %lld ns before its request "
+             "%lld finished (%lld ns)", r.client, (ll)r.id, (ll)r.send, (ll)prev->id,
+             (ll)prev->finish);
+    }
+    last[r.client] = &r;
+  }
+}
+
+// Requests of one session share their content stream (turn 0's); turns are
+// created in order, each after the previous one finished plus think time.
+void CheckSessions(const SimulationInput& in, const SimulationOutput& out,
+                   Violations* v) {
+  if (!in.workload.sessions) return;
+  const SimTime think = FromSeconds(in.workload.sessions->think_time_s);
+  std::unordered_map<uint64_t, const Request*> last;
+  for (const Request& r : out.requests) {
+    const Request*& prev = last[r.content.stream_id];
+    const int32_t expected = prev ? prev->session_turn + 1 : 0;
+    if (r.session_turn != expected) {
+      v->Add("sessions", "request %lld is turn %d of its session, expected turn %d",
+             (ll)r.id, r.session_turn, expected);
+    } else if (prev != nullptr &&
+               (prev->status != RequestStatus::kFinished || r.arrival < prev->finish + think)) {
+      v->Add("sessions", "turn %d (request %lld) created at %lld ns; previous turn "
+             "(request %lld, status %d) finished at %lld ns, think time %lld ns",
+             r.session_turn, (ll)r.id, (ll)r.arrival, (ll)prev->id,
+             static_cast<int>(prev->status), (ll)prev->finish, (ll)think);
+    }
+    prev = &r;
+  }
+}
+
+void CheckRouting(const SimulationInput& in, const SimulationOutput& out,
+                  Violations* v) {
+  std::vector<int64_t> routed(std::max(1, in.num_replicas), 0);
+  int64_t sent = 0;
+  for (const Request& r : out.requests) {
+    const bool in_service = r.send >= 0 && r.status != RequestStatus::kRejected;
+    sent += in_service;
+    if (r.replica >= 0 && r.replica < static_cast<int32_t>(routed.size())) {
+      ++routed[r.replica];
+    } else if (in_service) {
+      v->Add("routing", "request %lld sent but routed to replica %d", (ll)r.id, r.replica);
+    }
+  }
+  int64_t total = 0;
+  for (size_t k = 0; k < out.replicas.size(); ++k) {
+    total += out.replicas[k].routed;
+    if (k < routed.size() && out.replicas[k].routed != routed[k]) {
+      v->Add("routing", "replica %zu: routed %lld, %lld requests carry it", k,
+             (ll)out.replicas[k].routed, (ll)routed[k]);
+    }
+  }
+  if (total != sent) {
+    v->Add("routing", "routed counts sum to %lld, %lld requests sent and not rejected",
+           (ll)total, (ll)sent);
+  }
+}
+
+void CheckTokens(const SimulationOutput& out, Violations* v) {
+  int64_t gaps = 0, delivered = 0;
+  double span = 0;
+  for (const Request& r : out.requests) {
+    if (!r.measured || r.num_output <= 0) continue;
+    gaps += r.num_output - 1;
+    delivered += r.num_output;
+    span += static_cast<double>(r.last_token - r.first_token);
+  }
+  // Tokens the engine reported as delivered, once it reports them (0 until
+  // the scheduler calls Recorder::RecordOutputToken).
+  const int64_t reported = out.recorder.output_tokens();
+  if (reported != 0 && reported != delivered) {
+    v->Add("tokens", "recorder counted %lld delivered tokens; measured requests hold %lld",
+           (ll)reported, (ll)delivered);
+  }
+  const LogHistogram& h = out.recorder.itl_ns();
+  if (h.count() != gaps) {
+    v->Add("tokens", "ITL histogram holds %lld gaps; measured requests sampled %lld "
+           "tokens after their first", (ll)h.count(), (ll)gaps);
+    return;
+  }
+  const double sum = h.mean() * static_cast<double>(h.count());
+  if (std::abs(sum - span) > 1e-9 * std::max(1.0, span) + 1.0) {
+    v->Add("tokens", "ITL histogram gaps sum to %.0f ns; first-to-last token spans "
+           "sum to %.0f ns", sum, span);
+  }
+}
+
+struct WindowSums {
+  double overlap_ns = 0;     // sum of [send, finish) within the window
+  int64_t sent = 0;          // requests sent inside the window
+  int64_t unfinished = 0;    // of them, not finished
+  double sojourn = 0, sojourn_sq = 0;  // of them, finish - send (seconds)
+};
+
+WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we) {
+  WindowSums s;
+  for (const Request& r : out.requests) {
+    if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
+    const SimTime end = r.status == RequestStatus::kFinished ? r.finish : kNever;
+    const SimTime a = std::max(r.send, ws), b = std::min(end, we);
+    if (b > a) s.overlap_ns += static_cast<double>(b - a);
+    if (r.send < ws || r.send > we) continue;
+    ++s.sent;
+    if (end == kNever) {
+      ++s.unfinished;
+      continue;
+    }
+    const double t = ToSeconds(end - r.send);
+    s.sojourn += t;
+    s.sojourn_sq += t * t;
+  }
+  return s;
+}
+
+void CheckLittle(const SimulationOutput& out, Violations* v) {
+  const Recorder& rec = out.recorder;
+  const SimTime ws = rec.window_start(), we = rec.window_end();
+  if (ws < 0 || we <= ws) return;
+  const WindowSums s = SumWindow(out, ws, we);
+  const double span_ns = static_cast<double>(we - ws);
+  const double area = rec.WindowAverages().in_system * span_ns;
+  if (std::abs(area - s.overlap_ns) > 1e-6 * std::max(span_ns, s.overlap_ns)) {
+    v->Add("little", "recorder: %.6f requests in system on average over the window; "
+           "send/finish times give %.6f", area / span_ns, s.overlap_ns / span_ns);
+  }
+  if (s.sent < 500 || s.unfinished > 0 || out.stopped_at_queue_cap || out.unstable) return;
+  const double T = span_ns * 1e-9;
+  const double W = s.sojourn / static_cast<double>(s.sent);
+  const double R = s.sojourn_sq / std::max(1e-300, s.sojourn) / 2;
+  if (T < 10 * R) return;
+  const double L = area / span_ns, lw = static_cast<double>(s.sent) / T * W;
+  const double tol = 0.05 + 4 * R / T;
+  if (std::abs(L - lw) > tol * std::max(L, lw)) {
+    v->Add("little", "L = %.4f in system, lambda W = %.4f (%lld sent in %.3f s, W %.6f s); "
+           "off by more than %.1f%%", L, lw, (ll)s.sent, T, W, 100 * tol);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
+                                            const SimulationOutput& out) {
+  Violations v;
+  const std::vector<ReplicaSteps> reps = GroupSteps(in, out);
+  CheckEachStep(in, out, &v);
+  CheckStepOrder(out, reps, &v);
+  CheckRequests(in, out, reps, &v);
+  CheckClients(in, out, &v);
+  CheckSessions(in, out, &v);
+  CheckRouting(in, out, &v);
+  CheckTokens(out, &v);
+  CheckLittle(out, &v);
+  return v.Take();
+}
+
+void CheckRunInvariantsOrDie(const SimulationInput& in, const SimulationOutput& out) {
+  const std::vector<std::string> lines = CheckRunInvariants(in, out);
+  if (lines.empty()) return;
+  std::fprintf(stderr, "servesim: %zu run-level invariant violation(s):\n", lines.size());
+  for (const std::string& l : lines) std::fprintf(stderr, "  %s\n", l.c_str());
+  std::abort();
+}
+
+}  // namespace servesim
