@@ -1,0 +1,60 @@
+// The per-step export (`servesim run --save-steps FILE`): one row per
+// executed step of every replica, streamed while the run goes (bounded
+// memory), as CSV or, for a FILE ending in ".jsonl", JSON lines. Columns
+// (units in the names; times exact to the nanosecond):
+//   step            0-based index of the step among all replicas' steps, in
+//                   launch order (kept when rows are thinned)
+//   replica, scheduled_ms, start_ms, end_ms, duration_ms,
+//   num_seqs, num_prefill_seqs, num_decode_seqs,
+//   num_tokens, prefill_tokens, decode_tokens, context_tokens,
+//   num_admitted, num_preempted, num_finishing, cached_tokens,
+//   kv_blocks_used, kv_blocks_free, kv_blocks_total,
+//   gemm_ms, attn_prefill_ms, attn_decode_ms, comm_ms, other_ms, overhead_ms
+// (see sim/engine/step_record.h and README "Per-step export and timeline").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/core/status.h"
+#include "sim/engine/step_record.h"
+#include "sim/report/stream_file.h"
+
+namespace servesim {
+
+// The column names above, comma-separated (the CSV header, no newline).
+const char* StepColumnsCsv();
+inline constexpr int kNumStepColumns = 26;
+
+// Enough room for one formatted row in either format.
+inline constexpr size_t kMaxStepRowBytes = 2048;
+// One row's values, comma-separated, with a newline; returns the end.
+char* FormatStepCsv(int64_t step, const StepRecord& r, char* out);
+// One row's "name":value pairs, comma-separated, without braces (a JSON
+// line's body, and the args of the timeline's step slices).
+char* FormatStepJsonFields(int64_t step, const StepRecord& r, char* out);
+// Fixed-point milliseconds with 6 decimals from nanoseconds ("4.500000").
+char* FormatNanosAsMillis(int64_t ns, char* out);
+
+class StepExporter {
+ public:
+  // Opens the output now (an unwritable path fails before the run); keeps
+  // every `every`-th step (1: all), counting the steps of all replicas.
+  static StatusOr<std::unique_ptr<StepExporter>> Open(const std::string& path,
+                                                      int64_t every);
+  void Add(const StepRecord& r);  // call with every step, in launch order
+  Status Finish();                // the file appears only now
+  int64_t rows() const { return rows_; }
+
+ private:
+  StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, int64_t every);
+
+  std::unique_ptr<StreamFile> file_;
+  bool jsonl_;
+  int64_t every_;
+  int64_t next_ = 0;  // index of the next step
+  int64_t rows_ = 0;
+};
+
+}  // namespace servesim

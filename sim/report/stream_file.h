@@ -1,0 +1,55 @@
+// An output file written while a run goes (the per-step export, the
+// timeline): bytes are buffered and streamed to a temporary file beside the
+// destination, which Finish() renames onto it, so a reader never sees a
+// half-written file and a run that fails leaves nothing behind. Errors read
+// as sim/core/output_file's: "<path>: cannot open for writing", "<path>:
+// write failed".
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/status.h"
+
+namespace servesim {
+
+class StreamFile {
+ public:
+  // Creates the temporary file now, so a path that cannot be written is an
+  // error before the simulation starts.
+  static StatusOr<std::unique_ptr<StreamFile>> Open(const std::string& path);
+  ~StreamFile();  // removes the temporary file unless Finish() renamed it
+  StreamFile(const StreamFile&) = delete;
+  StreamFile& operator=(const StreamFile&) = delete;
+
+  // Room for at least n more bytes (n <= kMaxReserve); write them from the
+  // returned pointer and hand the end to Advance().
+  char* Reserve(size_t n) {
+    if (buf_.size() - used_ < n) Flush();
+    return buf_.data() + used_;
+  }
+  void Advance(char* end) { used_ = static_cast<size_t>(end - buf_.data()); }
+  void Write(std::string_view s);
+  // Flushes, closes and renames onto the destination.
+  Status Finish();
+  const std::string& path() const { return path_; }
+
+  static constexpr size_t kMaxReserve = 64 * 1024;
+
+ private:
+  StreamFile(std::string path, std::string tmp, std::FILE* f);
+  void Flush();
+
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  std::vector<char> buf_;
+  size_t used_ = 0;
+  bool failed_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace servesim
