@@ -28,8 +28,9 @@ bool Extrapolates(const CalibrationProfile& p, const BatchShape& b,
       dec_ctx += s.context_tokens;
     } else {
       const OpShape sh{s.new_tokens, 1, s.context_tokens};
-      out |= OpExtrapolates(p.Fit(ProfileOp::kPrefillAttention),
-                            FeaturesOf(ProfileOp::kPrefillAttention, sh, m, tp));
+      out |=
+          OpExtrapolates(p.Fit(ProfileOp::kPrefillAttention),
+                         FeaturesOf(ProfileOp::kPrefillAttention, sh, m, tp));
     }
   }
   if (dec > 0) {

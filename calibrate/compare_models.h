@@ -17,9 +17,9 @@
 namespace servesim::calibrate {
 
 struct CompareRow {
-  std::string step_class;  // "decode", "prefill", "mixed"
-  std::string shape;       // e.g. "batch 64 x ctx 4096"
-  double roofline_s = 0, profile_s = 0;                  // whole step
+  std::string step_class;                // "decode", "prefill", "mixed"
+  std::string shape;                     // e.g. "batch 64 x ctx 4096"
+  double roofline_s = 0, profile_s = 0;  // whole step
   double roofline_kernels_s = 0, profile_kernels_s = 0;  // GPU kernels only
   bool extrapolated = false;  // the profile left its measured grid
   double Ratio() const { return roofline_s / profile_s; }

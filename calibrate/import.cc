@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -58,7 +59,8 @@ OpFit GridFit(ProfileOp op, GridTable g, std::string note) {
   OpFit f;
   f.op = op;
   f.form = FitForm::kGrid;
-  for (const GridLine& l : g.lines) f.fit_points += static_cast<int>(l.x.size());
+  for (const GridLine& l : g.lines)
+    f.fit_points += static_cast<int>(l.x.size());
   f.grid = std::move(g);
   f.note = std::move(note);
   return f;
@@ -160,12 +162,12 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
       line.t_s.push_back(*s);
     }
     char note[200];
-    std::snprintf(note, sizeof note,
-                  "measured bf16 GEMMs interpolated in log n, log k to "
-                  "n=%.0f k=%.0f at every measured m%s",
-                  d.n, d.k,
-                  any_out ? "; n or k beyond the measured grid: EXTRAPOLATED"
-                          : "");
+    std::snprintf(
+        note, sizeof note,
+        "measured bf16 GEMMs interpolated in log n, log k to "
+        "n=%.0f k=%.0f at every measured m%s",
+        d.n, d.k,
+        any_out ? "; n or k beyond the measured grid: EXTRAPOLATED" : "");
     OpFit f = GridFit(op, GridTable{{std::move(line)}}, note);
     SetError(&f, gemm_e);
     p.ops.push_back(std::move(f));
@@ -192,8 +194,8 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   OpFit ew;
   ew.op = ProfileOp::kElementwise;
   ew.form = FitForm::kSum;
-  ew.coefficients = {
-      0, 1 / (gpu.hbm_bytes_per_s * RooflineParams{}.elementwise_memory_efficiency)};
+  ew.coefficients = {0, 1 / (gpu.hbm_bytes_per_s *
+                             RooflineParams{}.elementwise_memory_efficiency)};
   ew.fit_points = 1;
   ew.measured = false;
   ew.note =
@@ -270,25 +272,30 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                     {"extrapolated_predictions", e.extrapolated},
                     {"extrapolated_mape_pct", e.extrapolated_mape_pct}};
   }
-  return {
-      {"source", "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
-                 "systems/data/" + gpu_dir + "/ (vLLM 0.24.0 tables)"},
-      {"commit", pv.commit},
-      {"source_date", pv.source_date},
-      {"licence", "Apache-2.0"},
-      {"engine", "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives"},
-      {"imported_from", "../shared/calibration-data/aiconfigurator-vllm-0.24.0"},
-      {"imported_on", o.date},
-      {"tables", tables},
-      {"heldout_split", {{"seed", o.seed}, {"fraction", o.heldout_fraction},
-                         {"method", "seeded shuffle of rows; each held-out "
-                                    "row predicted from the rest by log-space "
-                                    "interpolation along each varied axis"}}},
-      {"heldout_errors", errs},
-      {"cautions",
-       {"elementwise kernels are not measured (roofline memory term)",
-        "prefill after a cached prefix is not measured (equal-FLOP lookup)",
-        "kernel time only: host overhead is the roofline default"}}};
+  return {{"source",
+           "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
+           "systems/data/" +
+               gpu_dir + "/ (vLLM 0.24.0 tables)"},
+          {"commit", pv.commit},
+          {"source_date", pv.source_date},
+          {"licence", "Apache-2.0"},
+          {"engine", "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives"},
+          {"imported_from",
+           "../shared/calibration-data/aiconfigurator-vllm-0.24.0"},
+          {"imported_on", o.date},
+          {"tables", tables},
+          {"heldout_split",
+           {{"seed", o.seed},
+            {"fraction", o.heldout_fraction},
+            {"method",
+             "seeded shuffle of rows; each held-out "
+             "row predicted from the rest by log-space "
+             "interpolation along each varied axis"}}},
+          {"heldout_errors", errs},
+          {"cautions",
+           {"elementwise kernels are not measured (roofline memory term)",
+            "prefill after a cached prefix is not measured (equal-FLOP lookup)",
+            "kernel time only: host overhead is the roofline default"}}};
 }
 
 }  // namespace
@@ -297,6 +304,9 @@ ImportResult ImportAll(const ImportOptions& o0) {
   ImportOptions o = o0;
   if (o.date.empty()) o.date = UtcNow().substr(0, 10);
   const Provenance pv = ReadProvenance(o.data_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) throw std::runtime_error(o.out_dir + ": " + ec.message());
   ImportResult r;
   for (const std::string& gname : o.gpus) {
     const GpuSpec gpu = LoadGpuSpec(gname);
@@ -324,7 +334,8 @@ ImportResult ImportAll(const ImportOptions& o0) {
     ar.kind = "allreduce";
     double in_sum = 0, out_sum = 0;
     for (const auto& [g, tab] : t.allreduce) {
-      const KindError e = HeldoutError(tab, {0}, o.seed + g, o.heldout_fraction);
+      const KindError e =
+          HeldoutError(tab, {0}, o.seed + g, o.heldout_fraction);
       ar.rows += e.rows;
       ar.dropped += e.dropped;
       ar.heldout += e.heldout;
@@ -342,7 +353,8 @@ ImportResult ImportAll(const ImportOptions& o0) {
       for (int tp : o.tps) {
         const std::string label =
             mname + " tp=" + std::to_string(tp) + " on " + gname;
-        if (const std::string why = TensorParallelProblem(m, tp); !why.empty()) {
+        if (const std::string why = TensorParallelProblem(m, tp);
+            !why.empty()) {
           r.skipped.push_back(label + ": " + why);
           continue;
         }
@@ -354,9 +366,8 @@ ImportResult ImportAll(const ImportOptions& o0) {
         CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
         p.date = pv.source_date;
         p.import_info = ImportInfo(pv, DataGpuDir(gname), errs, gname, o);
-        const std::string path =
-            o.out_dir + "/" + gname + "-" + mname + "-tp" + std::to_string(tp) +
-            ".json";
+        const std::string path = o.out_dir + "/" + gname + "-" + mname + "-tp" +
+                                 std::to_string(tp) + ".json";
         if (Status st = WriteProfile(path, p); !st.ok()) {
           throw std::runtime_error(st.message());
         }

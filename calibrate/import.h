@@ -45,8 +45,8 @@ struct ImportOptions {
 // Held-out error of one op kind on one GPU.
 struct KindError {
   std::string gpu, kind;
-  int rows = 0;     // rows used (after the physical filter)
-  int dropped = 0;  // rows dropped by the physical filter
+  int rows = 0;                       // rows used (after the physical filter)
+  int dropped = 0;                    // rows dropped by the physical filter
   int heldout = 0, extrapolated = 0;  // predictions inside / outside grid
   double mape_pct = 0, extrapolated_mape_pct = 0, p90_ape_pct = 0;
 };

@@ -59,8 +59,8 @@ class Csv {
     return v;
   }
   [[noreturn]] void Fail(const std::string& why) const {
-    throw std::runtime_error(path_ + ":" + std::to_string(line_no_ + 1) +
-                             ": " + why);
+    throw std::runtime_error(path_ + ":" + std::to_string(line_no_ + 1) + ": " +
+                             why);
   }
 
  private:
@@ -219,8 +219,8 @@ struct Interp {
       key[a] = v;
       return LogAt(level + 1);
     };
-    const size_t hi = std::lower_bound(vals.begin(), vals.end(), x) -
-                      vals.begin();
+    const size_t hi =
+        std::lower_bound(vals.begin(), vals.end(), x) - vals.begin();
     if (hi < vals.size() && vals[hi] == x) {
       if (auto y = at(x)) return y;
     }

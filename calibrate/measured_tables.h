@@ -23,7 +23,7 @@
 namespace servesim::calibrate {
 
 struct MeasuredTable {
-  std::vector<std::string> axes;  // e.g. {"m", "n", "k"}
+  std::vector<std::string> axes;               // e.g. {"m", "n", "k"}
   std::map<std::vector<double>, double> rows;  // coordinates -> seconds
   int dropped_physical = 0;  // rows faster than the GPU's datasheet peaks
   // Sorted distinct coordinates per axis over `rows` (IndexAxes fills it).
@@ -53,8 +53,8 @@ MeasuredTable LoadPrefillTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                const TableFilter& f);
 // All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
 // all-reduce below f.custom_allreduce_max_bytes, NCCL all_reduce above.
-MeasuredTable LoadAllReduceTable(const std::string& gpu_dir,
-                                 const GpuSpec& gpu, const TableFilter& f);
+MeasuredTable LoadAllReduceTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                                 const TableFilter& f);
 
 // Interpolated seconds at `point` (one coordinate per axis), nesting the
 // axes in `order` (outermost first); `*extrapolated` is set when some axis

@@ -44,7 +44,7 @@ const H200* Data() {
   return d;
 }
 
-#define REQUIRE_DATA()                                             \
+#define REQUIRE_DATA() \
   if (Data() == nullptr) GTEST_SKIP() << "no tables at " << DataDir()
 
 double Op(const H200& d, ProfileOp op, OpShape s) {
@@ -61,12 +61,12 @@ TEST(ImportTest, GridPointsReturnTheMeasuredRow) {
   REQUIRE_DATA();
   const H200& d = *Data();
   // h200_sxm/gemm.csv: bfloat16, n=6144, k=4096 (8B QKV at tp 1), ms.
-  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {17, 0, 0}),
-              0.016524444023768108e-3, 1e-9 * 0.0165e-3);
-  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {64, 0, 0}),
-              0.017793777916166518e-3, 1e-9 * 0.0178e-3);
-  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {4096, 0, 0}),
-              0.24821599324544272e-3, 1e-9 * 0.248e-3);
+  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {17, 0, 0}), 0.016524444023768108e-3,
+              1e-9 * 0.0165e-3);
+  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {64, 0, 0}), 0.017793777916166518e-3,
+              1e-9 * 0.0178e-3);
+  EXPECT_NEAR(Op(d, ProfileOp::kGemmQkv, {4096, 0, 0}), 0.24821599324544272e-3,
+              1e-9 * 0.248e-3);
   // generation_attention.csv: batch 64, 32 heads / 8 kv heads, step 4095.
   EXPECT_NEAR(Op(d, ProfileOp::kDecodeAttention, {64, 64, 4095}),
               0.2709226608276367e-3, 1e-9 * 0.27e-3);
@@ -76,8 +76,8 @@ TEST(ImportTest, GridPointsReturnTheMeasuredRow) {
   EXPECT_NEAR(Op(d, ProfileOp::kPrefillAttention, {2048, 1, 0}),
               0.08744000395139058e-3, 1e-9 * 0.087e-3);
   // custom_allreduce.csv: 2 GPUs, 4096 bf16 elements = 8192 bytes (graph).
-  const CalibrationProfile p2 = ImportProfile(
-      d.tables, d.m8b, LoadGpuSpec("h200"), 2, {});
+  const CalibrationProfile p2 =
+      ImportProfile(d.tables, d.m8b, LoadGpuSpec("h200"), 2, {});
   EXPECT_NEAR(EvalGrid(p2.allreduce, 1, 8192), 0.004639680087566376e-3,
               1e-9 * 0.0046e-3);
   bool out = true;
@@ -98,16 +98,16 @@ TEST(ImportTest, BetweenNeighboursIsTheLogInterpolation) {
   // n = 16384 and 51200 (k = 4096); at m = 32 and m = 64 by hand.
   const double g32 = LogLerp(28672, 16384, 0.039048890272776283e-3, 51200,
                              0.12379288673400879e-3);
-  const double g64 =
-      LogLerp(28672, 16384, 0.03980177640914917e-3, 51200, 0.1234933270348443e-3);
+  const double g64 = LogLerp(28672, 16384, 0.03980177640914917e-3, 51200,
+                             0.1234933270348443e-3);
   EXPECT_NEAR(Op(d, ProfileOp::kGemmGateUp, {32, 0, 0}), g32, 1e-9 * g32);
   EXPECT_NEAR(Op(d, ProfileOp::kGemmGateUp, {64, 0, 0}), g64, 1e-9 * g64);
   // Decode: context 3000 between 2047 and 4095, batch 48 between 32 and 64;
   // monotone in each coordinate.
-  const double c32 = LogLerp(3000, 2047, 0.07724800209204356e-3, 4095,
-                             0.13551466663678488e-3);
-  const double c64 = LogLerp(3000, 2047, 0.13988799850145975e-3, 4095,
-                             0.2709226608276367e-3);
+  const double c32 =
+      LogLerp(3000, 2047, 0.07724800209204356e-3, 4095, 0.13551466663678488e-3);
+  const double c64 =
+      LogLerp(3000, 2047, 0.13988799850145975e-3, 4095, 0.2709226608276367e-3);
   EXPECT_NEAR(Op(d, ProfileOp::kDecodeAttention, {32, 32, 3000}), c32,
               1e-9 * c32);
   const double b48 = Op(d, ProfileOp::kDecodeAttention, {48, 48, 3000});
@@ -122,8 +122,10 @@ TEST(ImportTest, BetweenNeighboursIsTheLogInterpolation) {
   }
   // Prefill: length 2500 between 2048 and 3072.
   const double p = Op(d, ProfileOp::kPrefillAttention, {2500, 1, 0});
-  EXPECT_NEAR(p, LogLerp(2500, 2048, 0.08744000395139058e-3, 3072,
-                         0.16745599110921225e-3), 1e-9 * p);
+  EXPECT_NEAR(
+      p,
+      LogLerp(2500, 2048, 0.08744000395139058e-3, 3072, 0.16745599110921225e-3),
+      1e-9 * p);
 }
 
 TEST(ImportTest, ExtrapolationIsFlagged) {
@@ -132,8 +134,8 @@ TEST(ImportTest, ExtrapolationIsFlagged) {
   const OpFit& dec = d.p8b.Fit(ProfileOp::kDecodeAttention);
   EXPECT_FALSE(OpExtrapolates(
       dec, FeaturesOf(ProfileOp::kDecodeAttention, {64, 64, 4095}, d.m8b, 1)));
-  EXPECT_TRUE(OpExtrapolates(
-      dec, FeaturesOf(ProfileOp::kDecodeAttention, {4096, 4096, 100}, d.m8b, 1)));
+  EXPECT_TRUE(OpExtrapolates(dec, FeaturesOf(ProfileOp::kDecodeAttention,
+                                             {4096, 4096, 100}, d.m8b, 1)));
   // The 8B LM head (n = 128256) lies beyond the largest measured n.
   EXPECT_NE(d.p8b.Fit(ProfileOp::kGemmLmHead).note.find("EXTRAPOLATED"),
             std::string::npos);
