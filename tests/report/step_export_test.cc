@@ -1,0 +1,175 @@
+// The per-step export (--save-steps): the rows of the hand-worked golden
+// scenario exactly, JSON lines, thinning, step durations adding up to busy
+// time, and atomic output (nothing appears on failure).
+#include "sim/report/step_export.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/report/step_output_util.h"
+
+namespace servesim {
+namespace {
+
+using testing::MustParse;
+using testing::ReadAll;
+using testing::ScratchDir;
+
+// Runs `json` streaming every step into an exporter at `path`.
+SimulationOutput RunExporting(const std::string& json, const std::string& path,
+                              int64_t every = 1) {
+  const Scenario sc = MustParse(json);
+  SimulationInput in = sc.ToSimulationInput();
+  in.check_invariants = true;
+  auto e = StepExporter::Open(path, every);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  in.on_step = [&](const StepRecord& r) { (*e)->Add(r); };
+  SimulationOutput out = RunSimulation(in);
+  const Status st = (*e)->Finish();
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream is(text);
+  for (std::string l; std::getline(is, l);) lines.push_back(l);
+  return lines;
+}
+
+// Engine.GoldenEventSequence's steps, worked by hand (times in ms):
+//  step 0 [0, 2]     A prefill 10            gemm 10 x 0.1
+//  step 1 [2, 4.5]   A decode, B prefill 10  gemm 10 x 0.1 + 0.5
+//  step 2 [4.5, 6.5] A, B decode; A finishes gemm 2 x 0.5
+//  step 3 [6.5, 8]   B decode; B finishes    gemm 0.5
+// Every step pays the 1 ms overhead; a 10-token prompt fills one block and
+// its decodes fit in it. The cache has 100,000 blocks, one of them vLLM's
+// null block.
+TEST(StepExport, GoldenRowsExactly) {
+  ScratchDir dir;
+  const std::string path = dir.Path("steps.csv");
+  const SimulationOutput out =
+      RunExporting(testing::GoldenTwoRequestScenario(), path);
+  const std::string want =
+      "step,replica,scheduled_ms,start_ms,end_ms,duration_ms,num_seqs,"
+      "num_prefill_seqs,num_decode_seqs,num_tokens,prefill_tokens,"
+      "decode_tokens,context_tokens,num_admitted,num_preempted,"
+      "num_finishing,cached_tokens,kv_blocks_used,kv_blocks_free,"
+      "kv_blocks_total,gemm_ms,attn_prefill_ms,attn_decode_ms,comm_ms,"
+      "other_ms,overhead_ms\n"
+      "0,0,0.000000,0.000000,2.000000,2.000000,1,1,0,10,10,0,0,1,0,0,0,1,99998,99999,"
+      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "1,0,2.000000,2.000000,4.500000,2.500000,2,1,1,11,10,1,10,1,0,0,0,2,99997,99999,"
+      "1.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "2,0,4.500000,4.500000,6.500000,2.000000,2,0,2,2,0,2,21,0,0,1,0,2,99997,99999,"
+      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "3,0,6.500000,6.500000,8.000000,1.500000,1,0,1,1,0,1,11,0,0,1,0,1,99998,99999,"
+      "0.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n";
+  EXPECT_EQ(ReadAll(path), want);
+  EXPECT_EQ(dir.List(), "steps.csv");  // no temporary file left behind
+  // 2 + 2.5 + 2 + 1.5 ms of steps: the replica's busy time.
+  EXPECT_NEAR(out.replicas[0].busy_s, 8e-3, 1e-15);
+}
+
+TEST(StepExport, JsonLinesByExtensionCarryTheSameColumns) {
+  ScratchDir dir;
+  RunExporting(testing::GoldenTwoRequestScenario(), dir.Path("steps.csv"));
+  RunExporting(testing::GoldenTwoRequestScenario(), dir.Path("steps.jsonl"));
+  const std::vector<std::string> csv = Lines(ReadAll(dir.Path("steps.csv")));
+  const std::vector<std::string> jsonl = Lines(ReadAll(dir.Path("steps.jsonl")));
+  ASSERT_EQ(csv.size(), jsonl.size() + 1);  // the header
+  std::istringstream header(csv[0]);
+  std::vector<std::string> columns;
+  for (std::string c; std::getline(header, c, ',');) columns.push_back(c);
+  ASSERT_EQ(columns.size(), static_cast<size_t>(kNumStepColumns));
+  for (size_t k = 0; k < jsonl.size(); ++k) {
+    const nlohmann::json j = nlohmann::json::parse(jsonl[k]);
+    ASSERT_EQ(j.size(), columns.size());
+    std::istringstream row(csv[k + 1]);
+    size_t c = 0;
+    for (std::string v; std::getline(row, v, ','); ++c) {
+      SCOPED_TRACE(columns[c]);
+      ASSERT_TRUE(j.contains(columns[c]));
+      EXPECT_DOUBLE_EQ(j[columns[c]].get<double>(), std::stod(v));
+    }
+    EXPECT_EQ(c, columns.size());
+  }
+  EXPECT_EQ(nlohmann::json::parse(jsonl[1])["duration_ms"].get<double>(), 2.5);
+}
+
+// Fixed-point milliseconds back to integer nanoseconds (exact).
+int64_t ParseNanos(const std::string& ms) {
+  const size_t dot = ms.find('.');
+  return std::stoll(ms.substr(0, dot)) * 1'000'000 + std::stoll(ms.substr(dot + 1));
+}
+
+TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
+  ScratchDir dir;
+  const std::string path = dir.Path("steps.csv");
+  const SimulationOutput out = RunExporting(testing::TwoReplicaScenario(400), path);
+  const std::vector<std::string> lines = Lines(ReadAll(path));
+  std::vector<int64_t> busy_ns(2, 0), steps(2, 0);
+  int64_t preempted = 0, previous = -1;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    std::istringstream row(lines[k]);
+    std::vector<std::string> v;
+    for (std::string s; std::getline(row, s, ',');) v.push_back(s);
+    ASSERT_EQ(v.size(), static_cast<size_t>(kNumStepColumns));
+    EXPECT_EQ(std::stoll(v[0]), previous + 1);  // every step, in order
+    previous = std::stoll(v[0]);
+    const int r = std::stoi(v[1]);
+    busy_ns[r] += ParseNanos(v[5]);
+    EXPECT_EQ(ParseNanos(v[4]) - ParseNanos(v[3]), ParseNanos(v[5]));
+    EXPECT_EQ(std::stoll(v[17]) + std::stoll(v[18]), std::stoll(v[19]));
+    ++steps[r];
+    preempted += std::stoll(v[14]);
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(steps[r], out.replicas[r].steps);
+    EXPECT_EQ(busy_ns[r], FromSeconds(out.replicas[r].busy_s)) << "replica " << r;
+  }
+  EXPECT_GT(preempted, 0);  // the scenario exercises preemption
+}
+
+TEST(StepExport, EveryNthStepKeepsItsIndex) {
+  ScratchDir dir;
+  RunExporting(testing::TwoReplicaScenario(100), dir.Path("all.csv"));
+  RunExporting(testing::TwoReplicaScenario(100), dir.Path("thin.csv"), 7);
+  const std::vector<std::string> all = Lines(ReadAll(dir.Path("all.csv")));
+  const std::vector<std::string> thin = Lines(ReadAll(dir.Path("thin.csv")));
+  ASSERT_GT(all.size(), 50u);
+  ASSERT_EQ(thin.size(), 1 + (all.size() - 1 + 6) / 7);
+  for (size_t k = 1; k < thin.size(); ++k) EXPECT_EQ(thin[k], all[1 + 7 * (k - 1)]);
+}
+
+TEST(StepExport, UnwritablePathFailsAtOpen) {
+  ScratchDir dir;
+  const std::string path = dir.Path("no_such_dir/steps.csv");
+  auto e = StepExporter::Open(path, 1);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), path + ": cannot open for writing");
+}
+
+TEST(StepExport, NothingAppearsUnlessFinished) {
+  ScratchDir dir;
+  {
+    auto e = StepExporter::Open(dir.Path("steps.csv"), 1);
+    ASSERT_TRUE(e.ok());
+    (*e)->Add(StepRecord{});
+    EXPECT_NE(dir.List().find("steps.csv.tmp."), std::string::npos);
+  }  // dropped without Finish(): the run failed
+  EXPECT_EQ(dir.List(), "");
+}
+
+TEST(StepExport, MillisecondsAreExactFixedPoint) {
+  char buf[64];
+  auto f = [&](int64_t ns) { return std::string(buf, FormatNanosAsMillis(ns, buf)); };
+  EXPECT_EQ(f(0), "0.000000");
+  EXPECT_EQ(f(1), "0.000001");
+  EXPECT_EQ(f(4'500'000), "4.500000");
+  EXPECT_EQ(f(123'456'789'012), "123456.789012");
+  EXPECT_EQ(f(-1'500'000), "-1.500000");
+}
+
+}  // namespace
+}  // namespace servesim
