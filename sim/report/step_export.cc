@@ -11,6 +11,7 @@
 namespace servesim {
 namespace {
 
+// clang-format off
 constexpr const char* kColumns[kNumStepColumns] = {
     "step", "replica", "scheduled_ms", "start_ms", "end_ms", "duration_ms",
     "num_seqs", "num_prefill_seqs", "num_decode_seqs", "num_tokens",
@@ -18,6 +19,7 @@ constexpr const char* kColumns[kNumStepColumns] = {
     "num_preempted", "num_finishing", "cached_tokens", "kv_blocks_used",
     "kv_blocks_free", "kv_blocks_total", "gemm_ms", "attn_prefill_ms",
     "attn_decode_ms", "comm_ms", "other_ms", "overhead_ms"};
+// clang-format on
 
 std::string JoinColumns() {
   std::string s;
@@ -28,8 +30,10 @@ std::string JoinColumns() {
 char* Int(int64_t v, char* out) { return std::to_chars(out, out + 24, v).ptr; }
 
 constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
 // Seconds of the cost breakdown to the nearest nanosecond, as milliseconds
@@ -58,9 +62,18 @@ char* Row(int64_t step, const StepRecord& r, char* p) {
     }
     ++col;
   };
-  auto i = [&](int64_t v) { name(); p = Int(v, p); };
-  auto ms = [&](int64_t ns) { name(); p = FormatNanosAsMillis(ns, p); };
-  auto sec = [&](double s) { name(); p = SecondsAsMillis(s, p); };
+  auto i = [&](int64_t v) {
+    name();
+    p = Int(v, p);
+  };
+  auto ms = [&](int64_t ns) {
+    name();
+    p = FormatNanosAsMillis(ns, p);
+  };
+  auto sec = [&](double s) {
+    name();
+    p = SecondsAsMillis(s, p);
+  };
   i(step);
   i(r.replica);
   ms(r.scheduled);

@@ -13,7 +13,8 @@ namespace {
 constexpr size_t kBufferBytes = 1 << 20;
 }  // namespace
 
-StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(const std::string& path) {
+StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(
+    const std::string& path) {
   const Status cannot = Status::Error(path + ": cannot open for writing");
   if (path.empty() || path.back() == '/') return cannot;
   // The temporary file lives in the destination's directory so the final
@@ -31,7 +32,9 @@ StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(const std::string& path) 
 }
 
 StreamFile::StreamFile(std::string path, std::string tmp, std::FILE* f)
-    : path_(std::move(path)), tmp_(std::move(tmp)), file_(f),
+    : path_(std::move(path)),
+      tmp_(std::move(tmp)),
+      file_(f),
       buf_(kBufferBytes) {}
 
 StreamFile::~StreamFile() {

@@ -116,22 +116,21 @@ void TimelineWriter::Add(const StepRecord& r) {
 
 void TimelineWriter::WriteRequest(const Request& q, SimTime end_time) {
   const int64_t pid = int64_t{q.replica} + 1, tid = q.id + 1;
-  const std::string args =
-      ",\"args\":{\"request\":" + std::to_string(q.id) +
-      ",\"prompt_len\":" + std::to_string(q.prompt_len) +
-      ",\"output_len\":" + std::to_string(q.output_len) +
-      ",\"preemptions\":" + std::to_string(q.preemptions) + "}}";
+  const std::string args = ",\"args\":{\"request\":" + std::to_string(q.id) +
+                           ",\"prompt_len\":" + std::to_string(q.prompt_len) +
+                           ",\"output_len\":" + std::to_string(q.output_len) +
+                           ",\"preemptions\":" + std::to_string(q.preemptions) +
+                           "}}";
   auto slice = [&](const char* name, SimTime from, SimTime to) {
     BeginEvent();
     file_->Write(std::string("{\"name\":\"") + name + "\",\"ph\":\"X\"," +
-                 Where(pid, tid, from) +
-                 ",\"dur\":" + MicrosString(std::max<SimTime>(0, to - from)) +
-                 args);
+                 Where(pid, tid, from) + ",\"dur\":" +
+                 MicrosString(std::max<SimTime>(0, to - from)) + args);
   };
   auto instant = [&](const char* name, SimTime at) {
     BeginEvent();
-    file_->Write(std::string("{\"name\":\"") + name + "\",\"ph\":\"i\",\"s\":\"t\"," +
-                 Where(pid, tid, at) + args);
+    file_->Write(std::string("{\"name\":\"") + name +
+                 "\",\"ph\":\"i\",\"s\":\"t\"," + Where(pid, tid, at) + args);
   };
   auto or_end = [&](SimTime t) { return t >= 0 ? t : end_time; };
   if (q.arrival >= 0 && q.send > q.arrival) slice("pending", q.arrival, q.send);
@@ -168,8 +167,7 @@ void TimelineWriter::WriteWaiting(const RequestTable& requests,
     auto& e = events[k];
     if (e.empty()) continue;
     std::sort(e.begin(), e.end());
-    const SimTime gap =
-        (e.back().first - e.front().first) / kMaxWaitingPoints;
+    const SimTime gap = (e.back().first - e.front().first) / kMaxWaitingPoints;
     int64_t level = 0;
     SimTime last = -1;
     for (size_t j = 0; j < e.size(); ++j) {
@@ -195,7 +193,8 @@ void TimelineWriter::WriteNames(const RequestTable& requests) {
                  Where(pid, tid, 0) + ",\"args\":{" + args + "}}");
   };
   for (int32_t k = 0; k < num_replicas_; ++k) {
-    meta("process_name", k + 1, 0, "\"name\":\"replica " + std::to_string(k) + "\"");
+    meta("process_name", k + 1, 0,
+         "\"name\":\"replica " + std::to_string(k) + "\"");
     meta("process_sort_index", k + 1, 0, "\"sort_index\":" + std::to_string(k));
     meta("thread_name", k + 1, 0, "\"name\":\"steps\"");
     meta("thread_sort_index", k + 1, 0, "\"sort_index\":0");

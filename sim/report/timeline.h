@@ -53,7 +53,7 @@ class TimelineWriter {
   int64_t every_;
   int64_t next_ = 0;
   bool first_event_ = true;
-  int32_t num_replicas_ = 0;  // seen in steps or in the request table
+  int32_t num_replicas_ = 0;      // seen in steps or in the request table
   std::vector<int64_t> sampled_;  // request ids with a track
 };
 

@@ -4,6 +4,7 @@
 #include "sim/report/step_export.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/report/step_output_util.h"
@@ -57,13 +58,17 @@ TEST(StepExport, GoldenRowsExactly) {
       "num_finishing,cached_tokens,kv_blocks_used,kv_blocks_free,"
       "kv_blocks_total,gemm_ms,attn_prefill_ms,attn_decode_ms,comm_ms,"
       "other_ms,overhead_ms\n"
-      "0,0,0.000000,0.000000,2.000000,2.000000,1,1,0,10,10,0,0,1,0,0,0,1,99998,99999,"
+      "0,0,0.000000,0.000000,2.000000,2.000000,1,1,0,10,10,0,0,1,0,0,0,1,99998,"
+      "99999,"
       "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
-      "1,0,2.000000,2.000000,4.500000,2.500000,2,1,1,11,10,1,10,1,0,0,0,2,99997,99999,"
+      "1,0,2.000000,2.000000,4.500000,2.500000,2,1,1,11,10,1,10,1,0,0,0,2,"
+      "99997,99999,"
       "1.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
-      "2,0,4.500000,4.500000,6.500000,2.000000,2,0,2,2,0,2,21,0,0,1,0,2,99997,99999,"
+      "2,0,4.500000,4.500000,6.500000,2.000000,2,0,2,2,0,2,21,0,0,1,0,2,99997,"
+      "99999,"
       "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
-      "3,0,6.500000,6.500000,8.000000,1.500000,1,0,1,1,0,1,11,0,0,1,0,1,99998,99999,"
+      "3,0,6.500000,6.500000,8.000000,1.500000,1,0,1,1,0,1,11,0,0,1,0,1,99998,"
+      "99999,"
       "0.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n";
   EXPECT_EQ(ReadAll(path), want);
   EXPECT_EQ(dir.List(), "steps.csv");  // no temporary file left behind
@@ -76,7 +81,8 @@ TEST(StepExport, JsonLinesByExtensionCarryTheSameColumns) {
   RunExporting(testing::GoldenTwoRequestScenario(), dir.Path("steps.csv"));
   RunExporting(testing::GoldenTwoRequestScenario(), dir.Path("steps.jsonl"));
   const std::vector<std::string> csv = Lines(ReadAll(dir.Path("steps.csv")));
-  const std::vector<std::string> jsonl = Lines(ReadAll(dir.Path("steps.jsonl")));
+  const std::vector<std::string> jsonl =
+      Lines(ReadAll(dir.Path("steps.jsonl")));
   ASSERT_EQ(csv.size(), jsonl.size() + 1);  // the header
   std::istringstream header(csv[0]);
   std::vector<std::string> columns;
@@ -100,13 +106,15 @@ TEST(StepExport, JsonLinesByExtensionCarryTheSameColumns) {
 // Fixed-point milliseconds back to integer nanoseconds (exact).
 int64_t ParseNanos(const std::string& ms) {
   const size_t dot = ms.find('.');
-  return std::stoll(ms.substr(0, dot)) * 1'000'000 + std::stoll(ms.substr(dot + 1));
+  return std::stoll(ms.substr(0, dot)) * 1'000'000 +
+         std::stoll(ms.substr(dot + 1));
 }
 
 TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
   ScratchDir dir;
   const std::string path = dir.Path("steps.csv");
-  const SimulationOutput out = RunExporting(testing::TwoReplicaScenario(400), path);
+  const SimulationOutput out =
+      RunExporting(testing::TwoReplicaScenario(400), path);
   const std::vector<std::string> lines = Lines(ReadAll(path));
   std::vector<int64_t> busy_ns(2, 0), steps(2, 0);
   int64_t preempted = 0, previous = -1;
@@ -126,7 +134,8 @@ TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
   }
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(steps[r], out.replicas[r].steps);
-    EXPECT_EQ(busy_ns[r], FromSeconds(out.replicas[r].busy_s)) << "replica " << r;
+    EXPECT_EQ(busy_ns[r], FromSeconds(out.replicas[r].busy_s))
+        << "replica " << r;
   }
   EXPECT_GT(preempted, 0);  // the scenario exercises preemption
 }
@@ -139,7 +148,8 @@ TEST(StepExport, EveryNthStepKeepsItsIndex) {
   const std::vector<std::string> thin = Lines(ReadAll(dir.Path("thin.csv")));
   ASSERT_GT(all.size(), 50u);
   ASSERT_EQ(thin.size(), 1 + (all.size() - 1 + 6) / 7);
-  for (size_t k = 1; k < thin.size(); ++k) EXPECT_EQ(thin[k], all[1 + 7 * (k - 1)]);
+  for (size_t k = 1; k < thin.size(); ++k)
+    EXPECT_EQ(thin[k], all[1 + 7 * (k - 1)]);
 }
 
 TEST(StepExport, UnwritablePathFailsAtOpen) {
@@ -163,7 +173,9 @@ TEST(StepExport, NothingAppearsUnlessFinished) {
 
 TEST(StepExport, MillisecondsAreExactFixedPoint) {
   char buf[64];
-  auto f = [&](int64_t ns) { return std::string(buf, FormatNanosAsMillis(ns, buf)); };
+  auto f = [&](int64_t ns) {
+    return std::string(buf, FormatNanosAsMillis(ns, buf));
+  };
   EXPECT_EQ(f(0), "0.000000");
   EXPECT_EQ(f(1), "0.000001");
   EXPECT_EQ(f(4'500'000), "4.500000");

@@ -16,8 +16,9 @@ namespace servesim::testing {
 class ScratchDir {
  public:
   ScratchDir() {
-    std::string d = (std::filesystem::temp_directory_path() /
-                     "servesim_steps_XXXXXX").string();
+    std::string d =
+        (std::filesystem::temp_directory_path() / "servesim_steps_XXXXXX")
+            .string();
     if (::mkdtemp(d.data()) == nullptr) throw std::runtime_error("mkdtemp");
     dir_ = d;
   }
@@ -72,7 +73,8 @@ inline std::string TwoReplicaScenario(int64_t num_requests) {
     "workload": {"arrival": {"process": "poisson", "rate": 40},
       "input_len": {"dist": "uniform", "min": 20, "max": 400},
       "output_len": {"dist": "uniform", "min": 5, "max": 200},
-      "num_requests": )" + std::to_string(num_requests) + "}}";
+      "num_requests": )" +
+         std::to_string(num_requests) + "}}";
 }
 
 }  // namespace servesim::testing

@@ -5,9 +5,9 @@
 #include "sim/report/timeline.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/report/step_output_util.h"
@@ -49,7 +49,8 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
   const json& events = t.trace["traceEvents"];
   ASSERT_TRUE(events.is_array());
   // (pid, tid) -> its slices as (start, end), microseconds.
-  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> slices;
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>>
+      slices;
   std::map<std::string, int64_t> by_name;
   std::set<int64_t> request_tracks;
   for (const json& e : events) {
@@ -65,7 +66,8 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
     EXPECT_GE(e["ts"].get<double>(), 0);
     const std::string ph = e["ph"];
     // Steps (tid 0) and request phases share the names prefill / decode.
-    ++by_name[ph + (e["tid"] == 0 ? ":" : ":request ") + e["name"].get<std::string>()];
+    ++by_name[ph + (e["tid"] == 0 ? ":" : ":request ") +
+              e["name"].get<std::string>()];
     ASSERT_TRUE(ph == "X" || ph == "C" || ph == "i" || ph == "M") << ph;
     if (ph == "X") {
       ASSERT_TRUE(e.contains("dur"));
@@ -77,11 +79,14 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
     }
     if (ph == "C") {
       ASSERT_TRUE(e["args"].is_object());
-      for (const auto& [k, v] : e["args"].items()) EXPECT_TRUE(v.is_number()) << k;
+      for (const auto& [k, v] : e["args"].items())
+        EXPECT_TRUE(v.is_number()) << k;
     }
-    if (ph != "M" && e["tid"].get<int64_t>() > 0) request_tracks.insert(e["tid"].get<int64_t>());
+    if (ph != "M" && e["tid"].get<int64_t>() > 0)
+      request_tracks.insert(e["tid"].get<int64_t>());
   }
-  // Slices of one track (a replica's steps, one request's phases) never overlap.
+  // Slices of one track (a replica's steps, one request's phases) never
+  // overlap.
   for (auto& [track, s] : slices) {
     std::sort(s.begin(), s.end());
     for (size_t k = 1; k < s.size(); ++k) {
@@ -92,7 +97,8 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
   // One step slice per step, with the --save-steps row as args.
   int64_t steps = 0;
   for (const auto& r : t.out.replicas) steps += r.steps;
-  EXPECT_EQ(by_name["X:prefill"] + by_name["X:decode"] + by_name["X:mixed"], steps);
+  EXPECT_EQ(by_name["X:prefill"] + by_name["X:decode"] + by_name["X:mixed"],
+            steps);
   EXPECT_EQ(by_name["C:running"], steps);
   EXPECT_EQ(by_name["C:kv_usage_pct"], steps);
   EXPECT_GT(by_name["C:waiting"], 0);
@@ -105,8 +111,8 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
   for (const json& e : events) {
     if (e["ph"] == "X" && e["tid"] == 0) {
       EXPECT_EQ(e["args"].size(), 26u);
-      EXPECT_NEAR(e["dur"].get<double>(), e["args"]["duration_ms"].get<double>() * 1000,
-                  1e-6);
+      EXPECT_NEAR(e["dur"].get<double>(),
+                  e["args"]["duration_ms"].get<double>() * 1000, 1e-6);
       break;
     }
   }
@@ -124,12 +130,13 @@ TEST(Timeline, GoldenScenarioStepsAndLifecycles) {
     if (e["tid"] == 0) {
       steps.push_back(name + "@" + std::to_string(e["ts"].get<double>()));
     } else {
-      phases[std::to_string(e["tid"].get<int>()) + " " + name] = {e["ts"], e["dur"]};
+      phases[std::to_string(e["tid"].get<int>()) + " " + name] = {e["ts"],
+                                                                  e["dur"]};
     }
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"prefill@0.000000", "mixed@2000.000000",
-                                             "decode@4500.000000",
-                                             "decode@6500.000000"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{
+                       "prefill@0.000000", "mixed@2000.000000",
+                       "decode@4500.000000", "decode@6500.000000"}));
   // A (tid 1): sent at 0, first step at 0, token at 2 ms, done at 6.5 ms.
   using P = std::pair<double, double>;
   EXPECT_EQ(phases["1 queued"], P(0, 0));
@@ -158,7 +165,8 @@ TEST(Timeline, ThinnedStepsAndNothingLeftOnFailure) {
   EXPECT_EQ(dir.List(), "t.json");
   auto bad = TimelineWriter::Open(dir.Path("missing/t.json"), 1);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), dir.Path("missing/t.json") + ": cannot open for writing");
+  EXPECT_EQ(bad.status().message(),
+            dir.Path("missing/t.json") + ": cannot open for writing");
 }
 
 }  // namespace
