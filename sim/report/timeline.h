@@ -14,7 +14,7 @@
 // Steps stream to the file while the run goes (thinned with `every` like
 // --save-steps); the request tracks and the waiting counter are written
 // from the request table at the end. Memory: never O(steps); at the end,
-// 16 bytes a request for a moment (the waiting counter's events).
+// 32 bytes a request for a moment (the waiting counter's two events).
 #pragma once
 
 #include <cstdint>
