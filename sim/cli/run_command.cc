@@ -22,6 +22,7 @@ struct RunOptions {
   std::string save_steps;     // per-step rows (CSV, or JSON lines: .jsonl)
   std::string save_timeline;  // Chrome trace event JSON
   int64_t save_steps_every = 1;
+  double save_steps_from_s = 0, save_steps_until_s = 0;  // 0: no bound
   bool check_invariants = false;
   bool quiet = false;
 };
@@ -60,13 +61,17 @@ Status Run(const RunOptions& o) {
   // appear, whole, only when the run has succeeded.
   std::unique_ptr<StepExporter> steps;
   std::unique_ptr<TimelineWriter> timeline;
+  StepFilter filter;
+  filter.every = o.save_steps_every;
+  filter.from = FromSeconds(o.save_steps_from_s);
+  if (o.save_steps_until_s > 0) filter.until = FromSeconds(o.save_steps_until_s);
   if (!o.save_steps.empty()) {
-    auto e = StepExporter::Open(o.save_steps, o.save_steps_every);
+    auto e = StepExporter::Open(o.save_steps, filter);
     if (!e.ok()) return e.status();
     steps = std::move(*e);
   }
   if (!o.save_timeline.empty()) {
-    auto t = TimelineWriter::Open(o.save_timeline, o.save_steps_every);
+    auto t = TimelineWriter::Open(o.save_timeline, filter);
     if (!t.ok()) return t.status();
     timeline = std::move(*t);
   }
@@ -129,6 +134,13 @@ Command AddRunCommand(CLI::App* app) {
   run->add_option("--save-steps-every", opts->save_steps_every,
                   "Keep every Nth step in --save-steps and --save-timeline")
       ->check(CLI::Range(int64_t{1}, INT64_MAX));
+  run->add_option("--save-steps-from", opts->save_steps_from_s,
+                  "Keep only steps starting at or after this simulated time, s "
+                  "(--save-steps and --save-timeline)")
+      ->check(CLI::Range(0.0, kMaxSpanSeconds));
+  run->add_option("--save-steps-until", opts->save_steps_until_s,
+                  "Keep only steps starting before this simulated time, s")
+      ->check(CLI::Range(0.0, kMaxSpanSeconds));
   run->add_option("--save-timeline", opts->save_timeline,
                   "Write a Chrome trace event JSON timeline (Perfetto, "
                   "chrome://tracing)")

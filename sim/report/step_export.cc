@@ -141,13 +141,13 @@ char* FormatStepJsonFields(int64_t step, const StepRecord& r, char* out) {
 }
 
 StatusOr<std::unique_ptr<StepExporter>> StepExporter::Open(
-    const std::string& path, int64_t every) {
+    const std::string& path, StepFilter filter) {
   StatusOr<std::unique_ptr<StreamFile>> file = StreamFile::Open(path);
   if (!file.ok()) return file.status();
   const bool jsonl =
       path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
   std::unique_ptr<StepExporter> e(
-      new StepExporter(std::move(*file), jsonl, every < 1 ? 1 : every));
+      new StepExporter(std::move(*file), jsonl, filter));
   if (!jsonl) {
     e->file_->Write(StepColumnsCsv());
     e->file_->Write("\n");
@@ -156,12 +156,14 @@ StatusOr<std::unique_ptr<StepExporter>> StepExporter::Open(
 }
 
 StepExporter::StepExporter(std::unique_ptr<StreamFile> file, bool jsonl,
-                           int64_t every)
-    : file_(std::move(file)), jsonl_(jsonl), every_(every) {}
+                           StepFilter filter)
+    : file_(std::move(file)), jsonl_(jsonl), filter_(filter) {
+  if (filter_.every < 1) filter_.every = 1;
+}
 
 void StepExporter::Add(const StepRecord& r) {
   const int64_t step = next_++;
-  if (step % every_ != 0) return;
+  if (!filter_.Keep(step, r)) return;
   ++rows_;
   char* p = file_->Reserve(kMaxStepRowBytes);
   if (jsonl_) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "sim/core/status.h"
+#include "sim/core/time.h"
 #include "sim/engine/step_record.h"
 #include "sim/report/stream_file.h"
 
@@ -26,6 +27,18 @@ namespace servesim {
 // The column names above, comma-separated (the CSV header, no newline).
 const char* StepColumnsCsv();
 inline constexpr int kNumStepColumns = 26;
+
+// Which steps the export and the timeline keep: every `every`-th step
+// (counting the steps of all replicas, 1 = all) that starts within
+// [from, until).
+struct StepFilter {
+  int64_t every = 1;
+  SimTime from = 0;
+  SimTime until = kNever;
+  bool Keep(int64_t step, const StepRecord& r) const {
+    return step % every == 0 && r.start >= from && r.start < until;
+  }
+};
 
 // Enough room for one formatted row in either format.
 inline constexpr size_t kMaxStepRowBytes = 2048;
@@ -39,20 +52,19 @@ char* FormatNanosAsMillis(int64_t ns, char* out);
 
 class StepExporter {
  public:
-  // Opens the output now (an unwritable path fails before the run); keeps
-  // every `every`-th step (1: all), counting the steps of all replicas.
+  // Opens the output now (an unwritable path fails before the run).
   static StatusOr<std::unique_ptr<StepExporter>> Open(const std::string& path,
-                                                      int64_t every);
+                                                      StepFilter filter = {});
   void Add(const StepRecord& r);  // call with every step, in launch order
   Status Finish();                // the file appears only now
   int64_t rows() const { return rows_; }
 
  private:
-  StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, int64_t every);
+  StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, StepFilter filter);
 
   std::unique_ptr<StreamFile> file_;
   bool jsonl_;
-  int64_t every_;
+  StepFilter filter_;
   int64_t next_ = 0;  // index of the next step
   int64_t rows_ = 0;
 };

@@ -57,17 +57,20 @@ std::string Where(int64_t pid, int64_t tid, SimTime t) {
 }  // namespace
 
 StatusOr<std::unique_ptr<TimelineWriter>> TimelineWriter::Open(
-    const std::string& path, int64_t every) {
+    const std::string& path, StepFilter filter) {
   StatusOr<std::unique_ptr<StreamFile>> file = StreamFile::Open(path);
   if (!file.ok()) return file.status();
   std::unique_ptr<TimelineWriter> w(
-      new TimelineWriter(std::move(*file), every < 1 ? 1 : every));
+      new TimelineWriter(std::move(*file), filter));
   w->file_->Write("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   return w;
 }
 
-TimelineWriter::TimelineWriter(std::unique_ptr<StreamFile> file, int64_t every)
-    : file_(std::move(file)), every_(every) {}
+TimelineWriter::TimelineWriter(std::unique_ptr<StreamFile> file,
+                               StepFilter filter)
+    : file_(std::move(file)), filter_(filter) {
+  if (filter_.every < 1) filter_.every = 1;
+}
 
 void TimelineWriter::BeginEvent() {
   if (!first_event_) file_->Write(",\n");
@@ -76,7 +79,7 @@ void TimelineWriter::BeginEvent() {
 
 void TimelineWriter::Add(const StepRecord& r) {
   const int64_t step = next_++;
-  if (step % every_ != 0) return;
+  if (!filter_.Keep(step, r)) return;
   num_replicas_ = std::max(num_replicas_, r.replica + 1);
   BeginEvent();
   char* p = file_->Reserve(kMaxStepRowBytes + 512);

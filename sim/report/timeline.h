@@ -11,10 +11,10 @@
 //   tid 1+id  the lifecycle of a sampled request (at most kMaxSampledRequests,
 //             evenly spaced ids): pending (max_concurrency slot wait) →
 //             queued → prefill → decode slices, then a "done" instant.
-// Steps stream to the file while the run goes (thinned with `every` like
-// --save-steps); the request tracks and the waiting counter are written
-// from the request table at the end. Memory: never O(steps); at the end,
-// 32 bytes a request for a moment (the waiting counter's two events).
+// Steps stream to the file while the run goes (thinned by the same
+// StepFilter as --save-steps); the request tracks and the waiting counter are
+// written from the request table at the end. Memory: never O(steps); at the
+// end, 32 bytes a request for a moment (the waiting counter's two events).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@
 #include "sim/core/status.h"
 #include "sim/engine/request.h"
 #include "sim/engine/step_record.h"
+#include "sim/report/step_export.h"
 #include "sim/report/stream_file.h"
 
 namespace servesim {
@@ -36,21 +37,21 @@ class TimelineWriter {
 
   // Opens the output now (an unwritable path fails before the run).
   static StatusOr<std::unique_ptr<TimelineWriter>> Open(const std::string& path,
-                                                        int64_t every);
+                                                        StepFilter filter = {});
   void Add(const StepRecord& r);  // call with every step, in launch order
   // Writes the request tracks, the waiting counters and the track names,
   // and renames the file into place.
   Status Finish(const RequestTable& requests, SimTime end_time);
 
  private:
-  TimelineWriter(std::unique_ptr<StreamFile> file, int64_t every);
+  TimelineWriter(std::unique_ptr<StreamFile> file, StepFilter filter);
   void BeginEvent();
   void WriteRequest(const Request& q, SimTime end_time);
   void WriteWaiting(const RequestTable& requests, SimTime end_time);
   void WriteNames(const RequestTable& requests);
 
   std::unique_ptr<StreamFile> file_;
-  int64_t every_;
+  StepFilter filter_;
   int64_t next_ = 0;
   bool first_event_ = true;
   int32_t num_replicas_ = 0;      // seen in steps or in the request table

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "tests/report/step_output_util.h"
@@ -18,11 +19,11 @@ using testing::ScratchDir;
 
 // Runs `json` streaming every step into an exporter at `path`.
 SimulationOutput RunExporting(const std::string& json, const std::string& path,
-                              int64_t every = 1) {
+                              StepFilter filter = {}) {
   const Scenario sc = MustParse(json);
   SimulationInput in = sc.ToSimulationInput();
   in.check_invariants = true;
-  auto e = StepExporter::Open(path, every);
+  auto e = StepExporter::Open(path, filter);
   EXPECT_TRUE(e.ok()) << e.status().message();
   in.on_step = [&](const StepRecord& r) { (*e)->Add(r); };
   SimulationOutput out = RunSimulation(in);
@@ -143,7 +144,8 @@ TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
 TEST(StepExport, EveryNthStepKeepsItsIndex) {
   ScratchDir dir;
   RunExporting(testing::TwoReplicaScenario(100), dir.Path("all.csv"));
-  RunExporting(testing::TwoReplicaScenario(100), dir.Path("thin.csv"), 7);
+  RunExporting(testing::TwoReplicaScenario(100), dir.Path("thin.csv"),
+               StepFilter{.every = 7});
   const std::vector<std::string> all = Lines(ReadAll(dir.Path("all.csv")));
   const std::vector<std::string> thin = Lines(ReadAll(dir.Path("thin.csv")));
   ASSERT_GT(all.size(), 50u);
@@ -152,10 +154,29 @@ TEST(StepExport, EveryNthStepKeepsItsIndex) {
     EXPECT_EQ(thin[k], all[1 + 7 * (k - 1)]);
 }
 
+TEST(StepExport, ATimeWindowKeepsTheStepsStartingInIt) {
+  ScratchDir dir;
+  RunExporting(testing::TwoReplicaScenario(100), dir.Path("all.csv"));
+  const SimTime from = 500'000'000, until = 1'500'000'000;  // [0.5 s, 1.5 s)
+  RunExporting(testing::TwoReplicaScenario(100), dir.Path("window.csv"),
+               StepFilter{.from = from, .until = until});
+  std::vector<std::string> want;
+  for (const std::string& l : Lines(ReadAll(dir.Path("all.csv")))) {
+    const size_t c2 = l.find(',', l.find(',') + 1);
+    if (!std::isdigit(l[0])) continue;  // header
+    const std::string start = l.substr(l.find(',', c2 + 1) + 1);
+    const int64_t ns = ParseNanos(start.substr(0, start.find(',')));
+    if (ns >= from && ns < until) want.push_back(l);
+  }
+  const std::vector<std::string> got = Lines(ReadAll(dir.Path("window.csv")));
+  ASSERT_GT(want.size(), 10u);
+  EXPECT_EQ(std::vector<std::string>(got.begin() + 1, got.end()), want);
+}
+
 TEST(StepExport, UnwritablePathFailsAtOpen) {
   ScratchDir dir;
   const std::string path = dir.Path("no_such_dir/steps.csv");
-  auto e = StepExporter::Open(path, 1);
+  auto e = StepExporter::Open(path);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().message(), path + ": cannot open for writing");
 }
@@ -163,7 +184,7 @@ TEST(StepExport, UnwritablePathFailsAtOpen) {
 TEST(StepExport, NothingAppearsUnlessFinished) {
   ScratchDir dir;
   {
-    auto e = StepExporter::Open(dir.Path("steps.csv"), 1);
+    auto e = StepExporter::Open(dir.Path("steps.csv"));
     ASSERT_TRUE(e.ok());
     (*e)->Add(StepRecord{});
     EXPECT_NE(dir.List().find("steps.csv.tmp."), std::string::npos);

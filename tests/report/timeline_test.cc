@@ -27,9 +27,10 @@ struct Timeline {
 
 Timeline RunWithTimeline(const std::string& scenario, const std::string& path,
                          int64_t every = 1) {
+  const StepFilter filter{.every = every};
   const Scenario sc = MustParse(scenario);
   SimulationInput in = sc.ToSimulationInput();
-  auto w = TimelineWriter::Open(path, every);
+  auto w = TimelineWriter::Open(path, filter);
   EXPECT_TRUE(w.ok()) << w.status().message();
   in.on_step = [&](const StepRecord& r) { (*w)->Add(r); };
   Timeline t;
@@ -159,11 +160,11 @@ TEST(Timeline, ThinnedStepsAndNothingLeftOnFailure) {
   }
   EXPECT_EQ(slices, (steps + 9) / 10);
   {
-    auto w = TimelineWriter::Open(dir.Path("failed.json"), 1);
+    auto w = TimelineWriter::Open(dir.Path("failed.json"));
     ASSERT_TRUE(w.ok());
   }
   EXPECT_EQ(dir.List(), "t.json");
-  auto bad = TimelineWriter::Open(dir.Path("missing/t.json"), 1);
+  auto bad = TimelineWriter::Open(dir.Path("missing/t.json"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             dir.Path("missing/t.json") + ": cannot open for writing");
