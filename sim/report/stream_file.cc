@@ -10,7 +10,7 @@
 
 namespace servesim {
 namespace {
-constexpr size_t kBufferBytes = 1 << 20;
+constexpr size_t kBufferBytes = 128 << 10;
 }  // namespace
 
 StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(

@@ -38,7 +38,7 @@ class StreamFile {
   Status Finish();
   const std::string& path() const { return path_; }
 
-  static constexpr size_t kMaxReserve = 64 * 1024;
+  static constexpr size_t kMaxReserve = 16 * 1024;
 
  private:
   StreamFile(std::string path, std::string tmp, std::FILE* f);
