@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/run_invariants.h"
 #include "sim/report/summary.h"
 #include "sim/scenario/scenario.h"
 
@@ -22,11 +23,20 @@ inline Scenario MustParse(const std::string& json,
   return std::move(sc.value());
 }
 
+// Every run made here is checked against the run-level invariants
+// (sim/engine/run_invariants.h): a violation fails the calling test, one
+// failure per line. `check_invariants` adds the full KV-cache/scheduler
+// check after every step (and makes RunSimulation abort on a violation):
+// O(KV blocks) per step, so it is left to the tests that exercise the cache.
 inline RunSummary RunScenario(const Scenario& sc, SimulationOutput* keep = nullptr,
-                      bool check_invariants = false) {
+                              bool check_invariants = false) {
   SimulationInput in = sc.ToSimulationInput();
   in.check_invariants = check_invariants;
+  in.record_steps = true;
   SimulationOutput out = RunSimulation(in);
+  for (const std::string& line : CheckRunInvariants(in, out)) {
+    ADD_FAILURE() << sc.file << ": run invariant violated: " << line;
+  }
   RunSummary s = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
   if (keep) *keep = std::move(out);
   return s;

@@ -3,14 +3,17 @@
 // that produced it, so it is independent of the mechanisms it checks.
 //
 // Checked, each able to fail on its own (tests/engine/run_invariants_test.cc):
-//  steps      per step: end > start >= 0, 1 <= num_seqs <= max_num_seqs,
-//             num_seqs <= num_tokens <= max_num_batched_tokens,
-//             0 <= num_prefill_seqs <= num_seqs, kv_blocks_used <=
-//             kv_blocks_total == the engine's blocks, replica index valid;
+//  steps      per step: scheduled <= start < end, start >= 0,
+//             1 <= num_seqs <= max_num_seqs, num_seqs <= num_tokens <=
+//             max_num_batched_tokens, prefill + decode sequences = num_seqs,
+//             each decode one token (num_tokens - prefill_tokens =
+//             num_decode_seqs), kv_blocks_used <= kv_blocks_total == the
+//             engine's usable blocks, replica index valid;
 //             per replica, in launch order: starts and ends never go back
 //             and a step starts no earlier than the previous one ended (one
 //             at a time); every step lies in [0, end_time] (a run stopped
-//             early may leave its last steps running past end_time).
+//             early may leave launched steps running past end_time, but
+//             none scheduled after it).
 //  requests   ids are indices; arrival <= send <= first_scheduled <=
 //             first_token <= last_token <= finish for the fields that are
 //             set (-1: did not happen), and a later field never without an
@@ -145,7 +148,10 @@ void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
       v->Add("step", "step %lld (replica %d): end %lld ns <= start %lld ns", i,
              s.replica, (ll)s.end, (ll)s.start);
     }
-    if (s.start < 0 || s.start > out.end_time || (!stopped && s.end > out.end_time)) {
+    // A run stopped early may leave launched steps (async: one queued behind
+    // the running one) starting or ending after its end; none was scheduled
+    // after it.
+    if (s.start < 0 || s.scheduled > out.end_time || (!stopped && s.end > out.end_time)) {
       v->Add("step", "step %lld (replica %d): [%lld, %lld] ns outside the run [0, %lld] ns",
              i, s.replica, (ll)s.start, (ll)s.end, (ll)out.end_time);
     }
@@ -161,10 +167,22 @@ void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
       v->Add("step budget", "step %lld (replica %d): num_tokens %lld < num_seqs %d",
              i, s.replica, (ll)s.num_tokens, s.num_seqs);
     }
-    if (s.num_prefill_seqs < 0 || s.num_prefill_seqs > s.num_seqs || s.num_preempted < 0) {
-      v->Add("step", "step %lld (replica %d): num_prefill_seqs %d / num_preempted %d "
-             "inconsistent with num_seqs %d", i, s.replica, s.num_prefill_seqs,
-             s.num_preempted, s.num_seqs);
+    if (s.num_prefill_seqs < 0 || s.num_decode_seqs < 0 ||
+        s.num_prefill_seqs + s.num_decode_seqs != s.num_seqs || s.num_preempted < 0 ||
+        s.num_finishing < 0 || s.num_finishing > s.num_seqs) {
+      v->Add("step", "step %lld (replica %d): %d prefill + %d decode sequences, %d "
+             "finishing, %d preempted; num_seqs %d", i, s.replica, s.num_prefill_seqs,
+             s.num_decode_seqs, s.num_finishing, s.num_preempted, s.num_seqs);
+    }
+    // A decode computes one token; prefills compute the rest.
+    if (s.prefill_tokens < 0 || s.num_tokens - s.prefill_tokens != s.num_decode_seqs) {
+      v->Add("step budget", "step %lld (replica %d): %lld tokens, %lld of them prefill, "
+             "for %d decode sequences", i, s.replica, (ll)s.num_tokens,
+             (ll)s.prefill_tokens, s.num_decode_seqs);
+    }
+    if (s.scheduled > s.start) {
+      v->Add("step time", "step %lld (replica %d): scheduled at %lld ns, after its start "
+             "%lld ns", i, s.replica, (ll)s.scheduled, (ll)s.start);
     }
     if (s.kv_blocks_used < 0 || s.kv_blocks_used > s.kv_blocks_total ||
         s.kv_blocks_total != e.num_gpu_blocks - Scheduler::kReservedBlocks) {

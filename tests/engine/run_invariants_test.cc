@@ -1,0 +1,400 @@
+// Run-level invariants: sound runs of every mode pass, and each invariant
+// fails, with its own line, on an output broken by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/engine/run_invariants.h"
+#include "tests/test_util.h"
+
+namespace servesim {
+namespace {
+
+using testing::LinearScenario;
+using testing::MustParse;
+
+struct SimRun {
+  Scenario sc;
+  SimulationInput in;
+  SimulationOutput out;
+};
+
+SimRun Simulate(const std::string& json, const std::vector<std::string>& sets = {}) {
+  SimRun r{MustParse(json, sets), {}, {}};
+  r.in = r.sc.ToSimulationInput();
+  r.in.record_steps = true;
+  r.out = RunSimulation(r.in);
+  return r;
+}
+
+// 2 ms + 10 us per prompt token + 1 ms per decoding sequence: steps of a few
+// ms, a few requests in flight at 40 req/s.
+std::string Base(const std::string& extra_workload = "",
+                 const std::string& engine = "") {
+  return LinearScenario(
+      R"("step_s": 0.002, "prefill_token_s": 0.00001, "decode_seq_s": 0.001)",
+      R"("arrival": {"process": "poisson", "rate": 40},
+         "input_len": {"dist": "uniform", "min": 10, "max": 400},
+         "output_len": {"dist": "uniform", "min": 1, "max": 30},
+         "num_requests": 60)" + extra_workload,
+      engine);
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += "  " + l + "\n";
+  return s;
+}
+
+// True when some line starts with `kind` and contains `fragment`.
+bool Has(const std::vector<std::string>& lines, const std::string& kind,
+         const std::string& fragment = "") {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+    return l.rfind(kind + ": ", 0) == 0 && l.find(fragment) != std::string::npos;
+  });
+}
+
+#define EXPECT_VIOLATION(run, kind, fragment)                                  \
+  do {                                                                         \
+    const auto lines_ = CheckRunInvariants((run).in, (run).out);               \
+    EXPECT_TRUE(Has(lines_, kind, fragment)) << "expected a \"" << kind        \
+                                             << "\" line with \"" << fragment \
+                                             << "\"; got:\n"                   \
+                                             << Joined(lines_);                \
+  } while (0)
+
+void ExpectSound(const SimRun& r) {
+  const auto lines = CheckRunInvariants(r.in, r.out);
+  EXPECT_TRUE(lines.empty()) << r.sc.json.dump() << "\n" << Joined(lines);
+}
+
+// The index of a finished request with at least `tokens` output tokens
+// that is not the first (so its arrival can move).
+size_t FinishedWith(const SimulationOutput& out, int32_t tokens) {
+  for (size_t i = 1; i < out.requests.size(); ++i) {
+    const Request& r = out.requests[i];
+    if (r.status == RequestStatus::kFinished && r.output_len >= tokens) return i;
+  }
+  ADD_FAILURE() << "no finished request with " << tokens << " tokens";
+  return 0;
+}
+
+// ---- Sound runs of every mode -------------------------------------------
+
+TEST(RunInvariants, SoundRunsOfEveryModePass) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {Base(), {}},
+      {Base(), {"workload.arrival={\"process\":\"gamma\",\"rate\":60,\"burstiness\":0.2}"}},
+      {Base(), {"workload.arrival={\"process\":\"constant\",\"rate\":80}"}},
+      {Base(), {"workload.arrival={\"process\":\"closed\",\"concurrency\":5,\"think_time_s\":0.01}"}},
+      {Base(), {"workload.max_concurrency=3", "workload.arrival.rate=200"}},
+      {Base(", \"sessions\": {\"turns\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 4}, "
+            "\"think_time_s\": 0.05}"),
+       {"engine.prefix_caching=true"}},
+      {Base(), {"engine.num_gpu_blocks=30", "engine.block_size=16"}},  // preemption
+      {Base(), {"engine.chunked_prefill=false", "engine.max_num_batched_tokens=512"}},
+      {Base(), {"engine.policy=shortest-prompt-first", "engine.max_num_batched_tokens=64"}},
+      {Base(), {"cluster={\"replicas\":3,\"router\":\"least_outstanding\"}"}},
+      {Base(), {"cluster={\"replicas\":2,\"router\":\"power_of_two\"}"}},
+      {Base(), {"engine.prefix_caching=true",
+                "workload.prefix={\"model\":\"zipf\",\"num_prefixes\":4,\"prefix_len\":64,\"s\":1}",
+                "cluster={\"replicas\":2,\"router\":\"prefix_affinity\"}"}},
+      {Base(), {"metrics.warmup_requests=10", "metrics.warmup_s=0.2"}},
+      {Base(), {"workload.num_requests=0", "workload.duration_s=1"}},
+      {Base(), {"workload.arrival.rate=2000", "limits.max_queued=5"}},  // stops early
+      {Base(), {"workload.input_len={\"dist\":\"fixed\",\"value\":700}",
+                "engine.num_gpu_blocks=45"}},  // some requests rejected
+  };
+  for (const auto& [json, sets] : cases) ExpectSound(Simulate(json, sets));
+}
+
+TEST(RunInvariants, LittlesLawHoldsOnALongStableRun) {
+  const SimRun r = Simulate(Base(), {"workload.num_requests=2000"});
+  ExpectSound(r);
+}
+
+TEST(RunInvariants, TraceReplayAndRooflinePass) {
+  ExpectSound(Simulate(EmbeddedDefaultScenario(),
+                       {"workload.num_requests=300", "workload.arrival.rate=20"}));
+  ExpectSound(Simulate(R"({"model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
+      "engine": {"prefix_caching": true},
+      "workload": {"trace": {"path": "../shared/traces/synthetic_trace.jsonl",
+                             "format": "mooncake", "time_scale": 3.0},
+                   "num_requests": 150}})"));
+}
+
+// ---- Each invariant can fail ---------------------------------------------
+
+TEST(RunInvariants, StepsOverlappingOnOneReplica) {
+  SimRun r = Simulate(Base());
+  ASSERT_GE(r.out.steps.size(), 3u);
+  r.out.steps[2].start = r.out.steps[1].end - 1;
+  EXPECT_VIOLATION(r, "step overlap", "before step 1 ends");
+}
+
+TEST(RunInvariants, StepEndingBeforeItStarts) {
+  SimRun r = Simulate(Base());
+  r.out.steps[0].end = r.out.steps[0].start;
+  EXPECT_VIOLATION(r, "step", "<= start");
+}
+
+TEST(RunInvariants, TimeGoingBack) {
+  SimRun r = Simulate(Base());
+  std::swap(r.out.steps[3], r.out.steps[4]);
+  EXPECT_VIOLATION(r, "step time", "goes back");
+}
+
+TEST(RunInvariants, StepOutsideTheRun) {
+  SimRun r = Simulate(Base());
+  r.out.steps.back().end = r.out.end_time + 5;
+  EXPECT_VIOLATION(r, "step", "outside the run");
+}
+
+TEST(RunInvariants, TokenBudgetExceeded) {
+  SimRun r = Simulate(Base());
+  r.out.steps[0].num_tokens = r.in.engine.max_num_batched_tokens + 1;
+  EXPECT_VIOLATION(r, "step budget", "> max_num_batched_tokens");
+}
+
+TEST(RunInvariants, SequenceBudgetExceededOrEmptyStep) {
+  SimRun r = Simulate(Base());
+  r.out.steps[0].num_seqs = r.in.engine.max_num_seqs + 1;
+  r.out.steps[1].num_seqs = 0;
+  EXPECT_VIOLATION(r, "step budget", "num_seqs 257 outside");
+  EXPECT_VIOLATION(r, "step budget", "num_seqs 0 outside");
+}
+
+TEST(RunInvariants, FewerTokensThanSequences) {
+  SimRun r = Simulate(Base());
+  r.out.steps[1].num_tokens = r.out.steps[1].num_seqs - 1;
+  EXPECT_VIOLATION(r, "step budget", "< num_seqs");
+}
+
+TEST(RunInvariants, SequencesAndTokensOfAStepDisagree) {
+  SimRun r = Simulate(Base());
+  ++r.out.steps[1].num_decode_seqs;
+  ++r.out.steps[2].num_tokens;  // one token more than its prefills and decodes
+  EXPECT_VIOLATION(r, "step", "decode sequences");
+  EXPECT_VIOLATION(r, "step budget", "decode sequences");
+}
+
+TEST(RunInvariants, ScheduledAfterItStarted) {
+  SimRun r = Simulate(Base());
+  r.out.steps[1].scheduled = r.out.steps[1].start + 1;
+  EXPECT_VIOLATION(r, "step time", "after its start");
+}
+
+TEST(RunInvariants, KvCacheOverfull) {
+  SimRun r = Simulate(Base());
+  r.out.steps[1].kv_blocks_used = r.out.steps[1].kv_blocks_total + 1;
+  EXPECT_VIOLATION(r, "step kv", "kv_blocks_used");
+}
+
+TEST(RunInvariants, BusyLongerThanElapsed) {
+  SimRun r = Simulate(Base());
+  for (StepRecord& s : r.out.steps) {  // every step spans the whole run
+    s.start = 0;
+    s.end = r.out.end_time;
+  }
+  EXPECT_VIOLATION(r, "busy", "> elapsed");
+}
+
+TEST(RunInvariants, BusyTimeDisagreesWithSteps) {
+  SimRun r = Simulate(Base());
+  r.out.replicas[0].busy_s += 0.001;
+  EXPECT_VIOLATION(r, "busy", "ReplicaStats.busy_s");
+}
+
+TEST(RunInvariants, TimestampsOutOfOrder) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 2);
+  r.out.requests[i].send = r.out.requests[i].arrival - 1;
+  r.out.requests[i + 1].first_scheduled = -1;
+  EXPECT_VIOLATION(r, "causality", "send " + std::to_string(r.out.requests[i].send) +
+                                       " ns < arrival");
+  EXPECT_VIOLATION(r, "causality", "first_token set");
+}
+
+TEST(RunInvariants, FinishedWithTheWrongTokenCount) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 3);
+  --r.out.requests[i].num_output;
+  EXPECT_VIOLATION(r, "finished", "finished with");
+}
+
+TEST(RunInvariants, FirstTokenWithoutAStep) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 2);
+  r.out.requests[i].first_token = r.out.requests[i].first_scheduled;
+  EXPECT_VIOLATION(r, "ttft", "before the end");
+}
+
+TEST(RunInvariants, TokenBetweenSteps) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 3);
+  ++r.out.requests[i].first_token;
+  EXPECT_VIOLATION(r, "ttft", "not at the end of a step");
+}
+
+TEST(RunInvariants, RejectedButScheduled) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 1);
+  r.out.requests[i].status = RequestStatus::kRejected;
+  r.out.requests[i].reject_reason = "test";
+  EXPECT_VIOLATION(r, "rejected", "but scheduled");
+}
+
+TEST(RunInvariants, UnfinishedInARunThatDrained) {
+  SimRun r = Simulate(Base());
+  const size_t i = FinishedWith(r.out, 1);
+  r.out.requests[i].status = RequestStatus::kRunning;
+  r.out.requests[i].finish = -1;
+  EXPECT_VIOLATION(r, "unfinished", "not stopped early");
+  EXPECT_VIOLATION(r, "conservation", "");
+}
+
+TEST(RunInvariants, CountsThatDoNotAddUp) {
+  SimRun r = Simulate(Base());
+  ++r.out.rejected;
+  EXPECT_VIOLATION(r, "conservation", "out.rejected 1");
+}
+
+TEST(RunInvariants, WarmUpFlagWrong) {
+  SimRun r = Simulate(Base(), {"metrics.warmup_requests=5"});
+  r.out.requests[2].measured = true;
+  EXPECT_VIOLATION(r, "warm-up", "request 2");
+}
+
+TEST(RunInvariants, RequestsBeyondTheBounds) {
+  SimRun r = Simulate(Base());
+  r.in.workload.num_requests = 10;
+  r.in.workload.duration_s = ToSeconds(r.out.requests[5].arrival);
+  EXPECT_VIOLATION(r, "request bound", "num_requests 10");
+  EXPECT_VIOLATION(r, "duration bound", "at or after duration_s");
+}
+
+TEST(RunInvariants, MaxConcurrencyExceeded) {
+  SimRun r = Simulate(Base(), {"workload.max_concurrency=1"});
+  ExpectSound(r);
+  // Send request 1 while request 0 is still in flight.
+  Request& b = r.out.requests[1];
+  b.arrival = b.send = r.out.requests[0].finish - 1;
+  b.measured = true;
+  EXPECT_VIOLATION(r, "max_concurrency", "2 requests in flight");
+}
+
+TEST(RunInvariants, ClosedLoopClientSendsTwice) {
+  SimRun r = Simulate(Base(), {"workload.arrival={\"process\":\"closed\",\"concurrency\":2}"});
+  ExpectSound(r);
+  // Request 2 is client 0's or 1's second: move it before its first ended.
+  Request& c = r.out.requests[2];
+  const Request& first = r.out.requests[c.client];
+  c.arrival = c.send = first.finish - 1;
+  EXPECT_VIOLATION(r, "closed loop", "before its request");
+  EXPECT_VIOLATION(r, "closed loop", "3 requests in flight");
+}
+
+TEST(RunInvariants, SessionTurnBeforeThePreviousFinished) {
+  SimRun r = Simulate(Base(", \"sessions\": {\"turns\": {\"dist\": \"fixed\", \"value\": 3}, "
+                        "\"think_time_s\": 0.05}"));
+  ExpectSound(r);
+  for (Request& q : r.out.requests) {
+    if (q.session_turn == 1) {
+      q.arrival -= 1;  // 1 ns short of the think time
+      break;
+    }
+  }
+  EXPECT_VIOLATION(r, "sessions", "think time 50000000 ns");
+}
+
+TEST(RunInvariants, RoutedCountsOff) {
+  SimRun r = Simulate(Base(), {"cluster.replicas=2"});
+  ++r.out.replicas[1].routed;
+  EXPECT_VIOLATION(r, "routing", "replica 1: routed");
+  EXPECT_VIOLATION(r, "routing", "sum to");
+}
+
+TEST(RunInvariants, StepCountsOff) {
+  SimRun r = Simulate(Base(), {"cluster.replicas=2"});
+  ++r.out.replicas[0].steps;
+  r.out.recorder.RecordStep(1, 1);
+  EXPECT_VIOLATION(r, "steps count", "ReplicaStats.steps");
+  EXPECT_VIOLATION(r, "steps count", "recorder counted");
+}
+
+TEST(RunInvariants, SampledTokensOff) {
+  SimRun r = Simulate(Base());
+  r.out.recorder.RecordItlNanos(5);  // one token too many
+  EXPECT_VIOLATION(r, "tokens", "ITL histogram holds");
+}
+
+// Rebuilds the recorder from the output's own timestamps and steps, with the
+// in-system level multiplied by `factor` (1: a faithful copy).
+Recorder Rebuilt(const SimulationOutput& out, int64_t factor) {
+  Recorder rec;
+  for (const StepRecord& s : out.steps) rec.RecordStep(s.num_seqs, s.num_tokens);
+  for (const Request& r : out.requests) {
+    if (!r.measured || r.num_output < 2) continue;
+    const SimTime span = r.last_token - r.first_token;
+    rec.RecordItlNanos(span - (r.num_output - 2));  // count and sum kept
+    for (int k = 2; k < r.num_output; ++k) rec.RecordItlNanos(1);
+  }
+  const SimTime ws = out.recorder.window_start(), we = out.recorder.window_end();
+  std::vector<std::pair<SimTime, int>> ev = {{ws, 2}, {we, 3}};  // 2, 3: marks
+  for (const Request& r : out.requests) {
+    if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
+    ev.emplace_back(r.send, +1);
+    if (r.finish >= 0) ev.emplace_back(r.finish, -1);
+  }
+  std::sort(ev.begin(), ev.end());
+  int64_t level = 0;
+  for (const auto& [t, d] : ev) {
+    rec.Advance(t);
+    if (d == 2) rec.MarkWindowStart(t);
+    else if (d == 3) rec.MarkWindowEnd(t);
+    else rec.levels().in_system = factor * (level += d);
+  }
+  return rec;
+}
+
+TEST(RunInvariants, RecorderInSystemDisagreesWithTimestamps) {
+  SimRun r = Simulate(Base(), {"workload.num_requests=2000"});
+  r.out.recorder = Rebuilt(r.out, 1);
+  ExpectSound(r);
+  r.out.recorder = Rebuilt(r.out, 2);
+  EXPECT_VIOLATION(r, "little", "requests in system on average");
+  EXPECT_VIOLATION(r, "little", "lambda W");
+}
+
+// ---- max_concurrency: one request at a time is one request alone ---------
+
+TEST(RunInvariants, MaxConcurrencyOneBehavesLikeOneRequestAlone) {
+  const std::vector<std::string> sets = {
+      "workload.input_len={\"dist\":\"fixed\",\"value\":1000}",
+      "workload.output_len={\"dist\":\"fixed\",\"value\":100}",
+      "workload.arrival.rate=100", "workload.max_concurrency=1"};
+  auto with = [&](int n) {
+    std::vector<std::string> s = sets;
+    s.push_back("workload.num_requests=" + std::to_string(n));
+    return s;
+  };
+  const SimRun alone = Simulate(EmbeddedDefaultScenario(), with(1));
+  const SimRun capped = Simulate(EmbeddedDefaultScenario(), with(50));
+  ExpectSound(alone);
+  ExpectSound(capped);
+  const Request& a = alone.out.requests[0];
+  ASSERT_EQ(a.status, RequestStatus::kFinished);
+  const SimTime ttft = a.first_token - a.send, decode = a.finish - a.first_token;
+  for (const Request& r : capped.out.requests) {
+    ASSERT_EQ(r.status, RequestStatus::kFinished);
+    EXPECT_EQ(r.first_token - r.send, ttft) << "request " << r.id;
+    EXPECT_EQ(r.finish - r.first_token, decode) << "request " << r.id;  // same TPOT
+  }
+  const RunSummary s = Summarize(capped.out, capped.in, "", 100);
+  const double single_rate = 1.0 / ToSeconds(a.finish - a.send);
+  EXPECT_LE(s.request_throughput, single_rate * (1 + 1e-12));
+  EXPECT_GT(s.request_throughput, 0.9 * single_rate);
+}
+
+}  // namespace
+}  // namespace servesim
