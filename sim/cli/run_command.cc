@@ -7,6 +7,8 @@
 #include "sim/cli/commands.h"
 #include "sim/core/output_file.h"
 #include "sim/core/paths.h"
+#include "sim/report/step_export.h"
+#include "sim/report/timeline.h"
 #include "sim/report/writers.h"
 
 namespace servesim {
@@ -17,6 +19,10 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string save_result;
   std::string save_detailed;
+  std::string save_steps;     // per-step rows (CSV, or JSON lines: .jsonl)
+  std::string save_timeline;  // Chrome trace event JSON
+  int64_t save_steps_every = 1;
+  double save_steps_from_s = 0, save_steps_until_s = 0;  // 0: no bound
   bool check_invariants = false;
   bool quiet = false;
 };
@@ -51,6 +57,34 @@ Status Run(const RunOptions& o) {
   if (!sc.ok()) return sc.status();
   SimulationInput in = sc->ToSimulationInput();
   in.check_invariants = o.check_invariants;
+  // Streamed outputs are opened before the run (a bad path fails now) and
+  // appear, whole, only when the run has succeeded.
+  std::unique_ptr<StepExporter> steps;
+  std::unique_ptr<TimelineWriter> timeline;
+  StepFilter filter;
+  filter.every = o.save_steps_every;
+  filter.from = FromSeconds(o.save_steps_from_s);
+  if (o.save_steps_until_s > 0) filter.until = FromSeconds(o.save_steps_until_s);
+  if (!o.save_steps.empty()) {
+    auto e = StepExporter::Open(o.save_steps, filter);
+    if (!e.ok()) return e.status();
+    steps = std::move(*e);
+  }
+  if (!o.save_timeline.empty()) {
+    auto t = TimelineWriter::Open(o.save_timeline, filter);
+    if (!t.ok()) return t.status();
+    timeline = std::move(*t);
+  }
+  if (steps && timeline) {
+    in.on_step = [&](const StepRecord& r) {
+      steps->Add(r);
+      timeline->Add(r);
+    };
+  } else if (steps) {
+    in.on_step = [&](const StepRecord& r) { steps->Add(r); };
+  } else if (timeline) {
+    in.on_step = [&](const StepRecord& r) { timeline->Add(r); };
+  }
   const SimulationOutput out = RunSimulation(in);
   const RunSummary summary =
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate());
@@ -66,6 +100,12 @@ Status Run(const RunOptions& o) {
     Status st = WriteFileWith(o.save_detailed,
                           [&](std::ostream& os) { WriteDetailedCsv(out, os); });
     if (!st.ok()) return st;
+  }
+  if (steps) {
+    if (Status st = steps->Finish(); !st.ok()) return st;
+  }
+  if (timeline) {
+    if (Status st = timeline->Finish(out.requests, out.end_time); !st.ok()) return st;
   }
   return Status::Ok();
 }
@@ -86,6 +126,24 @@ Command AddRunCommand(CLI::App* app) {
       ->check(NotAnOption());
   run->add_option("--save-detailed", opts->save_detailed,
                   "Write one CSV row per request")
+      ->check(NotAnOption());
+  run->add_option("--save-steps", opts->save_steps,
+                  "Write one row per step, streamed (CSV; JSON lines if FILE "
+                  "ends in .jsonl)")
+      ->check(NotAnOption());
+  run->add_option("--save-steps-every", opts->save_steps_every,
+                  "Keep every Nth step in --save-steps and --save-timeline")
+      ->check(CLI::Range(int64_t{1}, INT64_MAX));
+  run->add_option("--save-steps-from", opts->save_steps_from_s,
+                  "Keep only steps starting at or after this simulated time, s "
+                  "(--save-steps and --save-timeline)")
+      ->check(CLI::Range(0.0, kMaxSpanSeconds));
+  run->add_option("--save-steps-until", opts->save_steps_until_s,
+                  "Keep only steps starting before this simulated time, s")
+      ->check(CLI::Range(0.0, kMaxSpanSeconds));
+  run->add_option("--save-timeline", opts->save_timeline,
+                  "Write a Chrome trace event JSON timeline (Perfetto, "
+                  "chrome://tracing)")
       ->check(NotAnOption());
   run->add_flag("--check-invariants", opts->check_invariants,
                 "Check KV-cache and scheduler invariants after every step (slow) "
