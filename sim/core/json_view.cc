@@ -99,16 +99,16 @@ class StrictDomBuilder {
   bool end_array() { return Close(); }
   bool key(json::string_t& k) {
     Frame& f = frames_.back();
-    f.child = PointerSegment(k);
-    if (f.node->contains(k)) {
+    f.key = std::move(k);
+    f.has_key = true;
+    if (f.node->contains(f.key)) {
       problem_ = {Path(),
-                  "duplicate key: \"" + k +
+                  "duplicate key: \"" + f.key +
                       "\" is given twice in the same object; expected each "
                       "key once",
                   false};
       return false;
     }
-    f.key = std::move(k);
     return true;
   }
   bool parse_error(std::size_t position, const std::string& token,
@@ -134,11 +134,12 @@ class StrictDomBuilder {
 
  private:
   // An open object or array. Invariant: every open container is the last
-  // child of the one below it, so these pointers stay valid while it grows.
+  // child of the one below it (for an object, the value of `key`), so these
+  // pointers stay valid while it grows.
   struct Frame {
     json* node;
-    std::string key;    // objects: the key whose value comes next
-    std::string child;  // the path segment of the child being read
+    std::string key;  // objects: the last key read
+    bool has_key = false;
   };
 
   bool Value(json v) {
@@ -152,7 +153,6 @@ class StrictDomBuilder {
     }
     Frame& f = frames_.back();
     if (f.node->is_array()) {
-      f.child = std::to_string(f.node->size());
       f.node->push_back(std::move(v));
       return &f.node->back();
     }
@@ -170,25 +170,28 @@ class StrictDomBuilder {
       return false;
     }
     json* node = Put(std::move(v));
-    frames_.push_back({node, "", ""});
+    frames_.push_back({node, "", false});
     return true;
   }
   bool Close() {
     frames_.pop_back();
     return true;
   }
-  // The JSON path of the value being read, e.g. "/workload/arrival/rate".
+  // The JSON path of the value being read, e.g. "/workload/arrival/rate";
+  // built only for a message, so reading costs no string per value.
   std::string Path() const {
     std::string p;
     for (size_t i = 0; i < frames_.size(); ++i) {
       const Frame& f = frames_[i];
       const bool last = i + 1 == frames_.size();
-      const std::string seg = last && f.node->is_array()
-                                  ? std::to_string(f.node->size())
-                                  : f.child;
-      if (!seg.empty()) p += "/" + seg;
+      if (f.node->is_array()) {
+        // The open child is the last element; the next value goes after it.
+        p += "/" + std::to_string(f.node->size() - (last ? 0 : 1));
+      } else if (f.has_key) {
+        p += "/" + PointerSegment(f.key);
+      }
     }
-    if (p.size() > 120) p = p.substr(0, 117) + "...";
+    if (p.size() > 64) p = p.substr(0, 61) + "...";
     return p.empty() ? "/" : p;
   }
   std::string LineColumn(size_t position) const {

@@ -23,8 +23,9 @@ std::string ResolveDataPath(const std::string& path);
 // (expected a regular file)".
 void CheckInputFile(const std::string& path, const std::string& what,
                     bool allow_fifo = false);
-// CheckInputFile, then the whole file; a file larger than max_bytes is an
-// error ("<path>: <what> is 20.0 MiB; expected at most 16 MiB").
+// CheckInputFile (pipes allowed), then the whole file; a file larger than
+// max_bytes is an error ("<path>: <what> is 20.0 MiB; expected at most
+// 16.0 MiB"), and at most max_bytes + 1 bytes are read.
 std::string ReadInputFile(const std::string& path, const std::string& what,
                           uintmax_t max_bytes);
 

@@ -181,33 +181,36 @@ void ParseSessions(const JsonView& w, Scenario* s) {
   }
 }
 
-// A run bounded only by num_requests must still end within kMaxSpanSeconds
-// of simulated time, or its clock would run towards int64 overflow: the
-// expected span of the arrivals (num_requests / rate), or of a closed loop's
-// think times (num_requests * think_time_s / concurrency).
+// A run bounded only by its request count must still end within
+// kMaxSpanSeconds of simulated time, or its clock would run towards int64
+// overflow: the expected span of the arrivals (requests / rate, the requests
+// being num_requests or a trace's records), or of a closed loop's think
+// times (num_requests * think_time_s / concurrency).
 void CheckTrafficSpan(const JsonView& w, const Scenario& s) {
   const WorkloadConfig& wc = s.workload;
-  if (wc.duration_s > 0 || wc.num_requests == 0) return;
-  const double n = static_cast<double>(wc.num_requests);
+  if (wc.duration_s > 0) return;
+  int64_t n = wc.num_requests;
+  std::string what = "num_requests";
+  if (wc.trace) {  // lengths (and with an arrival process, only lengths)
+    const int64_t records = s.trace_data_lines - s.trace_bad_lines;
+    if (n == 0 || records < n) n = records, what = "the trace's records";
+  }
+  std::ostringstream how;
   double span = 0;
-  std::string how;
   if (wc.closed_loop) {
-    span = n * wc.think_time_s / wc.concurrency;
-    how = "num_requests * think_time_s / concurrency = " +
-          std::to_string(wc.num_requests) + " * " + Seconds(wc.think_time_s) +
-          " / " + std::to_string(wc.concurrency);
+    span = static_cast<double>(n) * wc.think_time_s / wc.concurrency;
+    how << what << " * think_time_s / concurrency = " << n << " * "
+        << Seconds(wc.think_time_s) << " / " << wc.concurrency;
   } else if (wc.arrival) {
-    span = n / wc.arrival->rate();
-    std::ostringstream os;
-    os << "num_requests / rate = " << wc.num_requests << " / "
-       << wc.arrival->rate() << "/s";
-    how = os.str();
+    span = static_cast<double>(n) / wc.arrival->rate();
+    how << what << " / rate = " << n << " / " << wc.arrival->rate() << "/s";
   }
   if (span <= kMaxSpanSeconds) return;
   w.FailMessage("num_requests",
                 "expected at most " + Seconds(kMaxSpanSeconds) +
-                    " (3.2 years) of simulated traffic, got " + how + " = " +
-                    Seconds(span) + "; lower num_requests or set duration_s");
+                    " (3.2 years) of simulated traffic, got " + how.str() +
+                    " = " + Seconds(span) +
+                    "; lower num_requests or set duration_s");
 }
 
 void ParseWorkload(const JsonView& root, Scenario* s) {

@@ -170,21 +170,18 @@ bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos) {
 }
 
 std::string ParseJsonLine(std::string_view line, nlohmann::json* out) {
-  try {
-    *out = nlohmann::json::parse(line.begin(), line.end());
-  } catch (const nlohmann::json::exception& e) {  // also number overflow
-    // Keep the parser's reason ("unexpected end of input" for a truncated
-    // line) without its "[json.exception...]" prefix.
-    std::string what = e.what();
-    const size_t p = what.find("] ");
-    if (p != std::string::npos) what.erase(0, p + 2);
-    if (what.size() > 120) what = what.substr(0, 117) + "...";
-    for (char& c : what) {
-      if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    }
-    return "invalid JSON: " + what;
+  // Strict, as configuration: a duplicate field, nesting deeper than
+  // kMaxJsonDepth or a number out of range is a bad line, named by its path.
+  const std::optional<JsonParseProblem> problem = ParseJsonStrict(line, out);
+  if (!problem) return "";
+  // The parser's reason ("unexpected end of input" for a truncated line).
+  std::string what = problem->syntax ? problem->what
+                                     : "invalid JSON: " + problem->message();
+  if (what.size() > 160) what = what.substr(0, 157) + "...";
+  for (char& c : what) {
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
   }
-  return "";
+  return what;
 }
 
 std::vector<std::string> SplitCsvFields(std::string_view line) {

@@ -72,7 +72,8 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "\"max_num_seqs\"?); expected one of max_num_seqs, "
             "max_num_batched_tokens, chunked_prefill, block_size, "
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
-            "activation_reserve_gib, prefix_caching");
+            "activation_reserve_gib, prefix_caching, async_scheduling, "
+            "reserve_full_prompt, long_prefill_token_threshold, watermark");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number in [1e-06, "
             "1e+09], got 0");
