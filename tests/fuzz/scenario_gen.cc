@@ -1,0 +1,392 @@
+// Random valid scenarios (see scenario_gen.h). Each section is one function;
+// the workload is drawn first because the KV cache is sized from the longest
+// request it can produce.
+#include "tests/fuzz/scenario_gen.h"
+
+#include <algorithm>
+#include <string>
+
+namespace servesim::fuzz {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kTraces = "../shared/traces/";
+
+// What the workload can produce, for sizing the cache and the run.
+struct Shape {
+  int64_t max_prompt = 0;    // longest prompt it can produce (0: unknown)
+  int64_t max_output = 0;    // longest output
+  double mean_output = 0;    // rough, for bounding the work
+  double mean_prompt = 0;    // rough
+  int64_t requests = 0;      // the request bound (rough with duration_s)
+  bool prefix_caching_useful = false;
+};
+
+// A length distribution with an upper clamp `cap` (always given, so the
+// cache can be sized); `scale` is its typical size.
+json Lengths(Choices& c, double scale, int64_t cap, bool output, double* mean) {
+  json d;
+  switch (c.Below(6)) {
+    case 0: {
+      const int64_t v = c.LogInt(1, static_cast<int64_t>(scale * 2));
+      d = {{"dist", "fixed"}, {"value", v}};
+      *mean = static_cast<double>(v);
+      break;
+    }
+    case 1: {
+      // Its "max" is also the clamp: at most `cap`.
+      const int64_t lo = c.LogInt(1, static_cast<int64_t>(scale));
+      const int64_t hi = std::min(cap, lo + c.LogInt(0, static_cast<int64_t>(scale * 3)));
+      d = {{"dist", "uniform"}, {"min", lo}, {"max", hi}};
+      *mean = (lo + hi) / 2.0;
+      break;
+    }
+    case 2: {
+      const double m = c.LogUniform(1, scale * 2);
+      d = {{"dist", "normal"}, {"mean", m}, {"std", c.LogUniform(0.1, m + 1)}};
+      *mean = m;
+      break;
+    }
+    case 3: {
+      const double med = c.LogUniform(1, scale);
+      d = {{"dist", "lognormal"}, {"median", med}, {"p99", med * c.Uniform(1.01, 30)}};
+      *mean = med * 2;
+      break;
+    }
+    case 4: {
+      const double m = c.LogUniform(1, scale * 2);
+      d = {{"dist", "exponential"}, {"mean", m}};
+      *mean = m;
+      break;
+    }
+    default: {
+      const char* file = c.Chance(0.5) ? "sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
+                                       : "bwb_stats_llama2_tokenizer_filtered_v2.csv";
+      d = {{"dist", "empirical"},
+           {"path", std::string(kTraces) + file},
+           {"column", output ? "num_decode_tokens" : "num_prefill_tokens"}};
+      *mean = output ? 400 : 800;
+    }
+  }
+  if (!d.contains("max")) d["max"] = cap;
+  *mean = std::min<double>(*mean, static_cast<double>(cap));
+  return d;
+}
+
+json Arrival(Choices& c, double rate) {
+  switch (c.Below(3)) {
+    case 0: return {{"process", "poisson"}, {"rate", rate}};
+    case 1:
+      return {{"process", "gamma"}, {"rate", rate}, {"burstiness", c.LogUniform(0.05, 10)}};
+    default: return {{"process", "constant"}, {"rate", rate}};
+  }
+}
+
+// A shared-prefix model; sets *defines when it supplies the lengths itself.
+json Prefix(Choices& c, Shape* shape, bool* defines) {
+  *defines = false;
+  shape->prefix_caching_useful = true;
+  switch (c.Below(5)) {
+    case 0: {
+      const int64_t len = c.LogInt(0, 2000);
+      shape->max_prompt += len;
+      shape->mean_prompt += static_cast<double>(len);
+      return {{"model", "random_prefix"}, {"prefix_len", len}};
+    }
+    case 1: {
+      const int64_t len = c.LogInt(16, 2000);
+      shape->max_prompt += len;
+      shape->mean_prompt += static_cast<double>(len);
+      return {{"model", "zipf"}, {"num_prefixes", c.LogInt(1, 50)}, {"prefix_len", len},
+              {"s", c.Uniform(0.3, 2)}};
+    }
+    case 2: return {{"model", "target_hit_rate"}, {"hit_rate", c.Unit()}};
+    case 3: {
+      *defines = true;
+      const int64_t p = c.LogInt(1, 2000), s = c.LogInt(0, 500), o = c.LogInt(1, 300);
+      shape->max_prompt = p + s;
+      shape->mean_prompt = static_cast<double>(p + s);
+      shape->max_output = o;
+      shape->mean_output = static_cast<double>(o);
+      return {{"model", "prefix_repetition"}, {"num_prefixes", c.LogInt(1, 20)},
+              {"prefix_len", p}, {"suffix_len", s}, {"output_len", o}};
+    }
+    default: {
+      *defines = true;
+      const int64_t p = c.LogInt(1, 2000), q = c.LogInt(1, 300), o = c.LogInt(1, 300);
+      shape->max_prompt = p + q;
+      shape->mean_prompt = static_cast<double>(p + q);
+      shape->max_output = o;
+      shape->mean_output = static_cast<double>(o);
+      return {{"model", "generated_shared_prefix"}, {"num_groups", c.LogInt(1, 16)},
+              {"prompts_per_group", c.LogInt(1, 16)}, {"system_prompt_len", p},
+              {"question_len", q}, {"output_len", o}};
+    }
+  }
+}
+
+// A slice of one of the shared traces (the request bound is set later).
+json Trace(Choices& c, json* w, Shape* shape) {
+  const bool timed = c.Chance(0.7);
+  json t;
+  switch (c.Below(4)) {
+    case 0:
+      t = {{"path", std::string(kTraces) + "AzureLLMInferenceTrace_conv.csv"},
+           {"format", "azure"}, {"time_scale", c.LogUniform(0.02, 3)}};
+      shape->max_prompt = 16000;  // the conversation trace's prompts stay below
+      shape->mean_prompt = 1200;
+      break;
+    case 1:
+      t = {{"path", std::string(kTraces) + "synthetic_trace.jsonl"},
+           {"format", "mooncake"}, {"time_scale", c.LogUniform(0.3, 10)}};
+      shape->max_prompt = 4096;  // longer ones exist; tight caches reject them
+      shape->mean_prompt = 12000;
+      shape->prefix_caching_useful = true;
+      break;
+    case 2:
+      t = {{"path", std::string(kTraces) + "synthetic_trace.jsonl"},
+           {"format", "jsonl"}, {"time_scale", c.LogUniform(1e-4, 0.01)},
+           {"fields", {{"prompt_tokens", "input_length"},
+                       {"completion_tokens", "output_length"},
+                       {"timestamp", "timestamp"}}}};
+      shape->max_prompt = 4096;
+      shape->mean_prompt = 12000;
+      break;
+    default:
+      t = {{"path", std::string(kTraces) + "sharegpt_8k_filtered_stats_llama2_tokenizer.csv"},
+           {"format", "lengths"}, {"use_timestamps", false}};
+      shape->max_prompt = 4096;
+      shape->mean_prompt = 300;
+  }
+  shape->max_output = 2048;
+  shape->mean_output = 300;
+  if (!timed || t["format"] == "lengths") {
+    // The trace gives lengths only; arrivals open or closed.
+    t["use_timestamps"] = false;
+    (*w)["arrival"] = c.Chance(0.25) ? json{{"process", "closed"},
+                                            {"concurrency", c.LogInt(1, 100)}}
+                                     : Arrival(c, c.LogUniform(0.5, 200));
+  }
+  const bool closed = w->contains("arrival") && (*w)["arrival"]["process"] == "closed";
+  if (!closed && c.Chance(0.2)) {
+    (*w)["max_concurrency"] = c.LogInt(1, 64);
+  }
+  return t;
+}
+
+// Lengths, arrivals and the mode; returns the workload section.
+json Workload(Choices& c, const GeneratorLimits& limits, Shape* shape) {
+  json w;
+  const int mode = static_cast<int>(c.Below(5));  // open, capped, closed, sessions, trace
+  if (mode == 4) {
+    w["trace"] = Trace(c, &w, shape);
+  } else {
+    bool defines = false;
+    if (c.Chance(0.45)) w["prefix"] = Prefix(c, shape, &defines);
+    // Known bug (reported): with sessions, turns after the first draw their
+    // lengths from input_len/output_len, which a prefix model that defines
+    // the lengths leaves absent: they get output_len 0 and never stop.
+    if (defines && mode == 3 && limits.avoid_known_bugs) {
+      w.erase("prefix");
+      defines = false;
+      *shape = Shape();
+    }
+    if (!defines) {
+      const int64_t in_cap = c.Pick<int64_t>({64, 512, 2048, 8192});
+      const int64_t out_cap = c.Pick<int64_t>({4, 64, 256, 512});
+      double mean_in = 0;
+      w["input_len"] = Lengths(c, static_cast<double>(in_cap) / 4, in_cap, false, &mean_in);
+      w["output_len"] = Lengths(c, static_cast<double>(out_cap) / 4, out_cap, true,
+                                &shape->mean_output);
+      shape->max_prompt += in_cap;
+      shape->mean_prompt += mean_in;
+      shape->max_output = out_cap;
+    }
+    const double rate = c.LogUniform(0.5, 300);
+    if (mode == 2) {
+      w["arrival"] = {{"process", "closed"}, {"concurrency", c.LogInt(1, 300)},
+                      {"think_time_s", c.Chance(0.5) ? 0.0 : c.LogUniform(1e-3, 2)}};
+    } else {
+      w["arrival"] = Arrival(c, rate);
+    }
+    // Known bug (reported): session turns after the first are sent without
+    // waiting for a max_concurrency slot, so more than max_concurrency
+    // requests are in flight.
+    const bool capped_sessions = c.Chance(0.2) && !limits.avoid_known_bugs;
+    if (mode == 1 || (mode == 3 && capped_sessions)) w["max_concurrency"] = c.LogInt(1, 64);
+    if (mode == 3) {
+      json turns = c.Chance(0.5) ? json{{"dist", "fixed"}, {"value", c.Int(1, 6)}}
+                                 : json{{"dist", "uniform"}, {"min", 1}, {"max", c.Int(1, 8)}};
+      w["sessions"] = {{"turns", turns},
+                       {"think_time_s", c.Chance(0.3) ? 0.0 : c.LogUniform(0.01, 5)}};
+      // Each turn resends the history: up to 8 x (prompt + output).
+      shape->max_prompt = 8 * (shape->max_prompt + shape->max_output);
+      shape->mean_prompt = 3 * (shape->mean_prompt + shape->mean_output);
+      shape->prefix_caching_useful = true;
+    }
+  }
+  // Bound the work.
+  const double per_request = std::max(1.0, shape->mean_output);
+  const int64_t most = std::clamp<int64_t>(
+      static_cast<int64_t>(limits.max_output_tokens / per_request), 1, limits.max_requests);
+  const int64_t n = c.LogInt(1, most);
+  shape->requests = n;
+  if (mode != 4 && mode != 2 && c.Chance(0.25)) {
+    const double rate = w["arrival"]["rate"].get<double>();
+    w["duration_s"] = std::max(0.01, static_cast<double>(n) / rate);
+    if (c.Chance(0.5)) w["num_requests"] = n;
+  } else {
+    w["num_requests"] = n;
+  }
+  return w;
+}
+
+json Engine(Choices& c, const Shape& shape, bool* prefix_caching) {
+  json e;
+  const int64_t seqs = c.Pick<int64_t>({1, 2, 4, 8, 16, 64, 256});
+  e["max_num_seqs"] = seqs;
+  e["max_num_batched_tokens"] = c.Pick<int64_t>({16, 64, 256, 1024, 2048, 8192});
+  e["chunked_prefill"] = c.Chance(0.8);
+  const int64_t bs = c.Pick<int64_t>({8, 16, 16, 32});
+  e["block_size"] = bs;
+  *prefix_caching = c.Chance(shape.prefix_caching_useful ? 0.6 : 0.25);
+  e["prefix_caching"] = *prefix_caching;
+  if (c.Chance(0.3)) e["policy"] = "shortest-prompt-first";
+  // vLLM 0.33 engine settings (defaults: async on, full-prompt admission on).
+  if (c.Chance(0.4)) e["async_scheduling"] = c.Chance(0.5);
+  if (c.Chance(0.3)) e["reserve_full_prompt"] = c.Chance(0.5);
+  if (c.Chance(0.2)) e["long_prefill_token_threshold"] = c.LogInt(1, 4096);
+  if (c.Chance(0.2)) e["watermark"] = c.Uniform(0, 0.2);
+  // vLLM 0.33 engine knobs (defaults: async on, full-prompt admission on).
+  e["async_scheduling"] = c.Chance(0.7);
+  if (c.Chance(0.3)) e["reserve_full_prompt"] = false;
+  if (c.Chance(0.2)) e["long_prefill_token_threshold"] = c.Pick<int64_t>({16, 64, 512});
+  if (c.Chance(0.2)) e["watermark"] = c.Pick<double>({0.01, 0.05, 0.2});
+  const int64_t longest = std::max<int64_t>(1, shape.max_prompt + shape.max_output);
+  const int64_t blocks = (longest + bs - 1) / bs;
+  // Derived from memory (tens of thousands of blocks) only for small runs:
+  // the per-step check walks every block.
+  const bool small = shape.requests * std::max(1.0, shape.mean_output) <= 5000;
+  switch (c.Below(4)) {
+    case 0:
+      if (small) {
+        if (c.Chance(0.5)) e["gpu_memory_utilization"] = c.Uniform(0.5, 0.95);
+        break;
+      }
+      [[fallthrough]];
+    case 1:  // tight: just above the largest request
+      e["num_gpu_blocks"] = blocks + c.Int(0, 3);
+      break;
+    default:
+      e["num_gpu_blocks"] = std::min<int64_t>(blocks * c.LogInt(2, 40), 200000);
+  }
+  return e;
+}
+
+// The per-step KV check walks every block of the cache, so a run costs about
+// steps x blocks: fewer requests (or a shorter duration) when that is large.
+// Steps: each prompt in chunks of the token budget (or the long-prefill
+// threshold), each output token in a batch of a few.
+void BoundTheWork(const Shape& shape, const json& engine, json* w) {
+  constexpr double kBlockSteps = 3e8, kSteps = 2e5;
+  // A prompt's chunk is at most the token budget, and at most
+  // long_prefill_token_threshold when that is set.
+  double budget = engine["max_num_batched_tokens"].get<double>();
+  if (engine.contains("long_prefill_token_threshold")) {
+    budget = std::min(budget, engine["long_prefill_token_threshold"].get<double>());
+  }
+  const double batch = std::min(4.0, engine["max_num_seqs"].get<double>());
+  const double per_request = std::ceil(std::max(1.0, shape.mean_prompt) / budget) +
+                             std::max(1.0, shape.mean_output) / batch;
+  const double blocks = engine.contains("num_gpu_blocks")
+                            ? engine["num_gpu_blocks"].get<double>()
+                            : 200000.0;  // derived from memory: up to ~170k
+  const double n = static_cast<double>(std::max<int64_t>(1, shape.requests));
+  const double steps = n * per_request;
+  const double scale = std::min({1.0, kBlockSteps / (steps * blocks), kSteps / steps});
+  if (scale >= 1) return;
+  if (w->contains("num_requests")) {
+    (*w)["num_requests"] = std::max<int64_t>(1, static_cast<int64_t>(n * scale));
+  }
+  if (w->contains("duration_s")) {
+    (*w)["duration_s"] = std::max(0.01, (*w)["duration_s"].get<double>() * scale);
+  }
+}
+
+json CostModel(Choices& c) {
+  if (c.Chance(0.5)) {
+    json m = {{"type", "roofline"}};
+    if (c.Chance(0.3)) m["step_overhead_s"] = c.LogUniform(1e-5, 5e-3);
+    return m;
+  }
+  return {{"type", "linear"},
+          {"step_s", c.Chance(0.2) ? 0.0 : c.LogUniform(1e-4, 5e-3)},
+          {"prefill_token_s", c.LogUniform(1e-7, 1e-4)},
+          {"decode_seq_s", c.Chance(0.2) ? 0.0 : c.LogUniform(1e-6, 1e-3)},
+          {"kv_token_s", c.Chance(0.5) ? 0.0 : c.LogUniform(1e-10, 1e-7)}};
+}
+
+}  // namespace
+
+uint64_t SeededChoices::Bits() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t ByteChoices::Bits() {
+  uint32_t x = 0;
+  for (int i = 0; i < 4 && pos_ < size_; ++i) x |= uint32_t{data_[pos_++]} << (8 * i);
+  // The same 32 bits feed both ends: Below() reads the low bits, Unit() the
+  // high ones.
+  return uint64_t{x} | (uint64_t{x} << 32);
+}
+
+json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
+  json s;
+  s["seed"] = c.Int(0, 1000000);
+  // Deployments known to fit (weights + activations within memory).
+  switch (c.Below(8)) {
+    case 0: s["model"] = "llama-3.1-8b"; s["hardware"] = {{"gpu", "h100-sxm"}, {"tp", 1}}; break;
+    case 1: s["model"] = "llama-3.1-8b"; s["hardware"] = {{"gpu", "l40s"}, {"tp", 1}}; break;
+    case 2: s["model"] = "llama-3.1-8b"; s["hardware"] = {{"gpu", "a100-80gb"}, {"tp", 2}}; break;
+    case 3: s["model"] = "qwen2.5-7b"; s["hardware"] = {{"gpu", "h200"}, {"tp", 1}}; break;
+    case 4: s["model"] = "mixtral-8x7b"; s["hardware"] = {{"gpu", "h200"}, {"tp", 2}}; break;
+    case 5: s["model"] = "llama-3.1-70b"; s["hardware"] = {{"gpu", "h200"}, {"tp", 4}}; break;
+    default: s["model"] = "llama-3.1-8b"; s["hardware"] = {{"gpu", "h200"}, {"tp", 1}};
+  }
+  Shape shape;
+  json w = Workload(c, limits, &shape);
+  bool prefix_caching = false;
+  s["engine"] = Engine(c, shape, &prefix_caching);
+  s["cost_model"] = CostModel(c);
+  BoundTheWork(shape, s["engine"], &w);
+  s["workload"] = std::move(w);
+  // Warm-up: at most a third of the requests and of the arrivals' span, so
+  // that something is measured (`servesim run` refuses a run that measured
+  // nothing).
+  const json& wl = s["workload"];
+  const int64_t n = wl.value("num_requests", int64_t{0});
+  const json arrival = wl.value("arrival", json::object());
+  double span = wl.value("duration_s", 0.0);
+  if (span == 0 && arrival.contains("rate") && n > 0) {
+    span = static_cast<double>(n) / arrival["rate"].get<double>();
+  }
+  json m = json::object();
+  if (c.Chance(0.2) && span > 0) m["warmup_s"] = c.Uniform(0, span / 3);
+  if (c.Chance(0.2) && n >= 3) m["warmup_requests"] = c.LogInt(0, n / 3);
+  if (!m.empty()) s["metrics"] = m;
+  if (c.Chance(0.25)) s["limits"] = {{"max_queued", c.LogInt(5, 2000)}};
+  if (c.Chance(0.4)) {
+    const char* router = c.Pick<const char*>(
+        {"round_robin", "least_outstanding", "power_of_two", "prefix_affinity"});
+    if (!prefix_caching && std::string(router) == "prefix_affinity") router = "round_robin";
+    s["cluster"] = {{"replicas", c.Int(1, 4)}, {"router", router}};
+    if (c.Chance(0.3)) s["cluster"]["load_slack"] = c.Uniform(0, 2);
+  }
+  return s;
+}
+
+}  // namespace servesim::fuzz
