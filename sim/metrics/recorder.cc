@@ -61,6 +61,16 @@ void Recorder::RecordStep(int64_t seqs, int64_t tokens) {
   steps_.batch_size.Add(seqs);
 }
 
+void Recorder::RecordOutputToken(SimTime now) {
+  ++output_tokens_;
+  const int64_t bucket = (now - std::max<SimTime>(0, window_start_)) / kNanosPerSecond;
+  if (bucket != token_bucket_) {
+    token_bucket_ = bucket;
+    tokens_in_bucket_ = 0;
+  }
+  max_tokens_per_s_ = std::max(max_tokens_per_s_, ++tokens_in_bucket_);
+}
+
 LevelIntegrals Recorder::WindowAverages() const {
   LevelIntegrals avg;
   const double span = static_cast<double>(window_end_ - window_start_);

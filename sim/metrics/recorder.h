@@ -61,6 +61,14 @@ class Recorder {
 
   void RecordItlNanos(SimTime gap) { itl_ns_.Add(gap); }
   void RecordStep(int64_t seqs, int64_t tokens);
+  // One output token of a measured request delivered at `now` (non-
+  // decreasing: the event loop's clock). Counted in one-second buckets from
+  // the window start, as vllm bench serve's max_output_tokens_per_s counts
+  // them from its first request's start; only the current bucket and the
+  // largest so far are kept.
+  void RecordOutputToken(SimTime now);
+  int64_t output_tokens() const { return output_tokens_; }
+  int64_t max_output_tokens_per_s() const { return max_tokens_per_s_; }
 
   const LogHistogram& itl_ns() const { return itl_ns_; }
   const StepStats& steps() const { return steps_; }
@@ -86,6 +94,8 @@ class Recorder {
   StepStats steps_;
   TimeSeries series_;
   SimTime next_sample_ = 0;
+  int64_t output_tokens_ = 0;
+  int64_t token_bucket_ = -1, tokens_in_bucket_ = 0, max_tokens_per_s_ = 0;
 };
 
 }  // namespace servesim

@@ -21,6 +21,16 @@ SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
   return s;
 }
 
+// The most requests whose [send, finish) intervals overlap at one instant:
+// (time, +1 send / -1 finish) sorted, so a finish comes before a send at
+// the same instant.
+int64_t PeakConcurrency(std::vector<std::pair<SimTime, int>>& events) {
+  std::sort(events.begin(), events.end());
+  int64_t now = 0, peak = 0;
+  for (const auto& [t, d] : events) peak = std::max(peak, now += d);
+  return peak;
+}
+
 }  // namespace
 
 RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
@@ -47,9 +57,11 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.evictions = out.evictions;
 
   std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
+  std::vector<std::pair<SimTime, int>> flight;  // completed: send +1, finish -1
   SimTime first_arrival = kNever, last_finish = 0;
   for (const Request& r : out.requests) {
     if (r.status == RequestStatus::kRejected) {
+      s.failed += r.measured;
       if (std::find(s.reject_reasons.begin(), s.reject_reasons.end(),
                     r.reject_reason) == s.reject_reasons.end()) {
         s.reject_reasons.emplace_back(r.reject_reason);
@@ -80,6 +92,8 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     e2el_arr.push_back(ToMillis(r.finish - r.arrival));
     queue.push_back(ToMillis(r.first_scheduled - r.send));
     slot.push_back(ToMillis(r.send - r.arrival));
+    flight.emplace_back(r.send, +1);
+    flight.emplace_back(r.finish, -1);
     // vLLM's TPOT: time after the first token per remaining token.
     if (r.output_len > 1) {
       tpot.push_back(ToMillis(r.finish - r.first_token) / (r.output_len - 1));
@@ -95,6 +109,11 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.slot_wait_ms = Summarize(slot, ps);
   s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
+  s.max_concurrent_requests = PeakConcurrency(flight);
+  const Recorder& recorder = out.recorder;
+  if (recorder.output_tokens() > 0 || s.completed == 0) {
+    s.max_output_tokens_per_s = recorder.max_output_tokens_per_s();
+  }
   if (s.completed > 0 && last_finish > first_arrival) {
     s.duration_s = ToSeconds(last_finish - first_arrival);
     s.request_throughput = s.completed / s.duration_s;

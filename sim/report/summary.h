@@ -27,6 +27,7 @@ struct RunSummary {
   int64_t completed = 0;         // measured and finished
   int64_t excluded_warmup = 0;   // finished but inside the warm-up
   int64_t rejected = 0;
+  int64_t failed = 0;            // measured and rejected (vLLM's "failed")
   int64_t incomplete = 0;
   int64_t total_input_tokens = 0, total_output_tokens = 0;  // completed only
   int64_t preemptions = 0, preempted_requests = 0;
@@ -36,6 +37,13 @@ struct RunSummary {
   double duration_s = 0;
   double request_throughput = 0, input_throughput = 0, output_throughput = 0,
          total_token_throughput = 0;
+  // As vllm bench serve: most completed requests in flight at one instant
+  // ([send, finish) intervals, a finish before a send at the same instant),
+  // and most output tokens delivered in one second counted from the start of
+  // the window (-1 when the engine did not report its tokens to the
+  // recorder).
+  int64_t max_concurrent_requests = 0;
+  int64_t max_output_tokens_per_s = -1;
 
   // Latencies in milliseconds. TTFT and E2E are from the actual send time
   // (what a load generator measures); *_from_arrival include the wait for

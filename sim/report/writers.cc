@@ -161,10 +161,30 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << Fmt("%.1f", 100 * c.overhead_s / total) << "%\n";
 }
 
+// The keys of `vllm bench serve --save-result` (vllm/benchmarks/serve.py:
+// benchmark() and main_async()) whose quantity servesim has with the same
+// meaning, spelt as vLLM spells them. TTFT, TPOT, ITL and E2EL follow vLLM's
+// definitions (see summary.cc). Omitted, and why:
+//  - date: the wall-clock time of the run would break "same seed =>
+//    byte-identical output"; a simulated benchmark has no date.
+//  - rtfx: audio (ASR) only; ramp_up_*: servesim has no rate ramp-up.
+//  - input_lens, output_lens, ttfts, itls, latencies, start_times,
+//    queue_times, generated_texts, errors: per-request arrays, which vLLM
+//    writes only with --save-detailed. servesim's per-request record is the
+//    --save-detailed CSV (prompt and output tokens, send time, TTFT, E2EL,
+//    slot wait, reject reason); per-token gaps (itls) are kept only as a
+//    histogram, and there is no text.
+// Written as null because servesim has no such setting (as vLLM does when
+// it is not given): label (--label), tokenizer_id (lengths are token
+// counts; no tokenizer runs), request_goodput (no --goodput SLOs here; see
+// `servesim capacity --slo` for goodput).
 nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   nlohmann::json j;
+  j["endpoint_type"] = "servesim";
   j["backend"] = "servesim";
+  j["label"] = nullptr;
   j["model_id"] = sc.model.name;
+  j["tokenizer_id"] = nullptr;
   j["num_prompts"] = s.created;
   j["request_rate"] = s.offered_rate > 0 ? nlohmann::json(s.offered_rate)
                                          : nlohmann::json("inf");
@@ -180,15 +200,30 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                                     : nlohmann::json(nullptr));
   j["duration"] = s.duration_s;
   j["completed"] = s.completed;
+  // vLLM's failed requests returned an error: here, the measured requests
+  // rejected as unservable. (Unfinished ones, when the run stopped early,
+  // are neither; "servesim"/"requests" counts them.)
+  j["failed"] = s.failed;
   j["total_input_tokens"] = s.total_input_tokens;
   j["total_output_tokens"] = s.total_output_tokens;
   j["request_throughput"] = s.request_throughput;
+  j["request_goodput"] = nullptr;
   j["output_throughput"] = s.output_throughput;
   j["total_token_throughput"] = s.total_token_throughput;
+  j["max_output_tokens_per_s"] = s.max_output_tokens_per_s >= 0
+                                     ? nlohmann::json(s.max_output_tokens_per_s)
+                                     : nlohmann::json(nullptr);
+  j["max_concurrent_requests"] = s.max_concurrent_requests;
   AddLatency(j, "ttft", s.ttft_ms);
   AddLatency(j, "tpot", s.tpot_ms);
   AddLatency(j, "itl", s.itl_ms);
   AddLatency(j, "e2el", s.e2el_ms);
+  if (s.max_concurrency > 0) {
+    // As vLLM with --max-concurrency: the wait for a slot (its client-side
+    // queue time) and the latency including it, from the intended arrival.
+    AddLatency(j, "client_queue_time", s.slot_wait_ms);
+    AddLatency(j, "e2el_including_client_queue", s.e2el_from_arrival_ms);
+  }
 
   nlohmann::json& x = j["servesim"];
   x["scenario"] = sc.file;
