@@ -62,6 +62,15 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   cluster.router                round_robin | least_outstanding |
                                 power_of_two | prefix_affinity
   cluster.load_slack            0.25     prefix_affinity load bound
+
+Bounds (simulated time is int64 ns; beyond these a value is an error):
+  a time interval (think_time_s, 1 / rate) <= 1e6 s; a span (duration_s,
+  warmup_s, num_requests / rate, a trace replay) <= 1e8 s; gamma burstiness
+  in [0.001, 1000]; prompt and output lengths <= 16777216 tokens;
+  num_gpu_blocks (given or derived) <= 16777216; linear step_s <= 60 s,
+  per-token/sequence terms <= 1 s; roofline efficiencies in [0.001, 1],
+  latencies <= 1 s. A key given twice, JSON nested deeper than 64 levels
+  and a scenario file over 16 MiB are errors.
 )";
 }
 
