@@ -195,11 +195,7 @@ class Driver {
       id = Create(-1, next_spec_);
     }
     next_spec_ = RequestSpec();
-    if (w_.max_concurrency > 0 && in_flight_ >= w_.max_concurrency) {
-      pending_.push_back(id);
-    } else {
-      Send(id);
-    }
+    SendOrHold(id);
     PrepareArrival(now_);
   }
 
@@ -227,7 +223,16 @@ class Driver {
     session_of_[created_] = session;
     const int64_t id = Create(-1, spec);
     out_->requests[id].session_turn = s.done;
-    Send(id);
+    SendOrHold(id);
+  }
+
+  // Open loop: sends now, or holds the request for a max_concurrency slot.
+  void SendOrHold(int64_t id) {
+    if (w_.max_concurrency > 0 && in_flight_ >= w_.max_concurrency) {
+      pending_.push_back(id);
+    } else {
+      Send(id);
+    }
   }
 
   void Send(int64_t id) {

@@ -179,6 +179,13 @@ void ParseSessions(const JsonView& w, Scenario* s) {
     w.FailMessage("sessions", "sessions arrive open-loop: expected a poisson, "
                               "gamma or constant /workload/arrival and no trace");
   }
+  // Turns after the first draw their new input and their answer from the
+  // length distributions; a prefix model that defines lengths has none.
+  if (!s->workload.input_len || !s->workload.output_len) {
+    w.FailMessage("sessions", "later turns draw their new input and answer from "
+                              "/workload/input_len and /workload/output_len: expected "
+                              "both (this prefix model defines only first-turn lengths)");
+  }
 }
 
 // A run bounded only by its request count must still end within
