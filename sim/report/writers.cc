@@ -69,7 +69,9 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens
      << ", chunked prefill " << (sc.engine.chunked_prefill ? "on" : "off")
      << ", policy " << sc.engine.policy << ", prefix caching "
-     << (sc.engine.prefix_caching ? "on" : "off") << "\n";
+     << (sc.engine.prefix_caching ? "on" : "off") << ", "
+     << (sc.engine.async_scheduling ? "async" : "sync")
+     << " scheduling (vLLM 0.33.0 semantics)\n";
   os << "  arrivals " << s.arrival;
   if (s.offered_rate > 0) os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
   os << "\n";
