@@ -41,6 +41,20 @@ struct Tally {
   uint64_t slowest_seed = 0;
 };
 
+std::string Describe(const Tally& t) {
+  char buf[500];
+  std::snprintf(buf, sizeof buf,
+                "%lld scenarios (%lld requests) in %.1f s: %.0f per minute (slowest: seed "
+                "%llu, %.1f s); %lld failed (%lld did not parse); saturation compared on "
+                "%lld, max throughput/mu %.3f",
+                static_cast<long long>(t.scenarios), static_cast<long long>(t.requests),
+                t.seconds, 60.0 * t.scenarios / std::max(1e-9, t.seconds),
+                static_cast<unsigned long long>(t.slowest_seed), t.slowest_s,
+                static_cast<long long>(t.failed), static_cast<long long>(t.invalid),
+                static_cast<long long>(t.saturation), t.max_over_mu);
+  return buf;
+}
+
 // What a child process reports back through its pipe.
 struct ChildReport {
   int64_t requests = 0;
@@ -92,8 +106,10 @@ bool CheckIsolated(const nlohmann::json& sc, const CheckOptions& options, Tally*
 
 // Runs seeds first, first + 1, ... until `seconds` have passed (at least
 // one). Failures are printed to stderr as they happen.
-Tally RunSeeds(uint64_t first, double seconds, bool print, const GeneratorLimits& limits) {
+Tally RunSeeds(uint64_t first, double seconds, bool print, const GeneratorLimits& limits,
+               bool progress) {
   Tally t;
+  double next_progress = 300;
   const auto start = Clock::now();
   for (uint64_t seed = first;; ++seed) {
     SeededChoices choices(seed);
@@ -111,23 +127,14 @@ Tally RunSeeds(uint64_t first, double seconds, bool print, const GeneratorLimits
     }
     t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (t.seconds >= seconds) break;
+    if (progress && t.seconds >= next_progress) {  // for long runs' logs
+      std::cout << "  ... seed " << seed << ": " << Describe(t) << std::endl;
+      next_progress += 300;
+    }
   }
   return t;
 }
 
-std::string Describe(const Tally& t) {
-  char buf[500];
-  std::snprintf(buf, sizeof buf,
-                "%lld scenarios (%lld requests) in %.1f s: %.0f per minute (slowest: seed "
-                "%llu, %.1f s); %lld failed (%lld did not parse); saturation compared on "
-                "%lld, max throughput/mu %.3f",
-                static_cast<long long>(t.scenarios), static_cast<long long>(t.requests),
-                t.seconds, 60.0 * t.scenarios / std::max(1e-9, t.seconds),
-                static_cast<unsigned long long>(t.slowest_seed), t.slowest_s,
-                static_cast<long long>(t.failed), static_cast<long long>(t.invalid),
-                static_cast<long long>(t.saturation), t.max_over_mu);
-  return buf;
-}
 
 double BudgetSeconds() {
   const char* s = std::getenv("SERVESIM_FUZZ_SECONDS");
@@ -136,7 +143,7 @@ double BudgetSeconds() {
 
 TEST(ScenarioSimFuzz, SeededScenariosKeepEveryInvariant) {
   InstallAbortReporter();
-  const Tally t = RunSeeds(1, BudgetSeconds(), false, GeneratorLimits{});
+  const Tally t = RunSeeds(1, BudgetSeconds(), false, GeneratorLimits{}, false);
   std::cout << Describe(t) << "\n";
   EXPECT_EQ(t.failed, 0) << "failing scenarios are printed above";
   EXPECT_GE(t.scenarios, 10);
@@ -193,7 +200,7 @@ int Standalone(int argc, char** argv) {
     }
   }
   InstallAbortReporter();
-  const Tally t = RunSeeds(seed, seconds, print, limits);
+  const Tally t = RunSeeds(seed, seconds, print, limits, true);
   std::cout << "seeds " << seed << ".." << seed + t.scenarios - 1 << ": " << Describe(t)
             << std::endl;
   return t.failed == 0 ? 0 : 1;
