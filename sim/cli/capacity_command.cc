@@ -6,6 +6,7 @@
 #include "sim/analysis/capacity_plan.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
 
 namespace servesim {
 namespace {
@@ -16,6 +17,10 @@ struct CapacityCliOptions : AnalysisCliOptions {
 };
 
 Status RunCapacityCommand(const CapacityCliOptions& o) {
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}});
+      !st.ok()) {
+    return st;
+  }
   StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
   if (!slo.ok()) return slo.status();
   std::vector<Candidate> candidates;

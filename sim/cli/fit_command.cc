@@ -47,6 +47,10 @@ StatusOr<LogFit> ReadAndFit(const FitOptions& o, TraceOptions* trace) {
 }
 
 Status Fit(const FitOptions& o) {
+  if (Status st = CheckOutputPaths({{"--out", o.out}, {"--plot", o.plot}});
+      !st.ok()) {
+    return st;
+  }
   TraceOptions trace;
   StatusOr<LogFit> fit = ReadAndFit(o, &trace);
   if (!fit.ok()) return fit.status();

@@ -5,6 +5,7 @@
 #include "sim/analysis/loops_output.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
 
 namespace servesim {
 namespace {
@@ -16,6 +17,10 @@ struct LoopsCliOptions : AnalysisCliOptions {
 };
 
 Status RunLoopsCommand(const LoopsCliOptions& o) {
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}});
+      !st.ok()) {
+    return st;
+  }
   StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
   LoopsOptions lo;

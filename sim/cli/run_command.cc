@@ -49,6 +49,15 @@ Status CheckSomethingMeasured(const Scenario& sc, const RunSummary& summary) {
 }
 
 Status Run(const RunOptions& o) {
+  // Every output path is checked before the run: one given twice, or one
+  // that cannot be created, fails now rather than after the simulation.
+  if (Status st = CheckOutputPaths({{"--save-result", o.save_result},
+                                    {"--save-detailed", o.save_detailed},
+                                    {"--save-steps", o.save_steps},
+                                    {"--save-timeline", o.save_timeline}});
+      !st.ok()) {
+    return st;
+  }
   StatusOr<Scenario> sc =
       o.scenario.empty()
           ? ParseScenario(EmbeddedDefaultScenario(),

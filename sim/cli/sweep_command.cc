@@ -9,6 +9,7 @@
 #include "sim/analysis/sweep_output.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
 
 namespace servesim {
 namespace {
@@ -19,6 +20,11 @@ struct SweepCliOptions : AnalysisCliOptions {
 };
 
 Status RunSweepCommand(const SweepCliOptions& o) {
+  if (Status st = CheckOutputPaths(
+          {{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv}});
+      !st.ok()) {
+    return st;
+  }
   StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
   SweepOptions so;

@@ -1,17 +1,196 @@
-// Output files with uniform error reporting (see output_file.h).
+// Atomic output files with errno reasons (see output_file.h).
 #include "sim/core/output_file.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <streambuf>
+#include <vector>
 
 namespace servesim {
+namespace {
+
+// A stream buffer over a file descriptor that remembers why the first
+// write failed (std::ofstream loses errno).
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(1 << 16) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
+  int error() const { return error_; }
+  // Writes what is buffered and closes; returns errno of the first failure.
+  int Close() {
+    sync();
+    if (close(fd_) != 0 && error_ == 0) error_ = errno ? errno : EIO;
+    return error_;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!Drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return Drain() ? 0 : -1; }
+
+ private:
+  bool Drain() {
+    const char* p = pbase();
+    while (error_ == 0 && p < pptr()) {
+      const ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        error_ = n < 0 ? errno : ENOSPC;
+      else
+        p += n;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return error_ == 0;
+  }
+  int fd_;
+  std::vector<char> buf_;
+  int error_ = 0;
+};
+
+// Writes through `fd` (which it closes); returns errno of the first failure.
+int WriteFd(int fd, const std::function<void(std::ostream&)>& write) {
+  FdBuf buf(fd);
+  {
+    std::ostream out(&buf);
+    write(out);
+    out.flush();
+  }
+  return buf.Close();
+}
+
+Status Cannot(const std::string& path, const std::string& what, int errnum) {
+  return Status::Error(path + ": " + what + ": " + ErrnoText(errnum));
+}
+
+// Where the bytes must land: a symlink is followed so that the rename
+// replaces its target, not the link.
+std::string Destination(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (char* real = realpath(path.c_str(), nullptr)) {
+      std::string r(real);
+      free(real);
+      return r;
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+bool IsSpecialOutput(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+         !S_ISDIR(st.st_mode);
+}
+
+namespace {
+
+// Creates the temporary file beside `dest`; returns its path and open
+// descriptor, or an error.
+StatusOr<std::pair<std::string, int>> MakeTemp(const std::string& path,
+                                               const std::string& dest) {
+  if (dest.empty())
+    return Status::Error("<empty path>: cannot open for writing");
+  struct stat st;
+  if (dest.back() == '/' ||
+      (stat(dest.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    return Cannot(path, "cannot open for writing", EISDIR);
+  }
+  std::string tmp = dest + ".tmp.XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return Cannot(path, "cannot open for writing", errno);
+  return std::make_pair(tmp, fd);
+}
+
+Status WriteInPlace(const std::string& path,
+                    const std::function<void(std::ostream&)>& write) {
+  const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return Cannot(path, "cannot open for writing", errno);
+  if (const int e = WriteFd(fd, write); e != 0) {
+    return Cannot(path, "write failed", e);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string ErrnoText(int errnum) { return std::strerror(errnum); }
+
+Status CheckOutputPath(const std::string& path) {
+  const std::string dest = Destination(path);
+  if (IsSpecialOutput(dest)) {
+    if (access(dest.c_str(), W_OK) != 0) {
+      return Cannot(path, "cannot open for writing", errno);
+    }
+    return Status::Ok();
+  }
+  auto tmp = MakeTemp(path, dest);
+  if (!tmp.ok()) return tmp.status();
+  close(tmp->second);
+  std::remove(tmp->first.c_str());
+  return Status::Ok();
+}
+
+Status CheckOutputPaths(
+    const std::vector<std::pair<std::string, std::string>>& outputs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> canon(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].second.empty()) continue;
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(outputs[i].second, ec), ec);
+    canon[i] = ec ? outputs[i].second : p.lexically_normal().string();
+    for (size_t j = 0; j < i; ++j) {
+      if (!canon[j].empty() && canon[j] == canon[i]) {
+        return Status::Error(outputs[j].first + " and " + outputs[i].first +
+                             " name the same file " + outputs[i].second +
+                             "; expected a different file for each output");
+      }
+    }
+  }
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    if (Status st = CheckOutputPath(path); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
 
 Status WriteFileWith(const std::string& path,
                      const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  write(out);
-  out.close();
-  if (!out) return Status::Error(path + ": write failed");
+  const std::string dest = Destination(path);
+  if (IsSpecialOutput(dest)) return WriteInPlace(path, write);
+  auto made = MakeTemp(path, dest);
+  if (!made.ok()) return made.status();
+  const std::string tmp = made->first;
+  if (const int err = WriteFd(made->second, write); err != 0) {
+    std::remove(tmp.c_str());
+    return Cannot(path, "write failed", err);
+  }
+  // mkstemp creates the file 0600; give it the permissions an ordinary
+  // output file gets (0666 less the umask).
+  const mode_t mask = umask(0);
+  umask(mask);
+  chmod(tmp.c_str(), 0666 & ~mask);
+  if (std::rename(tmp.c_str(), dest.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    return Cannot(path, "cannot rename into place", e);
+  }
   return Status::Ok();
 }
 

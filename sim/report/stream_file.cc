@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace servesim {
@@ -15,18 +16,26 @@ constexpr size_t kBufferBytes = 128 << 10;
 
 StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(
     const std::string& path) {
-  const Status cannot = Status::Error(path + ": cannot open for writing");
-  if (path.empty() || path.back() == '/') return cannot;
+  if (Status st = CheckOutputPath(path); !st.ok()) return st;
+  const auto cannot = [&](int e) {
+    return Status::Error(path + ": cannot open for writing: " + ErrnoText(e));
+  };
+  if (IsSpecialOutput(path)) {  // /dev/null, a FIFO: written in place
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) return cannot(errno);
+    return std::unique_ptr<StreamFile>(new StreamFile(path, "", f));
+  }
   // The temporary file lives in the destination's directory so the final
   // rename stays on one file system (and is atomic).
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
-  if (fd < 0) return cannot;
+  if (fd < 0) return cannot(errno);
   std::FILE* f = fdopen(fd, "wb");
   if (f == nullptr) {
+    const int e = errno;
     close(fd);
     std::remove(tmp.c_str());
-    return cannot;
+    return cannot(e);
   }
   return std::unique_ptr<StreamFile>(new StreamFile(path, std::move(tmp), f));
 }
@@ -39,13 +48,14 @@ StreamFile::StreamFile(std::string path, std::string tmp, std::FILE* f)
 
 StreamFile::~StreamFile() {
   if (file_ != nullptr) std::fclose(file_);
-  if (!finished_) std::remove(tmp_.c_str());
+  if (!finished_ && !tmp_.empty()) std::remove(tmp_.c_str());
 }
 
 void StreamFile::Flush() {
   if (used_ > 0 && !failed_ &&
       std::fwrite(buf_.data(), 1, used_, file_) != used_) {
     failed_ = true;
+    errno_ = errno ? errno : EIO;
   }
   used_ = 0;
 }
@@ -62,16 +72,25 @@ void StreamFile::Write(std::string_view s) {
 
 Status StreamFile::Finish() {
   Flush();
+  errno = 0;
   const bool closed = std::fclose(file_) == 0;
+  if (!closed && !failed_) errno_ = errno ? errno : EIO;
   file_ = nullptr;
-  if (failed_ || !closed) return Status::Error(path_ + ": write failed");
+  if (failed_ || !closed) {
+    return Status::Error(path_ + ": write failed: " + ErrnoText(errno_));
+  }
+  if (tmp_.empty()) {
+    finished_ = true;
+    return Status::Ok();
+  }
   // mkstemp creates the file 0600; give it the permissions an ordinary
   // output file gets (0666 less the umask).
   const mode_t mask = umask(0);
   umask(mask);
   chmod(tmp_.c_str(), 0666 & ~mask);
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    return Status::Error(path_ + ": cannot open for writing");
+    return Status::Error(path_ +
+                         ": cannot rename into place: " + ErrnoText(errno));
   }
   finished_ = true;
   return Status::Ok();

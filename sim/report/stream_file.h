@@ -2,8 +2,8 @@
 // timeline): bytes are buffered and streamed to a temporary file beside the
 // destination, which Finish() renames onto it, so a reader never sees a
 // half-written file and a run that fails leaves nothing behind. Errors read
-// as sim/core/output_file's: "<path>: cannot open for writing", "<path>:
-// write failed".
+// as sim/core/output_file's: "<path>: cannot open for writing: <reason>",
+// "<path>: write failed: <reason>".
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/output_file.h"
 #include "sim/core/status.h"
 
 namespace servesim {
@@ -49,6 +50,7 @@ class StreamFile {
   std::vector<char> buf_;
   size_t used_ = 0;
   bool failed_ = false;
+  int errno_ = 0;  // why the first failed write failed
   bool finished_ = false;
 };
 

@@ -178,7 +178,8 @@ TEST(StepExport, UnwritablePathFailsAtOpen) {
   const std::string path = dir.Path("no_such_dir/steps.csv");
   auto e = StepExporter::Open(path);
   ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.status().message(), path + ": cannot open for writing");
+  EXPECT_EQ(e.status().message(),
+            path + ": cannot open for writing: No such file or directory");
 }
 
 TEST(StepExport, NothingAppearsUnlessFinished) {

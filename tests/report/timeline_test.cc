@@ -167,7 +167,8 @@ TEST(Timeline, ThinnedStepsAndNothingLeftOnFailure) {
   auto bad = TimelineWriter::Open(dir.Path("missing/t.json"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            dir.Path("missing/t.json") + ": cannot open for writing");
+            dir.Path("missing/t.json") +
+                ": cannot open for writing: No such file or directory");
 }
 
 }  // namespace
