@@ -47,7 +47,11 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.created = static_cast<int64_t>(out.requests.size());
   s.rejected = out.rejected;
   s.incomplete = out.incomplete;
-  s.unstable = out.unstable;
+  // A run cut short is unstable whatever stopped it (the engine flags the
+  // queue cap but not the rejection cap), so the flags always agree.
+  s.cut_short = out.stopped_at_queue_cap;
+  s.unstable =
+      out.unstable || out.stopped_at_queue_cap || !out.unstable_reason.empty();
   s.unstable_reason = out.unstable_reason;
   s.total_cost = out.total_cost;
   s.num_gpu_blocks = in.engine.num_gpu_blocks;
@@ -124,7 +128,8 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
 
   const Recorder& rec = out.recorder;
   const LevelIntegrals avg = rec.WindowAverages();
-  s.window_s = ToSeconds(std::max<SimTime>(0, rec.window_end() - rec.window_start()));
+  s.window_s =
+      ToSeconds(std::max<SimTime>(0, rec.window_end() - rec.window_start()));
   const double replicas = std::max(1, in.num_replicas);
   s.gpu_busy_fraction = avg.busy / replicas;  // mean over replicas
   const double blocks = std::max(1, in.engine.num_gpu_blocks) * replicas;
@@ -136,10 +141,12 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.max_waiting = rec.WindowMax().waiting;
   s.cached_block_occupancy = avg.kv_blocks_cached / blocks;
   if (s.prompt_tokens_admitted > 0) {
-    s.token_hit_rate = static_cast<double>(s.cached_prompt_tokens) / s.prompt_tokens_admitted;
+    s.token_hit_rate =
+        static_cast<double>(s.cached_prompt_tokens) / s.prompt_tokens_admitted;
   }
   if (s.prompt_full_blocks > 0) {
-    s.block_hit_rate = static_cast<double>(s.cached_blocks) / s.prompt_full_blocks;
+    s.block_hit_rate =
+        static_cast<double>(s.cached_blocks) / s.prompt_full_blocks;
   }
   const StepStats& st = rec.steps();
   s.steps = st.steps;
@@ -159,7 +166,8 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     busy_max = std::max(busy_max, r.busy_s);
     busy_sum += r.busy_s;
   }
-  const double n = static_cast<double>(std::max<size_t>(1, out.replicas.size()));
+  const double n =
+      static_cast<double>(std::max<size_t>(1, out.replicas.size()));
   if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
   if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
   return s;

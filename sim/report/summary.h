@@ -14,8 +14,8 @@ namespace servesim {
 struct RunSummary {
   // Context.
   uint64_t seed = 0;
-  std::string arrival;        // arrival process, described
-  double offered_rate = 0;    // requests/s, 0 for closed loop
+  std::string arrival;      // arrival process, described
+  double offered_rate = 0;  // requests/s, 0 for closed loop
   int32_t max_concurrency = 0;
   int32_t block_size = 16;
   std::vector<double> percentiles;
@@ -24,10 +24,10 @@ struct RunSummary {
 
   // Counts.
   int64_t created = 0;
-  int64_t completed = 0;         // measured and finished
-  int64_t excluded_warmup = 0;   // finished but inside the warm-up
+  int64_t completed = 0;        // measured and finished
+  int64_t excluded_warmup = 0;  // finished but inside the warm-up
   int64_t rejected = 0;
-  int64_t failed = 0;            // measured and rejected (vLLM's "failed")
+  int64_t failed = 0;  // measured and rejected (vLLM's "failed")
   int64_t incomplete = 0;
   int64_t total_input_tokens = 0, total_output_tokens = 0;  // completed only
   int64_t preemptions = 0, preempted_requests = 0;
@@ -51,7 +51,8 @@ struct RunSummary {
   SampleStats ttft_ms, ttft_from_arrival_ms, tpot_ms, itl_ms, e2el_ms,
       e2el_from_arrival_ms, queue_ms, slot_wait_ms;
 
-  // Replica state, time-averaged over the window [first, last measured arrival].
+  // Replica state, time-averaged over the window [first, last measured
+  // arrival].
   double window_s = 0;
   double gpu_busy_fraction = 0;
   double kv_usage_mean = 0, kv_usage_max = 0;  // fraction of blocks in use
@@ -71,9 +72,9 @@ struct RunSummary {
   int64_t prompt_full_blocks = 0;      // full prompt blocks looked up
   int64_t cached_blocks = 0;           // of those, hits
   double token_hit_rate = 0, block_hit_rate = 0;
-  int64_t resume_cached_tokens = 0;    // recompute avoided after preemption
+  int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;
-  double cached_block_occupancy = 0;   // time-avg share of blocks cached-free
+  double cached_block_occupancy = 0;  // time-avg share of blocks cached-free
 
   // Cluster: per-replica share of requests and busy time, and imbalance
   // (max over mean of routed requests; 1 = perfectly even).
@@ -81,6 +82,9 @@ struct RunSummary {
   std::vector<ReplicaStats> replicas;
   double routed_imbalance = 1, busy_imbalance = 1;
 
+  // The run stopped before its request/time bound (limits.max_queued
+  // waiting or rejected requests); such a run is always unstable.
+  bool cut_short = false;
   bool unstable = false;
   std::string unstable_reason;
   std::vector<std::string> reject_reasons;  // distinct, for the report

@@ -21,22 +21,49 @@ void LatencyRow(std::ostream& os, const char* name, const SampleStats& st) {
   os << "\n";
 }
 
+// A statistic of no samples is null, not 0.0: nothing was measured.
+nlohmann::json Measured(const SampleStats& st, double v) {
+  return st.count > 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
 void AddLatency(nlohmann::json& j, const std::string& metric,
                 const SampleStats& st) {
-  j["mean_" + metric + "_ms"] = st.mean;
-  j["median_" + metric + "_ms"] = st.median;
-  j["std_" + metric + "_ms"] = st.stddev;
+  j["mean_" + metric + "_ms"] = Measured(st, st.mean);
+  j["median_" + metric + "_ms"] = Measured(st, st.median);
+  j["std_" + metric + "_ms"] = Measured(st, st.stddev);
   for (const auto& [p, v] : st.percentiles) {
-    j["p" + PercentileName(p) + "_" + metric + "_ms"] = v;
+    j["p" + PercentileName(p) + "_" + metric + "_ms"] = Measured(st, v);
   }
 }
 
 nlohmann::json StatsJson(const SampleStats& st) {
-  nlohmann::json j = {{"count", st.count}, {"mean", st.mean},
-                      {"std", st.stddev}, {"median", st.median},
-                      {"min", st.min},    {"max", st.max}};
-  for (const auto& [p, v] : st.percentiles) j["p" + PercentileName(p)] = v;
+  nlohmann::json j = {{"count", st.count},
+                      {"mean", Measured(st, st.mean)},
+                      {"std", Measured(st, st.stddev)},
+                      {"median", Measured(st, st.median)},
+                      {"min", Measured(st, st.min)},
+                      {"max", Measured(st, st.max)}};
+  for (const auto& [p, v] : st.percentiles) {
+    j["p" + PercentileName(p)] = Measured(st, v);
+  }
   return j;
+}
+
+void WriteLatencyTable(const RunSummary& s, std::ostream& os) {
+  os << "  metric                      mean       median";
+  for (double p : s.percentiles) {
+    const std::string name = "p" + PercentileName(p);
+    os << std::string(name.size() < 12 ? 12 - name.size() : 0, ' ') << name;
+  }
+  os << "\n";
+  LatencyRow(os, "TTFT", s.ttft_ms);
+  if (s.max_concurrency > 0)
+    LatencyRow(os, "TTFT from arrival", s.ttft_from_arrival_ms);
+  LatencyRow(os, "TPOT", s.tpot_ms);
+  LatencyRow(os, "ITL (histogram)", s.itl_ms);
+  LatencyRow(os, "E2E latency", s.e2el_ms);
+  LatencyRow(os, "queueing delay", s.queue_ms);
+  if (s.max_concurrency > 0) LatencyRow(os, "wait for slot", s.slot_wait_ms);
 }
 
 std::string PrefixContext(const RunSummary& s) {
@@ -60,10 +87,11 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   os << "  model " << sc.model.name << " on ";
   if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
   os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
-     << sc.engine.num_gpu_blocks << " KV blocks" << (sc.num_replicas > 1 ? " each" : "")
-     << " of "
-     << sc.engine.block_size << " tokens"
-     << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)") << "\n";
+     << sc.engine.num_gpu_blocks << " KV blocks"
+     << (sc.num_replicas > 1 ? " each" : "") << " of " << sc.engine.block_size
+     << " tokens"
+     << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)")
+     << "\n";
   os << "  cost model " << sc.cost_model->Describe() << "\n";
   os << "  engine max_num_seqs " << sc.engine.max_num_seqs
      << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens
@@ -73,26 +101,37 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << (sc.engine.async_scheduling ? "async" : "sync")
      << " scheduling (vLLM 0.33.0 semantics)\n";
   os << "  arrivals " << s.arrival;
-  if (s.offered_rate > 0) os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
+  if (s.offered_rate > 0)
+    os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
   os << "\n";
   if (sc.workload.input_len) {
     os << "  lengths: input " << sc.workload.input_len->Describe()
        << "\n           output " << sc.workload.output_len->Describe() << "\n";
   } else {
-    os << "  lengths: from " << (sc.workload.trace ? "the trace" : "the prefix model")
-       << "\n";
+    os << "  lengths: from "
+       << (sc.workload.trace ? "the trace" : "the prefix model") << "\n";
   }
   os << "  seed " << s.seed << "; warm-up excluded: " << s.excluded_warmup
      << " requests (warmup_s " << s.warmup_s << ", warmup_requests "
      << s.warmup_requests << "); " << PrefixContext(s) << "\n";
-  if (sc.workload.prefix) os << "  prefixes " << sc.workload.prefix->Describe() << "\n";
+  if (sc.workload.prefix)
+    os << "  prefixes " << sc.workload.prefix->Describe() << "\n";
   os << "  requests: " << s.created << " created, " << s.completed
      << " measured, " << s.rejected << " rejected, " << s.incomplete
      << " unfinished\n";
-  for (const auto& why : s.reject_reasons) os << "  rejected because: " << why << "\n";
+  for (const auto& why : s.reject_reasons)
+    os << "  rejected because: " << why << "\n";
   if (s.unstable) {
-    os << "  UNSTABLE: " << s.unstable_reason
-       << " -- arrivals outpace service; latencies below grow with run length\n";
+    os << "  UNSTABLE: " << s.unstable_reason;
+    if (s.cut_short) {
+      os << " -- the run was cut short, before its request/time bound";
+    }
+    if (s.completed == 0 && s.rejected > 0) {
+      os << "; every request was rejected (see \"rejected because\")\n";
+    } else {
+      os << "; arrivals outpace service, latencies below grow with run "
+            "length\n";
+    }
   }
   os << "\nThroughput over " << Fmt("%.1f", s.duration_s) << " s (GPU busy "
      << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%, prefix hit rate "
@@ -101,42 +140,37 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << Fmt("%.1f", s.output_throughput) << " output tok/s, "
      << Fmt("%.1f", s.total_token_throughput) << " total tok/s\n";
   os << "\nLatency (ms), " << s.completed << " requests";
-  if (s.offered_rate > 0) os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
+  if (s.offered_rate > 0)
+    os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
   os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
      << "%, prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate) << "%:\n";
-  os << "  metric                      mean       median";
-  for (double p : s.percentiles) {
-    const std::string name = "p" + PercentileName(p);
-    os << std::string(name.size() < 12 ? 12 - name.size() : 0, ' ') << name;
+  if (s.completed == 0) {
+    os << "  nothing was measured: no request finished after the warm-up\n";
+  } else {
+    WriteLatencyTable(s, os);
   }
-  os << "\n";
-  LatencyRow(os, "TTFT", s.ttft_ms);
-  if (s.max_concurrency > 0) LatencyRow(os, "TTFT from arrival", s.ttft_from_arrival_ms);
-  LatencyRow(os, "TPOT", s.tpot_ms);
-  LatencyRow(os, "ITL (histogram)", s.itl_ms);
-  LatencyRow(os, "E2E latency", s.e2el_ms);
-  LatencyRow(os, "queueing delay", s.queue_ms);
-  if (s.max_concurrency > 0) LatencyRow(os, "wait for slot", s.slot_wait_ms);
   os << "\nReplica over the window of " << Fmt("%.1f", s.window_s)
      << " s (first to last measured arrival):\n"
-     << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean) << "%, max "
-     << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions " << s.preemptions
-     << " (" << s.preempted_requests << " requests)\n";
+     << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean)
+     << "%, max " << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions "
+     << s.preemptions << " (" << s.preempted_requests << " requests)\n";
   if (s.prefix_caching) {
-    os << "  prefix cache: " << s.cached_blocks << " of " << s.prompt_full_blocks
-       << " full prompt blocks hit (" << Fmt("%.1f", 100 * s.block_hit_rate) << "%), "
+    os << "  prefix cache: " << s.cached_blocks << " of "
+       << s.prompt_full_blocks << " full prompt blocks hit ("
+       << Fmt("%.1f", 100 * s.block_hit_rate) << "%), "
        << s.cached_prompt_tokens << " of " << s.prompt_tokens_admitted
        << " prompt tokens (" << Fmt("%.1f", 100 * s.token_hit_rate) << "%); "
        << s.evictions << " evictions; cached blocks "
-       << Fmt("%.1f", 100 * s.cached_block_occupancy) << "% of the cache on average; "
-       << s.resume_cached_tokens << " tokens of recompute avoided\n";
+       << Fmt("%.1f", 100 * s.cached_block_occupancy)
+       << "% of the cache on average; " << s.resume_cached_tokens
+       << " tokens of recompute avoided\n";
   }
-  os
-     << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
-     << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting << "), running "
-     << Fmt("%.1f", s.mean_running) << "\n"
-     << "  " << s.steps << " steps, batch size mean " << Fmt("%.1f", s.mean_batch_size)
-     << " p50 " << Fmt("%.0f", s.batch_size_p50) << " p99 "
+  os << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
+     << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting
+     << "), running " << Fmt("%.1f", s.mean_running) << "\n"
+     << "  " << s.steps << " steps, batch size mean "
+     << Fmt("%.1f", s.mean_batch_size) << " p50 "
+     << Fmt("%.0f", s.batch_size_p50) << " p99 "
      << Fmt("%.0f", s.batch_size_p99) << " max " << s.max_batch_size
      << ", tokens per step " << Fmt("%.1f", s.mean_tokens_per_step) << "\n";
   if (s.num_replicas > 1) {
@@ -146,11 +180,13 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << Fmt("%.3f", s.busy_imbalance) << "\n";
     for (size_t k = 0; k < s.replicas.size(); ++k) {
       const ReplicaStats& r = s.replicas[k];
-      const double hit = r.prompt_tokens ? static_cast<double>(r.cached_prompt_tokens) /
-                                               r.prompt_tokens : 0.0;
+      const double hit =
+          r.prompt_tokens
+              ? static_cast<double>(r.cached_prompt_tokens) / r.prompt_tokens
+              : 0.0;
       os << "    replica " << k << ": " << r.routed << " requests, busy "
-         << Fmt("%.1f", r.busy_s) << " s, " << r.steps << " steps, prefix hit rate "
-         << Fmt("%.1f", 100 * hit) << "%\n";
+         << Fmt("%.1f", r.busy_s) << " s, " << r.steps
+         << " steps, prefix hit rate " << Fmt("%.1f", 100 * hit) << "%\n";
     }
   }
   const StepCost& c = s.total_cost;
@@ -158,8 +194,8 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   os << "  step time split: GEMM " << Fmt("%.1f", 100 * c.gemm_s / total)
      << "%, prefill attention " << Fmt("%.1f", 100 * c.attn_prefill_s / total)
      << "%, decode attention " << Fmt("%.1f", 100 * c.attn_decode_s / total)
-     << "%, communication " << Fmt("%.1f", 100 * c.comm_s / total) << "%, other "
-     << Fmt("%.1f", 100 * c.other_s / total) << "%, overhead "
+     << "%, communication " << Fmt("%.1f", 100 * c.comm_s / total)
+     << "%, other " << Fmt("%.1f", 100 * c.other_s / total) << "%, overhead "
      << Fmt("%.1f", 100 * c.overhead_s / total) << "%\n";
 }
 
@@ -195,11 +231,11 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
       sc.json["workload"]["arrival"].contains("burstiness")) {
     j["burstiness"] = sc.json["workload"]["arrival"]["burstiness"];
   }
-  j["max_concurrency"] = s.max_concurrency > 0
-                             ? nlohmann::json(s.max_concurrency)
-                             : (sc.workload.closed_loop
-                                    ? nlohmann::json(sc.workload.concurrency)
-                                    : nlohmann::json(nullptr));
+  j["max_concurrency"] =
+      s.max_concurrency > 0
+          ? nlohmann::json(s.max_concurrency)
+          : (sc.workload.closed_loop ? nlohmann::json(sc.workload.concurrency)
+                                     : nlohmann::json(nullptr));
   j["duration"] = s.duration_s;
   j["completed"] = s.completed;
   // vLLM's failed requests returned an error: here, the measured requests
@@ -239,11 +275,14 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["warmup"] = {{"warmup_s", s.warmup_s},
                  {"warmup_requests", s.warmup_requests},
                  {"excluded_requests", s.excluded_warmup}};
-  x["requests"] = {{"created", s.created}, {"completed", s.completed},
-                   {"rejected", s.rejected}, {"unfinished", s.incomplete}};
+  x["requests"] = {{"created", s.created},
+                   {"completed", s.completed},
+                   {"rejected", s.rejected},
+                   {"unfinished", s.incomplete}};
   x["reject_reasons"] = s.reject_reasons;
   x["unstable"] = s.unstable;
   x["unstable_reason"] = s.unstable_reason;
+  x["cut_short"] = s.cut_short;
   x["prefix_caching"] = s.prefix_caching;
   x["prefix_hit_rate"] = s.token_hit_rate;  // share of prompt tokens cached
   x["prefix_cache"] = {{"token_hit_rate", s.token_hit_rate},
@@ -277,7 +316,9 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["busy_imbalance"] = s.busy_imbalance;
   nlohmann::json reps = nlohmann::json::array();
   for (const ReplicaStats& r : s.replicas) {
-    reps.push_back({{"routed", r.routed}, {"steps", r.steps}, {"busy_s", r.busy_s},
+    reps.push_back({{"routed", r.routed},
+                    {"steps", r.steps},
+                    {"busy_s", r.busy_s},
                     {"cached_prompt_tokens", r.cached_prompt_tokens},
                     {"prompt_tokens", r.prompt_tokens}});
   }
@@ -289,30 +330,39 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["max_batch_size"] = s.max_batch_size;
   x["mean_tokens_per_step"] = s.mean_tokens_per_step;
   const StepCost& c = s.total_cost;
-  x["step_time_s"] = {{"gemm", c.gemm_s},       {"attention_prefill", c.attn_prefill_s},
-                      {"attention_decode", c.attn_decode_s}, {"communication", c.comm_s},
-                      {"other", c.other_s},     {"overhead", c.overhead_s}};
+  x["step_time_s"] = {{"gemm", c.gemm_s},
+                      {"attention_prefill", c.attn_prefill_s},
+                      {"attention_decode", c.attn_decode_s},
+                      {"communication", c.comm_s},
+                      {"other", c.other_s},
+                      {"overhead", c.overhead_s}};
   return j;
 }
 
 void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
-  os << "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_s,send_s,"
+  os << "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_"
+        "s,send_s,"
         "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
         "queueing_delay_ms,preemptions,reject_reason\n";
-  auto t = [](SimTime x) { return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x)); };
+  auto t = [](SimTime x) {
+    return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x));
+  };
   for (const Request& r : out.requests) {
     const char* status = r.status == RequestStatus::kFinished   ? "finished"
                          : r.status == RequestStatus::kRejected ? "rejected"
                                                                 : "unfinished";
     const bool fin = r.status == RequestStatus::kFinished;
-    os << r.id << ',' << status << ',' << (r.measured ? 1 : 0) << ',' << r.client
-       << ',' << r.replica << ',' << r.prompt_len << ',' << r.output_len << ',' << t(r.arrival) << ','
-       << t(r.send) << ',' << t(r.first_scheduled) << ',' << t(r.first_token) << ','
-       << t(r.finish) << ','
-       << (fin ? Fmt("%.6f", ToMillis(r.first_token - r.send)) : "") << ','
-       << (fin ? Fmt("%.6f", ToMillis(r.finish - r.send)) : "") << ','
-       << (r.first_scheduled >= 0 ? Fmt("%.6f", ToMillis(r.first_scheduled - r.send)) : "")
-       << ',' << r.preemptions << ',' << (r.reject_reason ? r.reject_reason : "") << "\n";
+    os << r.id << ',' << status << ',' << (r.measured ? 1 : 0) << ','
+       << r.client << ',' << r.replica << ',' << r.prompt_len << ','
+       << r.output_len << ',' << t(r.arrival) << ',' << t(r.send) << ','
+       << t(r.first_scheduled) << ',' << t(r.first_token) << ',' << t(r.finish)
+       << ',' << (fin ? Fmt("%.6f", ToMillis(r.first_token - r.send)) : "")
+       << ',' << (fin ? Fmt("%.6f", ToMillis(r.finish - r.send)) : "") << ','
+       << (r.first_scheduled >= 0
+               ? Fmt("%.6f", ToMillis(r.first_scheduled - r.send))
+               : "")
+       << ',' << r.preemptions << ','
+       << (r.reject_reason ? r.reject_reason : "") << "\n";
   }
 }
 

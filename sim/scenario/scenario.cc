@@ -255,6 +255,17 @@ void ParseMetrics(const JsonView& root, Scenario* s) {
       m.Integer("warmup_requests", 0, Range::Closed(0, 1e9));
   s->metrics.percentiles =
       m.Numbers("percentiles", s->metrics.percentiles, Range::Closed(0, 100));
+  // A percentile given twice would be one column and one JSON key twice.
+  const std::vector<double>& ps = s->metrics.percentiles;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (ps[i] == ps[j]) {
+        std::ostringstream msg;
+        msg << "expected distinct percentiles, got " << ps[i] << " twice";
+        m.FailMessage("percentiles", msg.str());
+      }
+    }
+  }
 }
 
 void ParseCluster(const JsonView& root, Scenario* s) {
