@@ -288,8 +288,10 @@ json Engine(Choices& c, const Shape& shape, bool* prefix_caching) {
 // steps x blocks: fewer requests (or a shorter duration) when that is large.
 // Steps: each prompt in chunks of the token budget (or the long-prefill
 // threshold), each output token in a batch of a few.
-void BoundTheWork(const Shape& shape, const json& engine, json* w) {
-  constexpr double kBlockSteps = 3e8, kSteps = 2e5;
+void BoundTheWork(const Shape& shape, const GeneratorLimits& limits, json* engine_json,
+                  json* w) {
+  const json& engine = *engine_json;
+  const double kBlockSteps = limits.max_block_steps, kSteps = 2e5;
   // A prompt's chunk is at most the token budget, and at most
   // long_prefill_token_threshold when that is set.
   double budget = engine["max_num_batched_tokens"].get<double>();
@@ -299,13 +301,24 @@ void BoundTheWork(const Shape& shape, const json& engine, json* w) {
   const double batch = std::min(4.0, engine["max_num_seqs"].get<double>());
   const double per_request = std::ceil(std::max(1.0, shape.mean_prompt) / budget) +
                              std::max(1.0, shape.mean_output) / batch;
-  const double blocks = engine.contains("num_gpu_blocks")
-                            ? engine["num_gpu_blocks"].get<double>()
-                            : 200000.0;  // derived from memory: up to ~170k
+  // Derived from memory: up to ~600k blocks (70B at tp 4, 8-token blocks).
+  const bool derived = !engine.contains("num_gpu_blocks");
+  const double blocks = derived ? 1e6 : engine["num_gpu_blocks"].get<double>();
   const double n = static_cast<double>(std::max<int64_t>(1, shape.requests));
   const double steps = n * per_request;
   const double scale = std::min({1.0, kBlockSteps / (steps * blocks), kSteps / steps});
   if (scale >= 1) return;
+  const double bs = engine["block_size"].get<double>();
+  const double need = std::ceil(static_cast<double>(shape.max_prompt + shape.max_output) / bs);
+  if (kBlockSteps / (per_request * blocks) < 1 && blocks > need + 1) {
+    // Too big even for one request: a smaller cache (still one that holds
+    // the longest request), then fewer requests.
+    (*engine_json)["num_gpu_blocks"] = static_cast<int64_t>(
+        std::clamp(kBlockSteps / per_request, need + 1, blocks - 1));
+    engine_json->erase("gpu_memory_utilization");
+    BoundTheWork(shape, limits, engine_json, w);
+    return;
+  }
   if (w->contains("num_requests")) {
     (*w)["num_requests"] = std::max<int64_t>(1, static_cast<int64_t>(n * scale));
   }
@@ -362,7 +375,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   bool prefix_caching = false;
   s["engine"] = Engine(c, shape, &prefix_caching);
   s["cost_model"] = CostModel(c);
-  BoundTheWork(shape, s["engine"], &w);
+  BoundTheWork(shape, limits, &s["engine"], &w);
   s["workload"] = std::move(w);
   // Warm-up: at most a third of the requests and of the arrivals' span, so
   // that something is measured (`servesim run` refuses a run that measured

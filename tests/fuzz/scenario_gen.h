@@ -71,6 +71,9 @@ class ByteChoices : public Choices {
 struct GeneratorLimits {
   int64_t max_requests = 2000;
   double max_output_tokens = 1e5;
+  // Steps x KV blocks (the per-step check walks the whole cache): about
+  // 1.5 ns each in an optimised build.
+  double max_block_steps = 3e8;
   // Leave out combinations that hit simulator bugs already reported and not
   // yet fixed (listed in scenario_gen.cc), so that a run looks for new ones.
   bool avoid_known_bugs = true;
