@@ -89,4 +89,46 @@ std::string ReadInputFile(const std::string& path, const std::string& what,
   return text;
 }
 
+bool ReadInputLine(std::istream& in, std::string* line, const std::string& path,
+                   int64_t line_no, size_t max_bytes) {
+  line->clear();
+  const std::string where = path + ":" + std::to_string(line_no) + ": ";
+  std::streambuf* sb = in.rdbuf();
+  if (sb == nullptr || !in.good()) {
+    if (in.bad()) throw ConfigError(where + "read error");
+    return false;
+  }
+  bool any = false;
+  try {
+    // A filebuf throws from underflow on a failed read(2); getline would
+    // turn that into an end of file.
+    errno = 0;
+    for (;;) {
+      const int c = sb->sbumpc();
+      if (c == std::char_traits<char>::eof()) {
+        in.setstate(std::ios::eofbit);
+        return any;
+      }
+      any = true;
+      if (c == '\n') return true;
+      if (line->size() >= max_bytes) {
+        throw ConfigError(where + "line longer than " +
+                          std::to_string(max_bytes >> 20) +
+                          " MiB; expected one record per line");
+      }
+      line->push_back(static_cast<char>(c));
+    }
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    in.setstate(std::ios::badbit);
+    throw ConfigError(where + "read error: out of memory");
+  } catch (const std::exception&) {
+    const int e = errno;
+    in.setstate(std::ios::badbit);
+    throw ConfigError(where + "read error" +
+                      (e != 0 ? ": " + std::string(std::strerror(e)) : ""));
+  }
+}
+
 }  // namespace servesim

@@ -3,7 +3,9 @@
 // with the reason named when it cannot.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <string>
 
 namespace servesim {
@@ -23,6 +25,16 @@ std::string ResolveDataPath(const std::string& path);
 // (expected a regular file)".
 void CheckInputFile(const std::string& path, const std::string& what,
                     bool allow_fifo = false);
+// One line of a text input (a trace, a CSV), without its '\n', read from
+// `in` with a bound on its length: a line longer than kMaxInputLineBytes
+// is an error, never memory exhausted, and a read error (EIO, ENOMEM) is an
+// error, never the end of the file. Returns false at the end of the input.
+// Throws ConfigError "<path>:<line_no>: line longer than 16 MiB ..." or
+// "<path>:<line_no>: read error: <reason>".
+inline constexpr size_t kMaxInputLineBytes = size_t{16} << 20;
+bool ReadInputLine(std::istream& in, std::string* line, const std::string& path,
+                   int64_t line_no, size_t max_bytes = kMaxInputLineBytes);
+
 // CheckInputFile (pipes allowed), then the whole file; a file larger than
 // max_bytes is an error ("<path>: <what> is 20.0 MiB; expected at most
 // 16.0 MiB"), and at most max_bytes + 1 bytes are read.

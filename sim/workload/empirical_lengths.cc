@@ -159,7 +159,7 @@ std::vector<int32_t> ReadLengthColumn(const std::string& path,
   std::ifstream in = OpenCsv(path);
   std::string line;
   std::vector<std::string> header, fields;
-  if (!std::getline(in, line) || Trim(line).empty()) {
+  if (!ReadInputLine(in, &line, path, 1) || Trim(line).empty()) {
     throw ConfigError(path +
                       ": empty file; expected a header row naming "
                       "the columns");
@@ -170,7 +170,7 @@ std::vector<int32_t> ReadLengthColumn(const std::string& path,
   const size_t col = FindColumn(path, header, column);
   std::vector<int32_t> values;
   int64_t line_no = 1, blank_line = 0;
-  while (std::getline(in, line)) {
+  while (ReadInputLine(in, &line, path, line_no + 1)) {
     ++line_no;
     if (Trim(line).empty()) {
       if (!blank_line) blank_line = line_no;

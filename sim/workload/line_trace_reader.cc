@@ -54,7 +54,7 @@ bool LineTraceReader::ReadLine(std::string* line) {
     *line = std::move(lookahead_);
     return true;
   }
-  while (std::getline(in_, *line)) {
+  while (ReadInputLine(in_, line, options_.path, line_no_ + 1)) {
     ++line_no_;
     if (line_no_ == 1 && line->rfind("\xEF\xBB\xBF", 0) == 0) {
       line->erase(0, 3);  // a UTF-8 byte-order mark is not data

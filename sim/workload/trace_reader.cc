@@ -93,7 +93,8 @@ TraceFormat GuessTraceFormat(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open trace");
   std::string line;
-  while (std::getline(in, line) &&
+  int64_t line_no = 0;
+  while (ReadInputLine(in, &line, path, ++line_no) &&
          line.find_first_not_of(" \t\r") == std::string::npos) {
   }
   const size_t start = line.find_first_not_of(" \t\r\xEF\xBB\xBF");
