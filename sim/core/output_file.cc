@@ -151,7 +151,10 @@ Status CheckOutputPaths(
   namespace fs = std::filesystem;
   std::vector<std::string> canon(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].second.empty()) continue;
+    // A device (/dev/null) may take several outputs; files may not.
+    if (outputs[i].second.empty() || IsSpecialOutput(outputs[i].second)) {
+      continue;
+    }
     std::error_code ec;
     fs::path p = fs::weakly_canonical(fs::absolute(outputs[i].second, ec), ec);
     canon[i] = ec ? outputs[i].second : p.lexically_normal().string();
