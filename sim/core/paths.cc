@@ -92,42 +92,40 @@ std::string ReadInputFile(const std::string& path, const std::string& what,
 bool ReadInputLine(std::istream& in, std::string* line, const std::string& path,
                    int64_t line_no, size_t max_bytes) {
   line->clear();
-  const std::string where = path + ":" + std::to_string(line_no) + ": ";
-  std::streambuf* sb = in.rdbuf();
-  if (sb == nullptr || !in.good()) {
-    if (in.bad()) throw ConfigError(where + "read error");
-    return false;
-  }
-  bool any = false;
+  const auto fail = [&](const std::string& what) {
+    in.setstate(std::ios::badbit);
+    return ConfigError(path + ":" + std::to_string(line_no) + ": " + what);
+  };
+  if (in.bad()) throw fail("read error");
+  if (!in.good()) return false;
+  // Chunks through istream::getline (as fast as std::getline), so the line
+  // is bounded; a failed read(2) sets badbit, which std::getline would let
+  // pass for the end of the file.
+  char buf[4096];
   try {
-    // A filebuf throws from underflow on a failed read(2); getline would
-    // turn that into an end of file.
-    errno = 0;
     for (;;) {
-      const int c = sb->sbumpc();
-      if (c == std::char_traits<char>::eof()) {
-        in.setstate(std::ios::eofbit);
-        return any;
+      errno = 0;
+      in.getline(buf, sizeof buf);
+      const std::streamsize n = in.gcount();
+      if (in.bad()) {
+        const int e = errno;
+        throw fail("read error" +
+                   (e != 0 ? ": " + std::string(std::strerror(e)) : ""));
       }
-      any = true;
-      if (c == '\n') return true;
-      if (line->size() >= max_bytes) {
-        throw ConfigError(where + "line longer than " +
-                          std::to_string(max_bytes >> 20) +
-                          " MiB; expected one record per line");
+      if (!in.fail()) {  // the '\n' was read (and counted)
+        line->append(buf, static_cast<size_t>(n - 1));
+        return true;
       }
-      line->push_back(static_cast<char>(c));
+      line->append(buf, static_cast<size_t>(n));
+      if (in.eof()) return !line->empty() || n > 0;
+      in.clear();  // the buffer filled before the '\n'
+      if (line->size() > max_bytes) {
+        throw fail("line longer than " + std::to_string(max_bytes >> 20) +
+                   " MiB; expected one record per line");
+      }
     }
-  } catch (const ConfigError&) {
-    throw;
   } catch (const std::bad_alloc&) {
-    in.setstate(std::ios::badbit);
-    throw ConfigError(where + "read error: out of memory");
-  } catch (const std::exception&) {
-    const int e = errno;
-    in.setstate(std::ios::badbit);
-    throw ConfigError(where + "read error" +
-                      (e != 0 ? ": " + std::string(std::strerror(e)) : ""));
+    throw fail("read error: out of memory");
   }
 }
 
