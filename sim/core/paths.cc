@@ -112,12 +112,15 @@ bool ReadInputLine(std::istream& in, std::string* line, const std::string& path,
         throw fail("read error" +
                    (e != 0 ? ": " + std::string(std::strerror(e)) : ""));
       }
+      if (in.eof()) {  // a last line without '\n' (eof without failbit)
+        line->append(buf, static_cast<size_t>(n));
+        return n > 0 || !line->empty();
+      }
       if (!in.fail()) {  // the '\n' was read (and counted)
         line->append(buf, static_cast<size_t>(n - 1));
         return true;
       }
       line->append(buf, static_cast<size_t>(n));
-      if (in.eof()) return !line->empty() || n > 0;
       in.clear();  // the buffer filled before the '\n'
       if (line->size() > max_bytes) {
         throw fail("line longer than " + std::to_string(max_bytes >> 20) +
