@@ -184,10 +184,10 @@ json Workload(Choices& c, const GeneratorLimits& limits, Shape* shape) {
   } else {
     bool defines = false;
     if (c.Chance(0.45)) w["prefix"] = Prefix(c, shape, &defines);
-    // Known bug (reported): with sessions, turns after the first draw their
-    // lengths from input_len/output_len, which a prefix model that defines
-    // the lengths leaves absent: they get output_len 0 and never stop.
-    if (defines && mode == 3 && limits.avoid_known_bugs) {
+    // Sessions draw later turns' lengths from input_len/output_len, so a
+    // prefix model that defines the lengths is refused with them (the fuzzer
+    // found such turns getting output_len 0 and never stopping).
+    if (defines && mode == 3) {
       w.erase("prefix");
       defines = false;
       *shape = Shape();
@@ -210,11 +210,7 @@ json Workload(Choices& c, const GeneratorLimits& limits, Shape* shape) {
     } else {
       w["arrival"] = Arrival(c, rate);
     }
-    // Known bug (reported): session turns after the first are sent without
-    // waiting for a max_concurrency slot, so more than max_concurrency
-    // requests are in flight.
-    const bool capped_sessions = c.Chance(0.2) && !limits.avoid_known_bugs;
-    if (mode == 1 || (mode == 3 && capped_sessions)) w["max_concurrency"] = c.LogInt(1, 64);
+    if (mode == 1 || (mode == 3 && c.Chance(0.2))) w["max_concurrency"] = c.LogInt(1, 64);
     if (mode == 3) {
       json turns = c.Chance(0.5) ? json{{"dist", "fixed"}, {"value", c.Int(1, 6)}}
                                  : json{{"dist", "uniform"}, {"min", 1}, {"max", c.Int(1, 8)}};

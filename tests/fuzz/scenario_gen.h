@@ -74,10 +74,17 @@ struct GeneratorLimits {
   // Steps x KV blocks (the per-step check walks the whole cache): about
   // 1.5 ns each in an optimised build.
   double max_block_steps = 3e8;
-  // Leave out combinations that hit simulator bugs already reported and not
-  // yet fixed (listed in scenario_gen.cc), so that a run looks for new ones.
-  bool avoid_known_bugs = true;
 };
+
+// Smaller, for the libFuzzer target: everything runs under ASan/UBSan and
+// each input must finish well inside libFuzzer's -timeout.
+inline GeneratorLimits LibFuzzerLimits() {
+  GeneratorLimits l;
+  l.max_requests = 100;
+  l.max_output_tokens = 5e3;
+  l.max_block_steps = 2e6;
+  return l;
+}
 
 nlohmann::json GenerateScenario(Choices& c, const GeneratorLimits& limits = {});
 

@@ -16,13 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace servesim::fuzz;
   InstallAbortReporter();
   ByteChoices choices(data, size);
-  // Smaller than the seeded runner's: everything runs under ASan/UBSan and
-  // each input must finish well inside libFuzzer's -timeout.
-  GeneratorLimits limits;
-  limits.max_requests = 100;
-  limits.max_output_tokens = 5e3;
-  limits.max_block_steps = 2e6;
-  const nlohmann::json sc = GenerateScenario(choices, limits);
+  const nlohmann::json sc = GenerateScenario(choices, LibFuzzerLimits());
   const Outcome o = CheckScenario(sc, CheckOptions{});
   if (!o.valid || !o.problems.empty()) {
     std::fputs(FailureReport(sc, o).c_str(), stderr);

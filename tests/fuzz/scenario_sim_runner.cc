@@ -8,8 +8,6 @@
 //                                          standalone: seeds K, K+1, ... for
 //                                          S seconds; prints how many ran
 //   scenario_sim_fuzz --show K             prints scenario K's JSON
-//   --known-bugs                           also generates the combinations
-//                                          of known, unfixed bugs
 //
 // Each scenario runs in a child process (an abort on a broken invariant,
 // or a hang past 120 s, is reported and the run goes on); a failing
@@ -155,7 +153,7 @@ TEST(ScenarioSimFuzz, AnyBytesMakeAValidScenario) {
   std::string bytes;
   for (int n = 0; n < 24; ++n) {
     ByteChoices choices(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    const nlohmann::json sc = GenerateScenario(choices);
+    const nlohmann::json sc = GenerateScenario(choices, LibFuzzerLimits());
     CheckOptions options;
     options.determinism = options.saturation = false;
     options.label = std::to_string(bytes.size()) + " bytes";
@@ -190,12 +188,9 @@ int Standalone(int argc, char** argv) {
       return 0;
     } else if (a == "--print") {
       print = true;
-    } else if (a == "--known-bugs") {
-      limits.avoid_known_bugs = false;
     } else {
       std::cerr << "usage: " << argv[0]
-                << " [--seconds S] [--seed K] [--print] [--known-bugs] | [--known-bugs] "
-                   "--show K | (GoogleTest flags)\n";
+                << " [--seconds S] [--seed K] [--print] | --show K | (GoogleTest flags)\n";
       return 2;
     }
   }
