@@ -34,6 +34,7 @@ using Clock = std::chrono::steady_clock;
 struct Tally {
   int64_t scenarios = 0, invalid = 0, failed = 0, requests = 0, saturation = 0;
   double max_over_mu = 0;
+  uint64_t max_over_mu_seed = 0;
   double seconds = 0;
   double slowest_s = 0;  // one scenario's checks
   uint64_t slowest_seed = 0;
@@ -44,12 +45,13 @@ std::string Describe(const Tally& t) {
   std::snprintf(buf, sizeof buf,
                 "%lld scenarios (%lld requests) in %.1f s: %.0f per minute (slowest: seed "
                 "%llu, %.1f s); %lld failed (%lld did not parse); saturation compared on "
-                "%lld, max throughput/mu %.3f",
+                "%lld, max throughput/mu %.3f (seed %llu)",
                 static_cast<long long>(t.scenarios), static_cast<long long>(t.requests),
                 t.seconds, 60.0 * t.scenarios / std::max(1e-9, t.seconds),
                 static_cast<unsigned long long>(t.slowest_seed), t.slowest_s,
                 static_cast<long long>(t.failed), static_cast<long long>(t.invalid),
-                static_cast<long long>(t.saturation), t.max_over_mu);
+                static_cast<long long>(t.saturation), t.max_over_mu,
+                static_cast<unsigned long long>(t.max_over_mu_seed));
   return buf;
 }
 
@@ -65,7 +67,8 @@ constexpr unsigned kScenarioTimeoutSeconds = 120;
 // Checks one scenario in a child process, so that an abort (a broken
 // invariant) or a hang is reported, with the scenario, and the run goes on.
 // Returns false when the child failed in any way.
-bool CheckIsolated(const nlohmann::json& sc, const CheckOptions& options, Tally* t) {
+bool CheckIsolated(const nlohmann::json& sc, const CheckOptions& options, Tally* t,
+                   uint64_t seed = 0) {
   std::cout.flush();
   std::cerr.flush();
   int fds[2];
@@ -97,7 +100,10 @@ bool CheckIsolated(const nlohmann::json& sc, const CheckOptions& options, Tally*
   t->invalid += got && !r.valid;
   if (got && r.saturation_checked) {
     ++t->saturation;
-    t->max_over_mu = std::max(t->max_over_mu, r.throughput_over_mu);
+    if (r.throughput_over_mu > t->max_over_mu) {
+      t->max_over_mu = r.throughput_over_mu;
+      t->max_over_mu_seed = seed;
+    }
   }
   return got && exited && r.ok;
 }
@@ -117,7 +123,7 @@ Tally RunSeeds(uint64_t first, double seconds, bool print, const GeneratorLimits
     options.label = "seed " + std::to_string(seed);
     ++t.scenarios;
     const auto one = Clock::now();
-    if (!CheckIsolated(sc, options, &t)) ++t.failed;
+    if (!CheckIsolated(sc, options, &t, seed)) ++t.failed;
     const double took = std::chrono::duration<double>(Clock::now() - one).count();
     if (took > t.slowest_s) {
       t.slowest_s = took;
