@@ -46,6 +46,15 @@ struct StepCost {
   double Kernels() const {
     return gemm_s + attn_prefill_s + attn_decode_s + other_s;
   }
+  StepCost& operator+=(const StepCost& o) {
+    gemm_s += o.gemm_s;
+    attn_prefill_s += o.attn_prefill_s;
+    attn_decode_s += o.attn_decode_s;
+    comm_s += o.comm_s;
+    other_s += o.other_s;
+    overhead_s += o.overhead_s;
+    return *this;
+  }
   double Total() const {
     return gemm_s + attn_prefill_s + attn_decode_s + comm_s + other_s +
            overhead_s;

@@ -25,7 +25,6 @@ bool Replica::Launch(SimTime now) {
   // The GPU runs steps in launch order: this one starts when the previous
   // one ends, so steps of one replica never overlap.
   const SimTime start = std::max(now, gpu_free_);
-  const int64_t preempted_before = scheduler_.num_preemptions();
   scheduler_.Schedule(start, &f.batch, &shape_);
   if (observer_) observer_(now, f.batch);
   if (f.batch.empty()) {
@@ -34,12 +33,7 @@ bool Replica::Launch(SimTime now) {
     return false;
   }
   const StepCost cost = cost_model_->StepTime(shape_);
-  total_cost_.gemm_s += cost.gemm_s;
-  total_cost_.attn_prefill_s += cost.attn_prefill_s;
-  total_cost_.attn_decode_s += cost.attn_decode_s;
-  total_cost_.comm_s += cost.comm_s;
-  total_cost_.other_s += cost.other_s;
-  total_cost_.overhead_s += cost.overhead_s;
+  total_cost_ += cost;
   // A step always advances time, so the simulation cannot stall at an
   // instant even if a cost model returns 0.
   const SimTime d = std::max<SimTime>(1, FromSeconds(cost.Total()));
@@ -67,8 +61,7 @@ bool Replica::Launch(SimTime now) {
     for (const ScheduledSeq& s : f.batch) rec.num_finishing += s.last;
     rec.num_tokens = tokens;
     rec.num_admitted = scheduler_.last_admitted();
-    rec.num_preempted =
-        static_cast<int32_t>(scheduler_.num_preemptions() - preempted_before);
+    rec.num_preempted = static_cast<int32_t>(scheduler_.last_preempted().size());
     rec.cached_tokens = scheduler_.last_cached_tokens();
     rec.kv_blocks_used = scheduler_.kv().num_used();
     rec.kv_blocks_total = scheduler_.kv().num_blocks();

@@ -106,7 +106,6 @@ void Scheduler::Preempt(size_t running_index) {
   r.stale = r.in_flight;
   r.placeholders = 0;
   ++r.preemptions;
-  ++num_preemptions_;
   last_preempted_.push_back(id);
   r.status = RequestStatus::kWaiting;
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(running_index));

@@ -80,7 +80,6 @@ class Scheduler {
   // Prompt tokens served from cache when admitting preempted requests again
   // (recompute avoided); first admissions are counted per request.
   int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
-  int64_t num_preemptions() const { return num_preemptions_; }  // so far
   // Requests preempted by the most recent Schedule(), in order.
   const std::vector<int64_t>& last_preempted() const { return last_preempted_; }
   // Requests admitted from the waiting queue by the most recent Schedule(),
@@ -112,7 +111,6 @@ class Scheduler {
   int32_t watermark_blocks_;
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
-  int64_t num_preemptions_ = 0;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over

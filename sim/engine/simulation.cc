@@ -342,20 +342,12 @@ class Driver {
     CloseWindow();
     out_->input_error = source_.trace_error();
     for (size_t k = 0; k < replicas_.size(); ++k) {
-      out_->replicas[k].steps = replicas_[k]->steps();
-      out_->replicas[k].busy_s = ToSeconds(replicas_[k]->busy_time());
-    }
-    for (const auto& rep : replicas_) {
-      const StepCost& c = rep->total_cost();
-      StepCost& t = out_->total_cost;
-      t.gemm_s += c.gemm_s;
-      t.attn_prefill_s += c.attn_prefill_s;
-      t.attn_decode_s += c.attn_decode_s;
-      t.comm_s += c.comm_s;
-      t.other_s += c.other_s;
-      t.overhead_s += c.overhead_s;
-      out_->resume_cached_tokens += rep->scheduler().resume_cached_tokens();
-      out_->evictions += rep->scheduler().kv().evictions();
+      const Replica& rep = *replicas_[k];
+      out_->replicas[k].steps = rep.steps();
+      out_->replicas[k].busy_s = ToSeconds(rep.busy_time());
+      out_->total_cost += rep.total_cost();
+      out_->resume_cached_tokens += rep.scheduler().resume_cached_tokens();
+      out_->evictions += rep.scheduler().kv().evictions();
     }
     for (const Request& r : out_->requests) {
       if (!r.done()) ++out_->incomplete;
