@@ -78,10 +78,12 @@ void CheckSaturation(const Scenario& sc, const SimulationOutput& out, const RunS
                      Outcome* o) {
   const WorkloadConfig& w = sc.workload;
   if (sc.num_replicas != 1 || w.trace || w.sessions || w.prefix || w.num_requests == 0 ||
-      out.stopped_at_queue_cap || s.completed < 200 || Preempted(out)) {
+      out.stopped_at_queue_cap || s.completed < 200 || Preempted(out) ||
+      sc.engine.long_prefill_token_threshold > 0) {
     return;
   }
-  StatusOr<Scenario> closed = WithClosedLoop(sc, 2 * sc.engine.max_num_seqs);
+  const int clients = 2 * sc.engine.max_num_seqs;
+  StatusOr<Scenario> closed = WithClosedLoop(sc, clients);
   if (!closed.ok()) {
     o->problems.push_back("saturating variant does not parse: " + closed.status().message());
     return;
@@ -99,7 +101,7 @@ void CheckSaturation(const Scenario& sc, const SimulationOutput& out, const RunS
     std::ostringstream os;
     os << "throughput " << s.request_throughput << " req/s is " << o->throughput_over_mu
        << " x the saturation throughput mu = " << e.mu_rps << " req/s (" << e.departures
-       << " departures in " << e.window_s << " s of a closed loop of " << e.clients
+       << " departures in " << e.window_s << " s of a closed loop of " << clients
        << " clients); more than the noise allowance of " << tol;
     o->problems.push_back(os.str());
   }
