@@ -19,7 +19,9 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.num_gpu_blocks         null     KV blocks; null = derived from memory
   engine.activation_reserve_gib null     null = derived from the model
   engine.preemption             recompute (only mode, as vLLM v1)
-  engine.policy                 fcfs     fcfs | shortest-prompt-first
+  engine.policy                 fcfs     fcfs | shortest-prompt-first |
+                                         shortest-prompt-first-oracle (reads
+                                         true output lengths: a bound only)
   engine.prefix_caching         false    vLLM automatic prefix caching
   engine.async_scheduling       true     vLLM async scheduling: next step
                                          scheduled while one runs (+1 step

@@ -12,6 +12,7 @@ struct PolicyEntry {
 constexpr PolicyEntry kPolicies[] = {
     {"fcfs", MakeFcfsPolicy},
     {"shortest-prompt-first", MakeShortestPromptFirstPolicy},
+    {"shortest-prompt-first-oracle", MakeShortestPromptFirstOraclePolicy},
 };
 
 }  // namespace

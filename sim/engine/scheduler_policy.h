@@ -4,6 +4,9 @@
 // which running request to preempt. A new policy is one small file with a
 // factory function, listed once in scheduler_policy.cc's table. (A table,
 // not static self-registration: a static library drops unreferenced objects.)
+// A policy sees only what a real server knows (prompt length, tokens
+// generated so far) unless its name ends in "-oracle": the true output
+// length is the workload's secret.
 #pragma once
 
 #include <deque>
@@ -31,6 +34,12 @@ class SchedulerPolicy {
 // Factories, one per policy file.
 std::unique_ptr<SchedulerPolicy> MakeFcfsPolicy();
 std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstPolicy();
+std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstOraclePolicy();
+
+// Shared by the shortest-prompt-first policies: the waiting request with the
+// fewest tokens left to prefill, ties by queue order.
+size_t PickShortestPrompt(const std::deque<int64_t>& waiting,
+                          const RequestTable& requests);
 
 // By name; nullptr for an unknown name.
 std::unique_ptr<SchedulerPolicy> MakeSchedulerPolicy(const std::string& name);

@@ -72,7 +72,10 @@ void ParseEngine(const JsonView& root, Scenario* s) {
   }
   // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
   v.Choice("preemption", "recompute", {"recompute"});
-  e.policy = v.Choice("policy", "fcfs", {"fcfs", "shortest-prompt-first"});
+  // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
+  e.policy = v.Choice("policy", "fcfs",
+                      {"fcfs", "shortest-prompt-first",
+                       "shortest-prompt-first-oracle"});
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   } else {
