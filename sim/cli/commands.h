@@ -24,6 +24,8 @@ Command AddSweepCommand(CLI::App* app);
 Command AddLoopsCommand(CLI::App* app);
 // `servesim capacity SCENARIO --slo ttft_p99=2s,... [--target-rate X] [--candidates ...]`
 Command AddCapacityCommand(CLI::App* app);
+// `servesim compare A.json [B.json] [--set-b k=v ...] [--primary ttft_p99] [--save-result F]`
+Command AddCompareCommand(CLI::App* app);
 
 // The scenario keys with their defaults, for `--help` and README.
 const char* ScenarioReference();

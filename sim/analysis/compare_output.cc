@@ -1,0 +1,138 @@
+// Console table and JSON of a paired comparison (see compare_output.h).
+#include "sim/analysis/compare_output.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace servesim {
+namespace {
+
+std::string Fixed(double x, int digits) {
+  if (!std::isfinite(x)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+  return buf;
+}
+
+// Digits that suit the magnitude: ms latencies and throughputs alike.
+int DigitsFor(double x) {
+  const double ax = std::abs(x);
+  return ax >= 100 ? 1 : ax >= 1 ? 2 : 3;
+}
+
+std::string Value(double x, double scale) { return Fixed(x, DigitsFor(scale)); }
+
+std::string Pad(std::string s, size_t width) {
+  // Width in code points, so "−" and "ρ" do not shift columns.
+  size_t cps = 0;
+  for (unsigned char ch : s) cps += (ch & 0xC0) != 0x80;
+  if (cps < width) s.append(width - cps, ' ');
+  return s;
+}
+
+nlohmann::json Num(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
+
+std::string Load(const VariantInfo& v) {
+  if (!v.mu_rps) return "μ not estimated";
+  return "μ " + Fixed(*v.mu_rps, 2) + " req/s, ρ " +
+         Fixed(v.offered_rate / *v.mu_rps, 3);
+}
+
+nlohmann::json VariantJson(const VariantInfo& v, int replications) {
+  return {{"scenario", v.label},
+          {"seed", v.seed},
+          {"offered_rate", v.offered_rate},
+          {"arrival", v.arrival},
+          {"saturation_rps", v.mu_rps ? Num(*v.mu_rps) : nlohmann::json(nullptr)},
+          {"utilization", v.mu_rps ? Num(v.offered_rate / *v.mu_rps)
+                                   : nlohmann::json(nullptr)},
+          {"unstable_replications", v.unstable},
+          {"replications", replications}};
+}
+
+}  // namespace
+
+void WriteCompareTable(const Comparison& c, std::ostream& out) {
+  out << "A: " << c.a.label << "\nB: " << c.b.label << "\n";
+  out << "Offered " << Fixed(c.a.offered_rate, 2) << " req/s to both ("
+      << c.a.arrival << "); A " << Load(c.a) << "; B " << Load(c.b) << "\n";
+  out << c.replications << " paired replications, seeds " << c.a.seed << ".."
+      << c.a.seed + c.replications - 1;
+  if (c.common_random_numbers) {
+    out << " for both (common random numbers)\n";
+  } else {
+    out << " (A) and " << c.b.seed << ".." << c.b.seed + c.replications - 1
+        << " (B): different seeds, so the pairs share no random numbers\n";
+  }
+  out << "Unstable replications: A " << c.a.unstable << ", B " << c.b.unstable
+      << " of " << c.replications << "\n";
+  out << "Stop rule: " << StopRuleName(c.stop) << " -- " << c.stop_reason
+      << "\n";
+  out << "Intervals: Student t on the paired differences, "
+      << Fixed(100 * c.look_confidence, 2) << "% at each of "
+      << c.looks.size() << " planned look" << (c.looks.size() > 1 ? "s" : "")
+      << " (Bonferroni), so at least " << Fixed(100 * c.confidence, 0)
+      << "% whichever look stops\n\n";
+  out << Pad("metric", 27) << Pad("A", 11) << Pad("B", 11)
+      << Pad("B − A [interval]", 34) << Pad("B/A [interval]", 27)
+      << "verdict\n";
+  bool first = true;
+  for (const MetricComparison& m : c.metrics) {
+    const PairedInterval& i = m.interval;
+    const double scale = std::max(std::abs(i.a_mean), std::abs(i.b_mean));
+    const std::string name = (first ? "*" : " ") + m.metric.name + " (" +
+                             m.metric.unit + ")";
+    first = false;
+    out << Pad(name, 27) << Pad(Value(i.a_mean, scale), 11)
+        << Pad(Value(i.b_mean, scale), 11)
+        << Pad(Value(i.diff, scale) + " [" + Value(i.diff_lo, scale) + ", " +
+                   Value(i.diff_hi, scale) + "]",
+               34)
+        << Pad(Fixed(i.ratio, 3) + " [" + Fixed(i.ratio_lo, 3) + ", " +
+                   Fixed(i.ratio_hi, 3) + "]",
+               27)
+        << VerdictText(m.verdict) << "\n";
+  }
+  out << "\n* primary metric; better = lower latency or higher throughput\n";
+}
+
+nlohmann::json CompareJson(const Comparison& c) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const MetricComparison& m : c.metrics) {
+    const PairedInterval& i = m.interval;
+    nlohmann::json a = nlohmann::json::array(), b = nlohmann::json::array();
+    for (double x : m.a) a.push_back(Num(x));
+    for (double x : m.b) b.push_back(Num(x));
+    metrics.push_back(
+        {{"name", m.metric.name},
+         {"unit", m.metric.unit},
+         {"better", m.metric.higher_is_better ? "higher" : "lower"},
+         {"pairs", i.n},
+         {"a_mean", Num(i.a_mean)},
+         {"b_mean", Num(i.b_mean)},
+         {"difference", {{"mean", Num(i.diff)}, {"lo", Num(i.diff_lo)}, {"hi", Num(i.diff_hi)}}},
+         {"ratio", {{"mean", Num(i.ratio)}, {"lo", Num(i.ratio_lo)}, {"hi", Num(i.ratio_hi)}}},
+         {"verdict", VerdictText(m.verdict)},
+         {"a", a},
+         {"b", b}});
+  }
+  return {{"command", "compare"},
+          {"a", VariantJson(c.a, c.replications)},
+          {"b", VariantJson(c.b, c.replications)},
+          {"common_random_numbers", c.common_random_numbers},
+          {"primary", c.metrics.front().metric.name},
+          {"precision", c.precision},
+          {"looks", c.looks},
+          {"looks_taken", c.looks_taken},
+          {"replications", c.replications},
+          {"confidence", c.confidence},
+          {"look_confidence", c.look_confidence},
+          {"stop_rule", StopRuleName(c.stop)},
+          {"stop_reason", c.stop_reason},
+          {"metrics", metrics}};
+}
+
+}  // namespace servesim

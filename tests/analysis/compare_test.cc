@@ -1,0 +1,196 @@
+// `servesim compare`: the paired-difference statistics, the looks and stop
+// rules, and small end-to-end comparisons (pure noise, a designed
+// difference, bad input).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/analysis/compare.h"
+#include "sim/analysis/compare_output.h"
+#include "sim/analysis/confidence.h"
+#include "tests/test_util.h"
+
+namespace servesim {
+namespace {
+
+// A small, moderately loaded replica (linear cost model): bursty arrivals,
+// log-normal lengths, 300 requests. Runs in about a millisecond.
+std::string NoiseScenario(int seed) {
+  nlohmann::json j = nlohmann::json::parse(testing::LinearScenario(
+      R"("step_s": 0.002, "prefill_token_s": 0.00001, "decode_seq_s": 0.0002)",
+      R"("arrival": {"process": "gamma", "rate": 40, "burstiness": 0.5},
+         "input_len": {"dist": "lognormal", "median": 100, "p99": 1000},
+         "output_len": {"dist": "lognormal", "median": 30, "p99": 300},
+         "num_requests": 300)",
+      R"("max_num_seqs": 32)"));
+  j["seed"] = seed;
+  return j.dump();
+}
+
+CompareOptions FastOptions() {
+  CompareOptions o;
+  o.estimate_saturation = false;
+  o.max_replications = 12;
+  o.jobs = 1;
+  return o;
+}
+
+TEST(StudentTQuantile, MatchesTheTableAndKnownValues) {
+  for (int dof = 1; dof <= 60; ++dof) {
+    EXPECT_NEAR(StudentTQuantile(0.975, dof), StudentT975(dof), 2e-4) << dof;
+  }
+  EXPECT_NEAR(StudentTQuantile(0.995, 2), 9.9248, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(0.995, 10), 3.1693, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(0.9975, 1), std::tan(M_PI * 0.4975), 1e-3);
+  EXPECT_NEAR(StudentTQuantile(0.025, 5), -StudentT975(5), 1e-3);
+}
+
+TEST(PairedDifference, HandWorkedExample) {
+  // d = {1, 2, 1}: mean 4/3, sd sqrt(1/3), t(0.975, 2) = 4.3027.
+  const PairedInterval i = PairedDifference({1, 2, 3}, {2, 4, 4}, 0.95);
+  EXPECT_EQ(i.n, 3);
+  EXPECT_DOUBLE_EQ(i.a_mean, 2);
+  EXPECT_DOUBLE_EQ(i.b_mean, 10.0 / 3);
+  const double half = 4.302653 * std::sqrt(1.0 / 3) / std::sqrt(3.0);
+  EXPECT_NEAR(i.diff, 4.0 / 3, 1e-12);
+  EXPECT_NEAR(i.diff_lo, 4.0 / 3 - half, 1e-5);
+  EXPECT_NEAR(i.diff_hi, 4.0 / 3 + half, 1e-5);
+  // Ratios {2, 2, 4/3}: geometric mean (16/3)^(1/3); the interval is the
+  // t interval of the mean log ratio, mapped back.
+  const double logs[] = {std::log(2.0), std::log(2.0), std::log(4.0 / 3)};
+  const double m = (logs[0] + logs[1] + logs[2]) / 3;
+  double sq = 0;
+  for (double l : logs) sq += (l - m) * (l - m);
+  const double log_half = 4.302653 * std::sqrt(sq / 2) / std::sqrt(3.0);
+  EXPECT_NEAR(i.ratio, std::cbrt(16.0 / 3), 1e-12);
+  EXPECT_NEAR(i.ratio_lo, std::exp(m - log_half), 1e-5);
+  EXPECT_NEAR(i.ratio_hi, std::exp(m + log_half), 1e-5);
+  // A zero (a goodput of 0) has no log: the ratio of means, no bounds.
+  const PairedInterval z = PairedDifference({0, 2}, {1, 3}, 0.95);
+  EXPECT_DOUBLE_EQ(z.ratio, 2);
+  EXPECT_TRUE(std::isnan(z.ratio_lo));
+}
+
+TEST(PairedDifference, NaNPairsAreLeftOutAndOnePairHasNoInterval) {
+  const double nan = std::nan("");
+  const PairedInterval i = PairedDifference({1, nan, 3}, {2, 5, nan}, 0.95);
+  EXPECT_EQ(i.n, 1);
+  EXPECT_DOUBLE_EQ(i.diff, 1);
+  EXPECT_TRUE(std::isnan(i.diff_lo));
+}
+
+TEST(CompareLooks, DoublingUpToTheBudget) {
+  EXPECT_EQ(CompareLooks(3, 30), (std::vector<int>{3, 6, 12, 24, 30}));
+  EXPECT_EQ(CompareLooks(5, 20), (std::vector<int>{5, 10, 20}));
+  EXPECT_EQ(CompareLooks(4, 4), (std::vector<int>{4}));
+}
+
+TEST(ParseCompareMetric, FormsAndErrors) {
+  auto m = ParseCompareMetric("e2el_p99.9", "--primary");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->latency, SloMetric::kE2el);
+  EXPECT_DOUBLE_EQ(m->percentile, 99.9);
+  EXPECT_FALSE(m->higher_is_better);
+  EXPECT_TRUE(ParseCompareMetric("goodput", "--primary")->higher_is_better);
+  for (const char* bad : {"ttft", "ttft_p", "ttft_p0", "ttft_p101", "itl_p99",
+                          "ttft_p9x", "latency", ""}) {
+    auto e = ParseCompareMetric(bad, "--primary");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.status().message().rfind("--primary ", 0), 0u) << bad;
+  }
+}
+
+TEST(Compare, TheSameScenarioTwiceDiffersByExactlyZero) {
+  // Common random numbers: equal seeds and settings give identical runs.
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  auto c = ComparePaired(a, "a", a, "a", FastOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->common_random_numbers);
+  EXPECT_EQ(c->stop, StopRule::kPrecision);
+  EXPECT_EQ(c->replications, 12);  // the precision rule waits for 10
+  for (const MetricComparison& m : c->metrics) {
+    EXPECT_EQ(m.interval.diff, 0) << m.metric.name;
+    EXPECT_EQ(m.verdict, CompareVerdict::kNoDifference) << m.metric.name;
+  }
+}
+
+TEST(Compare, IndependentSeedsShowNoDifference) {
+  // Pure noise: the same scenario under unrelated seeds (one trial; the
+  // 100-trial rate is tests/validation/compare_noise_test.cc).
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  const Scenario b = testing::MustParse(NoiseScenario(1001));
+  auto c = ComparePaired(a, "a", b, "b", FastOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->common_random_numbers);
+  EXPECT_EQ(c->metrics.front().metric.name, "ttft_p99");
+  EXPECT_EQ(c->metrics.front().verdict, CompareVerdict::kNoDifference);
+  EXPECT_NE(c->stop, StopRule::kResolved);
+}
+
+TEST(Compare, FewerSequencesAtHighLoadIsWorse) {
+  // The default chat deployment (mu about 50 req/s) at 40 req/s: capped at
+  // 8 running sequences it cannot keep up, so B's TTFT is far worse.
+  const std::string base = EmbeddedDefaultScenario();
+  const std::vector<std::string> load = {"workload.arrival.rate=40",
+                                         "workload.num_requests=400"};
+  std::vector<std::string> b_sets = load;
+  b_sets.push_back("engine.max_num_seqs=8");
+  const Scenario a = testing::MustParse(base, load);
+  const Scenario b = testing::MustParse(base, b_sets);
+  auto c = ComparePaired(a, "max_num_seqs 256", b, "max_num_seqs 8", FastOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->stop, StopRule::kResolved);
+  EXPECT_EQ(c->replications, 3);
+  const MetricComparison& ttft = c->metrics.front();
+  EXPECT_EQ(ttft.verdict, CompareVerdict::kWorse);
+  EXPECT_GT(ttft.interval.diff_lo, 0);
+  EXPECT_GT(ttft.interval.ratio_lo, 1);
+  for (const MetricComparison& m : c->metrics) {
+    if (m.metric.name == "throughput") {  // B falls behind
+      EXPECT_LT(m.interval.diff, 0);
+      EXPECT_NE(m.verdict, CompareVerdict::kBetter);
+    }
+  }
+  // The report says which stop rule fired, and the JSON carries it.
+  std::ostringstream table;
+  WriteCompareTable(*c, table);
+  EXPECT_NE(table.str().find("Stop rule: resolved"), std::string::npos);
+  const nlohmann::json j = CompareJson(*c);
+  EXPECT_EQ(j["stop_rule"], "resolved");
+  EXPECT_EQ(j["metrics"][0]["verdict"], "worse");
+  EXPECT_EQ(j["metrics"][0]["a"].size(), 3u);
+}
+
+TEST(Compare, BadInputIsOneLine) {
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  const Scenario faster = testing::MustParse(NoiseScenario(1), {"workload.arrival.rate=41"});
+  auto rates = ComparePaired(a, "a.json", faster, "b.json", FastOptions());
+  ASSERT_FALSE(rates.ok());
+  EXPECT_NE(rates.status().message().find("A (a.json) offers 40 req/s and B (b.json) 41 req/s"),
+            std::string::npos)
+      << rates.status().message();
+
+  const Scenario closed = testing::MustParse(
+      NoiseScenario(1),
+      {R"(workload.arrival={"process": "closed", "concurrency": 4, "think_time_s": 0})"});
+  auto loop = ComparePaired(a, "a.json", closed, "b.json", FastOptions());
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.status().message().find("b.json: /workload/arrival: compare runs both"),
+            std::string::npos)
+      << loop.status().message();
+
+  CompareOptions o = FastOptions();
+  o.primary = "goodput";
+  EXPECT_NE(ComparePaired(a, "a", a, "a", o).status().message().find("--slo"),
+            std::string::npos);
+  o = FastOptions();
+  o.min_replications = 8;
+  o.max_replications = 4;
+  EXPECT_FALSE(ComparePaired(a, "a", a, "a", o).ok());
+  for (const auto* r : {&rates, &loop}) {
+    EXPECT_EQ(r->status().message().find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace servesim
