@@ -32,9 +32,12 @@ double MetricValue(const CompareMetric& m, const RunSummary& s,
                    double good_share) {
   if (m.percentile > 0) {
     switch (m.latency) {
-      case SloMetric::kTtft: return Percentile(s.ttft_ms, m.percentile);
-      case SloMetric::kTpot: return Percentile(s.tpot_ms, m.percentile);
-      case SloMetric::kE2el: return Percentile(s.e2el_ms, m.percentile);
+      case SloMetric::kTtft:
+        return Percentile(s.ttft_ms, m.percentile);
+      case SloMetric::kTpot:
+        return Percentile(s.tpot_ms, m.percentile);
+      case SloMetric::kE2el:
+        return Percentile(s.e2el_ms, m.percentile);
     }
   }
   if (m.name == "throughput") return s.request_throughput;
@@ -43,7 +46,8 @@ double MetricValue(const CompareMetric& m, const RunSummary& s,
 }
 
 CompareVerdict Verdict(const CompareMetric& m, const PairedInterval& i) {
-  if (!(i.diff_lo > 0) && !(i.diff_hi < 0)) return CompareVerdict::kNoDifference;
+  if (!(i.diff_lo > 0) && !(i.diff_hi < 0))
+    return CompareVerdict::kNoDifference;
   const bool higher = i.diff_lo > 0;
   return higher == m.higher_is_better ? CompareVerdict::kBetter
                                       : CompareVerdict::kWorse;
@@ -59,9 +63,11 @@ std::string Number(double x) {
 Status CheckVariant(const Scenario& sc, const std::string& label) {
   if (sc.workload.closed_loop || sc.OfferedRate() <= 0) {
     return Status::Error(
-        label + ": /workload/arrival: compare runs both variants at one "
-                "offered rate; expected open-loop arrivals (poisson, gamma or "
-                "constant) with a rate, got " + sc.ArrivalDescription());
+        label +
+        ": /workload/arrival: compare runs both variants at one "
+        "offered rate; expected open-loop arrivals (poisson, gamma or "
+        "constant) with a rate, got " +
+        sc.ArrivalDescription());
   }
   return Status::Ok();
 }
@@ -70,8 +76,9 @@ Status CheckVariant(const Scenario& sc, const std::string& label) {
 std::vector<CompareMetric> MetricList(const CompareMetric& primary,
                                       bool with_goodput) {
   std::vector<std::string> names = {
-      "ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p90", "tpot_p99",
-      "e2el_p50", "e2el_p90", "e2el_p99", "throughput", "output_throughput"};
+      "ttft_p50", "ttft_p90",   "ttft_p99",         "tpot_p50",
+      "tpot_p90", "tpot_p99",   "e2el_p50",         "e2el_p90",
+      "e2el_p99", "throughput", "output_throughput"};
   if (with_goodput) names.push_back("goodput");
   std::vector<CompareMetric> list = {primary};
   for (const std::string& n : names) {
@@ -99,10 +106,14 @@ StatusOr<CompareMetric> ParseCompareMetric(const std::string& text,
   m.unit = "ms";
   const size_t us = text.find("_p");
   const std::string kind = text.substr(0, us);
-  if (kind == "ttft") m.latency = SloMetric::kTtft;
-  else if (kind == "tpot") m.latency = SloMetric::kTpot;
-  else if (kind == "e2el") m.latency = SloMetric::kE2el;
-  if (us != std::string::npos && (kind == "ttft" || kind == "tpot" || kind == "e2el")) {
+  if (kind == "ttft")
+    m.latency = SloMetric::kTtft;
+  else if (kind == "tpot")
+    m.latency = SloMetric::kTpot;
+  else if (kind == "e2el")
+    m.latency = SloMetric::kE2el;
+  if (us != std::string::npos &&
+      (kind == "ttft" || kind == "tpot" || kind == "e2el")) {
     const std::string pct = text.substr(us + 2);
     size_t used = 0;
     try {
@@ -120,32 +131,41 @@ StatusOr<CompareMetric> ParseCompareMetric(const std::string& text,
 
 const char* VerdictText(CompareVerdict v) {
   switch (v) {
-    case CompareVerdict::kBetter: return "better";
-    case CompareVerdict::kWorse: return "worse";
-    case CompareVerdict::kNoDifference: break;
+    case CompareVerdict::kBetter:
+      return "better";
+    case CompareVerdict::kWorse:
+      return "worse";
+    case CompareVerdict::kNoDifference:
+      break;
   }
   return "no detectable difference at this precision";
 }
 
 const char* StopRuleName(StopRule r) {
   switch (r) {
-    case StopRule::kResolved: return "resolved";
-    case StopRule::kPrecision: return "precision";
-    case StopRule::kBudget: break;
+    case StopRule::kResolved:
+      return "resolved";
+    case StopRule::kPrecision:
+      return "precision";
+    case StopRule::kBudget:
+      break;
   }
   return "budget";
 }
 
 std::vector<int> CompareLooks(int min_replications, int max_replications) {
   std::vector<int> looks;
-  for (int n = min_replications; n < max_replications; n *= 2) looks.push_back(n);
+  for (int n = min_replications; n < max_replications; n *= 2)
+    looks.push_back(n);
   looks.push_back(max_replications);
   return looks;
 }
 
-StatusOr<Comparison> ComparePaired(const Scenario& a, const std::string& a_label,
-                                   const Scenario& b, const std::string& b_label,
-                                   const CompareOptions& options) {
+namespace {
+
+Status CheckInputs(const Scenario& a, const std::string& a_label,
+                   const Scenario& b, const std::string& b_label,
+                   const CompareOptions& options) {
   if (Status st = CheckVariant(a, a_label); !st.ok()) return st;
   if (Status st = CheckVariant(b, b_label); !st.ok()) return st;
   if (std::abs(a.OfferedRate() - b.OfferedRate()) >
@@ -158,16 +178,109 @@ StatusOr<Comparison> ComparePaired(const Scenario& a, const std::string& a_label
   }
   if (options.min_replications < 2 ||
       options.max_replications < options.min_replications) {
-    return Status::Error("--min-replications " +
-                         std::to_string(options.min_replications) +
-                         ", --max-replications " +
-                         std::to_string(options.max_replications) +
-                         ": expected 2 <= min <= max");
+    return Status::Error(
+        "--min-replications " + std::to_string(options.min_replications) +
+        ", --max-replications " + std::to_string(options.max_replications) +
+        ": expected 2 <= min <= max");
   }
-  StatusOr<CompareMetric> primary = ParseCompareMetric(options.primary, "--primary");
+  return Status::Ok();
+}
+
+// Each variant's saturation throughput, for rho = rate / mu; left empty
+// when the saturating run cannot be made.
+void EstimateLoads(const Scenario& a, const Scenario& b, int jobs,
+                   Comparison* c) {
+  const Scenario* variants[2] = {&a, &b};
+  std::optional<double>* mus[2] = {&c->a.mu_rps, &c->b.mu_rps};
+  ParallelFor(
+      2, jobs,
+      [&](int i) {
+        StatusOr<SaturationEstimate> s = EstimateSaturation(*variants[i]);
+        if (s.ok() && s->mu_rps > 0) *mus[i] = s->mu_rps;
+      },
+      nullptr);
+}
+
+// Replications [from, to) of both variants, appended to every metric.
+void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
+                     int jobs, ProgressBar* bar, Comparison* c) {
+  std::vector<RunSpec> specs;  // 2k: A, 2k + 1: B, replication k of both
+  for (int k = from; k < to; ++k) {
+    for (const RunSpec* base : {&a, &b}) {
+      specs.push_back(*base);
+      specs.back().replication = k;
+    }
+  }
+  if (bar) bar->AddTotal(static_cast<int>(specs.size()));
+  const std::vector<RunResult> results = RunAll(specs, jobs, bar);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const bool is_a = i % 2 == 0;
+    const RunResult& r = results[i];
+    (is_a ? c->a : c->b).unstable += r.summary.unstable ? 1 : 0;
+    for (MetricComparison& m : c->metrics) {
+      (is_a ? m.a : m.b)
+          .push_back(MetricValue(m.metric, r.summary, r.inspected));
+    }
+  }
+  c->replications = to;
+}
+
+// Intervals and verdicts at the current look; true when a stop rule fires
+// (c->stop and c->stop_reason say which).
+bool EvaluateLook(const CompareOptions& options, Comparison* c) {
+  ++c->looks_taken;
+  for (MetricComparison& m : c->metrics) {
+    m.interval = PairedDifference(m.a, m.b, c->look_confidence);
+    m.verdict = Verdict(m.metric, m.interval);
+  }
+  const MetricComparison& primary = c->metrics.front();
+  const PairedInterval& p = primary.interval;
+  const std::string& name = primary.metric.name;
+  const std::string& unit = primary.metric.unit;
+  const int n = c->replications;
+  const double half = (p.diff_hi - p.diff_lo) / 2;
+  const std::string after = " after " + std::to_string(n) + " replications";
+  if (primary.verdict != CompareVerdict::kNoDifference) {
+    c->stop = StopRule::kResolved;
+    c->stop_reason = name + ": the interval of B - A excludes 0" + after;
+    return true;
+  }
+  if (n >= options.min_replications_for_precision &&
+      half <= options.precision * std::abs(p.a_mean)) {
+    c->stop = StopRule::kPrecision;
+    c->stop_reason = name + ": the interval's half-width " + Number(half) +
+                     " " + unit + " is within " +
+                     Number(100 * options.precision) + "% of A's " +
+                     Number(p.a_mean) + after;
+    return true;
+  }
+  if (n == c->looks.back()) {
+    c->stop = StopRule::kBudget;
+    c->stop_reason = name + ": unresolved after the budget of " +
+                     std::to_string(n) + " replications (half-width " +
+                     Number(half) + " " + unit + ", " +
+                     Number(100 * half / std::abs(p.a_mean)) + "% of A's)";
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<Comparison> ComparePaired(const Scenario& a,
+                                   const std::string& a_label,
+                                   const Scenario& b,
+                                   const std::string& b_label,
+                                   const CompareOptions& options) {
+  if (Status st = CheckInputs(a, a_label, b, b_label, options); !st.ok()) {
+    return st;
+  }
+  StatusOr<CompareMetric> primary =
+      ParseCompareMetric(options.primary, "--primary");
   if (!primary.ok()) return primary.status();
   if (primary->name == "goodput" && options.slo.empty()) {
-    return Status::Error("--primary goodput: expected --slo terms to define it");
+    return Status::Error(
+        "--primary goodput: expected --slo terms to define it");
   }
 
   Comparison c;
@@ -182,85 +295,28 @@ StatusOr<Comparison> ComparePaired(const Scenario& a, const std::string& a_label
   for (const CompareMetric& m : MetricList(*primary, !options.slo.empty())) {
     c.metrics.push_back({m, {}, CompareVerdict::kNoDifference, {}, {}});
   }
+  if (options.estimate_saturation) EstimateLoads(a, b, options.jobs, &c);
 
-  if (options.estimate_saturation) {
-    const Scenario* variants[2] = {&a, &b};
-    std::optional<double>* mus[2] = {&c.a.mu_rps, &c.b.mu_rps};
-    ParallelFor(2, options.jobs, [&](int i) {
-      StatusOr<SaturationEstimate> s = EstimateSaturation(*variants[i]);
-      if (s.ok() && s->mu_rps > 0) *mus[i] = s->mu_rps;
-    }, nullptr);
+  RunSpec spec_a, spec_b;
+  spec_a.scenario = std::make_shared<const Scenario>(a);
+  spec_b.scenario = std::make_shared<const Scenario>(b);
+  spec_a.extra_percentiles = {50, 90, 99};
+  if (primary->percentile > 0) {
+    spec_a.extra_percentiles.push_back(primary->percentile);
   }
-
-  std::vector<double> percentiles = {50, 90, 99};
-  if (primary->percentile > 0) percentiles.push_back(primary->percentile);
-  auto shared_a = std::make_shared<const Scenario>(a);
-  auto shared_b = std::make_shared<const Scenario>(b);
-  std::function<double(const SimulationOutput&)> good;
+  spec_b.extra_percentiles = spec_a.extra_percentiles;
   if (!options.slo.empty()) {
-    good = [slo = options.slo](const SimulationOutput& out) {
+    spec_a.inspect = [slo = options.slo](const SimulationOutput& out) {
       return GoodShare(out.requests, slo);
     };
+    spec_b.inspect = spec_a.inspect;
   }
   std::unique_ptr<ProgressBar> bar;
-  if (options.progress) {
-    bar = std::make_unique<ProgressBar>("compare", 0, 2);
-  }
-  int done = 0;
+  if (options.progress) bar = std::make_unique<ProgressBar>("compare", 0, 2);
   for (const int n : c.looks) {
-    // Specs 2k (A) and 2k + 1 (B): replication k of both variants.
-    std::vector<RunSpec> specs;
-    for (int k = done; k < n; ++k) {
-      for (const auto& sc : {shared_a, shared_b}) {
-        RunSpec s;
-        s.scenario = sc;
-        s.replication = k;
-        s.extra_percentiles = percentiles;
-        s.inspect = good;
-        specs.push_back(std::move(s));
-      }
-    }
-    if (bar) bar->AddTotal(static_cast<int>(specs.size()));
-    const std::vector<RunResult> results = RunAll(specs, options.jobs, bar.get());
-    for (size_t i = 0; i < results.size(); ++i) {
-      const bool is_a = i % 2 == 0;
-      const RunResult& r = results[i];
-      (is_a ? c.a : c.b).unstable += r.summary.unstable ? 1 : 0;
-      for (MetricComparison& m : c.metrics) {
-        (is_a ? m.a : m.b).push_back(MetricValue(m.metric, r.summary, r.inspected));
-      }
-    }
-    done = n;
-    ++c.looks_taken;
-    c.replications = n;
-    for (MetricComparison& m : c.metrics) {
-      m.interval = PairedDifference(m.a, m.b, c.look_confidence);
-      m.verdict = Verdict(m.metric, m.interval);
-    }
-    const PairedInterval& p = c.metrics.front().interval;
-    const double half = (p.diff_hi - p.diff_lo) / 2;
-    const std::string after = " after " + std::to_string(n) + " replications";
-    if (c.metrics.front().verdict != CompareVerdict::kNoDifference) {
-      c.stop = StopRule::kResolved;
-      c.stop_reason = primary->name + ": the interval of B - A excludes 0" + after;
-      break;
-    }
-    if (n >= options.min_replications_for_precision &&
-        half <= options.precision * std::abs(p.a_mean)) {
-      c.stop = StopRule::kPrecision;
-      c.stop_reason = primary->name + ": the interval's half-width " +
-                      Number(half) + " " + primary->unit + " is within " +
-                      Number(100 * options.precision) + "% of A's " +
-                      Number(p.a_mean) + after;
-      break;
-    }
-    if (n == c.looks.back()) {
-      c.stop = StopRule::kBudget;
-      c.stop_reason = primary->name + ": unresolved after the budget of " +
-                      std::to_string(n) + " replications (half-width " +
-                      Number(half) + " " + primary->unit + ", " +
-                      Number(100 * half / std::abs(p.a_mean)) + "% of A's)";
-    }
+    RunReplications(spec_a, spec_b, c.replications, n, options.jobs, bar.get(),
+                    &c);
+    if (EvaluateLook(options, &c)) break;
   }
   if (bar) bar->Finish();
   return c;

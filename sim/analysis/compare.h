@@ -31,8 +31,8 @@ namespace servesim {
 // request throughput (req/s), output token throughput (tok/s) or goodput
 // (req/s meeting every SLO term; needs an SLO).
 struct CompareMetric {
-  std::string name;      // "ttft_p99", "throughput", ...
-  std::string unit;      // "ms", "req/s", "tok/s"
+  std::string name;  // "ttft_p99", "throughput", ...
+  std::string unit;  // "ms", "req/s", "tok/s"
   bool higher_is_better = false;
   SloMetric latency = SloMetric::kTtft;  // for percentiles
   double percentile = 0;                 // 0: not a percentile
@@ -92,7 +92,7 @@ struct Comparison {
   double look_confidence = 0;  // confidence of each look's intervals
   double precision = 0;
   StopRule stop = StopRule::kBudget;
-  std::string stop_reason;          // one sentence
+  std::string stop_reason;                // one sentence
   std::vector<MetricComparison> metrics;  // primary first
 };
 
@@ -102,8 +102,10 @@ std::vector<int> CompareLooks(int min_replications, int max_replications);
 
 // Errors: either variant is not open loop, their offered rates differ, an
 // SLO-less goodput primary, a bad replication budget.
-StatusOr<Comparison> ComparePaired(const Scenario& a, const std::string& a_label,
-                                   const Scenario& b, const std::string& b_label,
+StatusOr<Comparison> ComparePaired(const Scenario& a,
+                                   const std::string& a_label,
+                                   const Scenario& b,
+                                   const std::string& b_label,
                                    const CompareOptions& options);
 
 }  // namespace servesim

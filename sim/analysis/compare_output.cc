@@ -42,15 +42,16 @@ std::string Load(const VariantInfo& v) {
 }
 
 nlohmann::json VariantJson(const VariantInfo& v, int replications) {
-  return {{"scenario", v.label},
-          {"seed", v.seed},
-          {"offered_rate", v.offered_rate},
-          {"arrival", v.arrival},
-          {"saturation_rps", v.mu_rps ? Num(*v.mu_rps) : nlohmann::json(nullptr)},
-          {"utilization", v.mu_rps ? Num(v.offered_rate / *v.mu_rps)
-                                   : nlohmann::json(nullptr)},
-          {"unstable_replications", v.unstable},
-          {"replications", replications}};
+  return {
+      {"scenario", v.label},
+      {"seed", v.seed},
+      {"offered_rate", v.offered_rate},
+      {"arrival", v.arrival},
+      {"saturation_rps", v.mu_rps ? Num(*v.mu_rps) : nlohmann::json(nullptr)},
+      {"utilization",
+       v.mu_rps ? Num(v.offered_rate / *v.mu_rps) : nlohmann::json(nullptr)},
+      {"unstable_replications", v.unstable},
+      {"replications", replications}};
 }
 
 }  // namespace
@@ -72,19 +73,19 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
   out << "Stop rule: " << StopRuleName(c.stop) << " -- " << c.stop_reason
       << "\n";
   out << "Intervals: Student t on the paired differences, "
-      << Fixed(100 * c.look_confidence, 2) << "% at each of "
-      << c.looks.size() << " planned look" << (c.looks.size() > 1 ? "s" : "")
+      << Fixed(100 * c.look_confidence, 2) << "% at each of " << c.looks.size()
+      << " planned look" << (c.looks.size() > 1 ? "s" : "")
       << " (Bonferroni), so at least " << Fixed(100 * c.confidence, 0)
       << "% whichever look stops\n\n";
   out << Pad("metric", 27) << Pad("A", 11) << Pad("B", 11)
-      << Pad("B − A [interval]", 34) << Pad("B/A [interval]", 27)
+      << Pad("B − A mean [interval]", 34) << Pad("B/A geo. mean [interval]", 27)
       << "verdict\n";
   bool first = true;
   for (const MetricComparison& m : c.metrics) {
     const PairedInterval& i = m.interval;
     const double scale = std::max(std::abs(i.a_mean), std::abs(i.b_mean));
-    const std::string name = (first ? "*" : " ") + m.metric.name + " (" +
-                             m.metric.unit + ")";
+    const std::string name =
+        (first ? "*" : " ") + m.metric.name + " (" + m.metric.unit + ")";
     first = false;
     out << Pad(name, 27) << Pad(Value(i.a_mean, scale), 11)
         << Pad(Value(i.b_mean, scale), 11)
@@ -113,8 +114,14 @@ nlohmann::json CompareJson(const Comparison& c) {
          {"pairs", i.n},
          {"a_mean", Num(i.a_mean)},
          {"b_mean", Num(i.b_mean)},
-         {"difference", {{"mean", Num(i.diff)}, {"lo", Num(i.diff_lo)}, {"hi", Num(i.diff_hi)}}},
-         {"ratio", {{"mean", Num(i.ratio)}, {"lo", Num(i.ratio_lo)}, {"hi", Num(i.ratio_hi)}}},
+         {"difference",
+          {{"mean", Num(i.diff)},
+           {"lo", Num(i.diff_lo)},
+           {"hi", Num(i.diff_hi)}}},
+         {"ratio",
+          {{"mean", Num(i.ratio)},
+           {"lo", Num(i.ratio_lo)},
+           {"hi", Num(i.ratio_hi)}}},
          {"verdict", VerdictText(m.verdict)},
          {"a", a},
          {"b", b}});

@@ -3,9 +3,8 @@
 // result JSON.
 #pragma once
 
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "sim/analysis/compare.h"
 

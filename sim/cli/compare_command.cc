@@ -23,7 +23,8 @@ struct CompareCliOptions {
 };
 
 // "file --set k=v ..." for the report.
-std::string Label(const std::string& path, const std::vector<std::string>& sets) {
+std::string Label(const std::string& path,
+                  const std::vector<std::string>& sets) {
   std::string label = path.empty() ? "<embedded default>" : path;
   for (const std::string& s : sets) label += " --set " + s;
   return label;
@@ -32,12 +33,14 @@ std::string Label(const std::string& path, const std::vector<std::string>& sets)
 StatusOr<Scenario> LoadVariant(const char* name, const std::string& path,
                                const std::vector<std::string>& sets) {
   StatusOr<Scenario> sc = LoadScenarioArg(path, sets);
-  if (!sc.ok()) return Status::Error(std::string(name) + ": " + sc.status().message());
+  if (!sc.ok())
+    return Status::Error(std::string(name) + ": " + sc.status().message());
   return sc;
 }
 
 Status RunCompareCommand(const CompareCliOptions& o) {
-  if (Status st = CheckOutputPaths({{"--save-result", o.save_result}}); !st.ok()) {
+  if (Status st = CheckOutputPaths({{"--save-result", o.save_result}});
+      !st.ok()) {
     return st;
   }
   const std::string a_path = o.scenarios.empty() ? "" : o.scenarios[0];
@@ -97,11 +100,14 @@ Command AddCompareCommand(CLI::App* app) {
                   "A.json [B.json] (default A: embedded chat; without B.json, "
                   "B is A with --set-b)")
       ->expected(0, 2);
-  cmd->add_option("--set", o->sets, "Override a value in both A and B (repeatable)")
+  cmd->add_option("--set", o->sets,
+                  "Override a value in both A and B (repeatable)")
       ->check(NotAnOption());
-  cmd->add_option("--set-a", o->sets_a, "Override a value in A only (repeatable)")
+  cmd->add_option("--set-a", o->sets_a,
+                  "Override a value in A only (repeatable)")
       ->check(NotAnOption());
-  cmd->add_option("--set-b", o->sets_b, "Override a value in B only (repeatable)")
+  cmd->add_option("--set-b", o->sets_b,
+                  "Override a value in B only (repeatable)")
       ->check(NotAnOption());
   cmd->add_option("--primary", o->primary,
                   "Metric that decides when to stop: ttft|tpot|e2el_pP, "
@@ -123,10 +129,12 @@ Command AddCompareCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
-  cmd->add_option("--save-result", o->save_result, "Write the comparison as JSON")
+  cmd->add_option("--save-result", o->save_result,
+                  "Write the comparison as JSON")
       ->check(NotAnOption());
-  cmd->add_flag("--no-saturation", o->no_saturation,
-                "Skip the saturation runs that give each variant's load rho = rate / mu");
+  cmd->add_flag(
+      "--no-saturation", o->no_saturation,
+      "Skip the saturation runs that give each variant's load rho = rate / mu");
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunCompareCommand(*o);

@@ -36,7 +36,8 @@ class ShortestPromptFirstPolicy : public SchedulerPolicy {
                     const RequestTable& requests) const override {
     size_t worst = running.size() - 1;
     for (size_t i = running.size(); i-- > first;) {
-      if (requests[running[i]].prompt_len > requests[running[worst]].prompt_len) {
+      if (requests[running[i]].prompt_len >
+          requests[running[worst]].prompt_len) {
         worst = i;
       }
     }

@@ -18,7 +18,8 @@ class ShortestPromptFirstOraclePolicy : public SchedulerPolicy {
                     const RequestTable& requests) const override {
     size_t worst = running.size() - 1;
     for (size_t i = first; i < running.size(); ++i) {
-      if (Remaining(requests[running[i]]) > Remaining(requests[running[worst]])) {
+      if (Remaining(requests[running[i]]) >
+          Remaining(requests[running[worst]])) {
         worst = i;
       }
     }
@@ -27,7 +28,9 @@ class ShortestPromptFirstOraclePolicy : public SchedulerPolicy {
 
  private:
   // The oracle's knowledge: the true output length.
-  static int32_t Remaining(const Request& r) { return r.output_len - r.num_output; }
+  static int32_t Remaining(const Request& r) {
+    return r.output_len - r.num_output;
+  }
 };
 
 }  // namespace

@@ -1,11 +1,13 @@
 // `servesim compare`: the paired-difference statistics, the looks and stop
 // rules, and small end-to-end comparisons (pure noise, a designed
 // difference, bad input).
+#include "sim/analysis/compare.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
-#include "sim/analysis/compare.h"
 #include "sim/analysis/compare_output.h"
 #include "sim/analysis/confidence.h"
 #include "tests/test_util.h"
@@ -137,7 +139,8 @@ TEST(Compare, FewerSequencesAtHighLoadIsWorse) {
   b_sets.push_back("engine.max_num_seqs=8");
   const Scenario a = testing::MustParse(base, load);
   const Scenario b = testing::MustParse(base, b_sets);
-  auto c = ComparePaired(a, "max_num_seqs 256", b, "max_num_seqs 8", FastOptions());
+  auto c =
+      ComparePaired(a, "max_num_seqs 256", b, "max_num_seqs 8", FastOptions());
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->stop, StopRule::kResolved);
   EXPECT_EQ(c->replications, 3);
@@ -161,12 +164,40 @@ TEST(Compare, FewerSequencesAtHighLoadIsWorse) {
   EXPECT_EQ(j["metrics"][0]["a"].size(), 3u);
 }
 
+TEST(Compare, GoodputAsThePrimaryMetric) {
+  // Goodput (requests/s meeting every SLO term) needs --slo; with 4 running
+  // sequences instead of 32 fewer requests meet a 100 ms TTFT.
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  const Scenario b =
+      testing::MustParse(NoiseScenario(1), {"engine.max_num_seqs=4"});
+  CompareOptions o = FastOptions();
+  o.primary = "goodput";
+  o.slo = *ParseSlo("ttft_p99=100ms");
+  auto c = ComparePaired(a, "a", b, "b", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const MetricComparison& goodput = c->metrics.front();
+  ASSERT_EQ(goodput.metric.name, "goodput");
+  EXPECT_TRUE(goodput.metric.higher_is_better);
+  EXPECT_EQ(goodput.verdict, CompareVerdict::kWorse);
+  const auto throughput =
+      std::find_if(c->metrics.begin(), c->metrics.end(),
+                   [](const auto& m) { return m.metric.name == "throughput"; });
+  ASSERT_NE(throughput, c->metrics.end());
+  for (size_t k = 0; k < goodput.a.size(); ++k) {
+    EXPECT_GE(goodput.a[k], 0);
+    EXPECT_LE(goodput.a[k], throughput->a[k] + 1e-9);
+    EXPECT_LE(goodput.b[k], throughput->b[k] + 1e-9);
+  }
+}
+
 TEST(Compare, BadInputIsOneLine) {
   const Scenario a = testing::MustParse(NoiseScenario(1));
-  const Scenario faster = testing::MustParse(NoiseScenario(1), {"workload.arrival.rate=41"});
+  const Scenario faster =
+      testing::MustParse(NoiseScenario(1), {"workload.arrival.rate=41"});
   auto rates = ComparePaired(a, "a.json", faster, "b.json", FastOptions());
   ASSERT_FALSE(rates.ok());
-  EXPECT_NE(rates.status().message().find("A (a.json) offers 40 req/s and B (b.json) 41 req/s"),
+  EXPECT_NE(rates.status().message().find(
+                "A (a.json) offers 40 req/s and B (b.json) 41 req/s"),
             std::string::npos)
       << rates.status().message();
 
@@ -175,7 +206,8 @@ TEST(Compare, BadInputIsOneLine) {
       {R"(workload.arrival={"process": "closed", "concurrency": 4, "think_time_s": 0})"});
   auto loop = ComparePaired(a, "a.json", closed, "b.json", FastOptions());
   ASSERT_FALSE(loop.ok());
-  EXPECT_NE(loop.status().message().find("b.json: /workload/arrival: compare runs both"),
+  EXPECT_NE(loop.status().message().find(
+                "b.json: /workload/arrival: compare runs both"),
             std::string::npos)
       << loop.status().message();
 

@@ -34,7 +34,8 @@ Choices Choose(const SchedulerPolicy& p, uint64_t output_seed) {
     std::deque<int64_t> waiting = {0, 1, 2, 3, 4, 5};
     std::vector<int64_t> running = {6, 7, 8, 9, 10, 11};
     c.next.push_back(p.PickNext(waiting, t));
-    c.victim.push_back(p.PickVictim(running, static_cast<size_t>(round % 6), t));
+    c.victim.push_back(
+        p.PickVictim(running, static_cast<size_t>(round % 6), t));
   }
   return c;
 }
@@ -47,9 +48,11 @@ TEST(PolicyHonesty, OnlyOraclesReadTheOutputLength) {
     const bool oracle = name.size() > 7 && name.ends_with("-oracle");
     EXPECT_EQ(one.next, two.next) << name << ": admission reads output lengths";
     if (oracle) {
-      EXPECT_NE(one.victim, two.victim) << name << ": an oracle that ignores its oracle";
+      EXPECT_NE(one.victim, two.victim)
+          << name << ": an oracle that ignores its oracle";
     } else {
-      EXPECT_EQ(one.victim, two.victim) << name << ": victim choice reads output lengths";
+      EXPECT_EQ(one.victim, two.victim)
+          << name << ": victim choice reads output lengths";
     }
   }
 }

@@ -55,10 +55,10 @@ TEST(CompareNoise, NoDifferenceInAtLeast95PercentOfTrials) {
     quiet_primary += primary_quiet;
     quiet_all += all_quiet;
   }
-  std::printf("no difference: primary %d/%d, every metric %d/%d; stops: "
-              "resolved %d, precision %d, budget %d\n",
-              quiet_primary, trials, quiet_all, trials, stops[0], stops[1],
-              stops[2]);
+  std::printf(
+      "no difference: primary %d/%d, every metric %d/%d; stops: "
+      "resolved %d, precision %d, budget %d\n",
+      quiet_primary, trials, quiet_all, trials, stops[0], stops[1], stops[2]);
   EXPECT_GE(quiet_primary, trials * 95 / 100);
 }
 
