@@ -168,8 +168,14 @@ Status CheckInputs(const Scenario& a, const std::string& a_label,
                    const CompareOptions& options) {
   if (Status st = CheckVariant(a, a_label); !st.ok()) return st;
   if (Status st = CheckVariant(b, b_label); !st.ok()) return st;
-  if (std::abs(a.OfferedRate() - b.OfferedRate()) >
-      1e-9 * std::max(a.OfferedRate(), b.OfferedRate())) {
+  if (options.utilization > 0 && !options.estimate_saturation) {
+    return Status::Error(
+        "--utilization: expected the saturation runs that define it; drop "
+        "--no-saturation");
+  }
+  if (options.utilization <= 0 &&
+      std::abs(a.OfferedRate() - b.OfferedRate()) >
+          1e-9 * std::max(a.OfferedRate(), b.OfferedRate())) {
     return Status::Error(
         "A (" + a_label + ") offers " + Number(a.OfferedRate()) +
         " req/s and B (" + b_label + ") " + Number(b.OfferedRate()) +
@@ -187,7 +193,8 @@ Status CheckInputs(const Scenario& a, const std::string& a_label,
 }
 
 // Each variant's saturation throughput, for rho = rate / mu; left empty
-// when the saturating run cannot be made.
+// when the saturating run cannot be made. (Mu does not depend on the
+// rate: the saturating run is a closed loop.)
 void EstimateLoads(const Scenario& a, const Scenario& b, int jobs,
                    Comparison* c) {
   const Scenario* variants[2] = {&a, &b};
@@ -199,6 +206,26 @@ void EstimateLoads(const Scenario& a, const Scenario& b, int jobs,
         if (s.ok() && s->mu_rps > 0) *mus[i] = s->mu_rps;
       },
       nullptr);
+}
+
+// With --utilization U: both variants at rate U x A's mu.
+Status SetRateFromUtilization(double utilization, const std::string& a_label,
+                              Scenario* a, Scenario* b, Comparison* c) {
+  if (!c->a.mu_rps) {
+    return Status::Error("--utilization: the saturation run of A (" + a_label +
+                         ") measured no throughput; expected a rate instead");
+  }
+  const double rate = utilization * *c->a.mu_rps;
+  for (Scenario* sc : {a, b}) {
+    StatusOr<Scenario> at = WithRate(*sc, rate);
+    if (!at.ok()) return at.status();
+    *sc = std::move(at.value());
+  }
+  c->utilization = utilization;
+  c->a.offered_rate = c->b.offered_rate = rate;
+  c->a.arrival = a->ArrivalDescription();
+  c->b.arrival = b->ArrivalDescription();
+  return Status::Ok();
 }
 
 // Replications [from, to) of both variants, appended to every metric.
@@ -296,10 +323,18 @@ StatusOr<Comparison> ComparePaired(const Scenario& a,
     c.metrics.push_back({m, {}, CompareVerdict::kNoDifference, {}, {}});
   }
   if (options.estimate_saturation) EstimateLoads(a, b, options.jobs, &c);
+  Scenario at_rate_a = a, at_rate_b = b;
+  if (options.utilization > 0) {
+    if (Status st = SetRateFromUtilization(options.utilization, a_label,
+                                           &at_rate_a, &at_rate_b, &c);
+        !st.ok()) {
+      return st;
+    }
+  }
 
   RunSpec spec_a, spec_b;
-  spec_a.scenario = std::make_shared<const Scenario>(a);
-  spec_b.scenario = std::make_shared<const Scenario>(b);
+  spec_a.scenario = std::make_shared<const Scenario>(std::move(at_rate_a));
+  spec_b.scenario = std::make_shared<const Scenario>(std::move(at_rate_b));
   spec_a.extra_percentiles = {50, 90, 99};
   if (primary->percentile > 0) {
     spec_a.extra_percentiles.push_back(primary->percentile);

@@ -56,6 +56,10 @@ struct CompareOptions {
   double confidence = 0.95;  // family-wise over the looks
   std::vector<SloTerm> slo;  // goodput when non-empty
   bool estimate_saturation = true;
+  // > 0: both variants at rate = utilization x A's saturation throughput
+  // (their own rates are replaced), so "90% load" survives a change to the
+  // cost model; 0: the scenarios' own (equal) rates.
+  double utilization = 0;
   int jobs = 0;
   bool progress = false;  // a progress bar on stderr (when a terminal)
 };
@@ -91,6 +95,7 @@ struct Comparison {
   double confidence = 0.95;    // family-wise, over the looks
   double look_confidence = 0;  // confidence of each look's intervals
   double precision = 0;
+  double utilization = 0;  // the rate's share of A's mu; 0: rates as given
   StopRule stop = StopRule::kBudget;
   std::string stop_reason;                // one sentence
   std::vector<MetricComparison> metrics;  // primary first
@@ -100,8 +105,9 @@ struct Comparison {
 // with max.
 std::vector<int> CompareLooks(int min_replications, int max_replications);
 
-// Errors: either variant is not open loop, their offered rates differ, an
-// SLO-less goodput primary, a bad replication budget.
+// Errors: either variant is not open loop, their offered rates differ
+// (without a utilization), an SLO-less goodput primary, a bad replication
+// budget.
 StatusOr<Comparison> ComparePaired(const Scenario& a,
                                    const std::string& a_label,
                                    const Scenario& b,

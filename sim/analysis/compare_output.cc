@@ -58,8 +58,12 @@ nlohmann::json VariantJson(const VariantInfo& v, int replications) {
 
 void WriteCompareTable(const Comparison& c, std::ostream& out) {
   out << "A: " << c.a.label << "\nB: " << c.b.label << "\n";
-  out << "Offered " << Fixed(c.a.offered_rate, 2) << " req/s to both ("
-      << c.a.arrival << "); A " << Load(c.a) << "; B " << Load(c.b) << "\n";
+  out << "Offered " << Fixed(c.a.offered_rate, 2) << " req/s to both";
+  if (c.utilization > 0) {
+    out << " (" << Fixed(c.utilization, 3) << " x A's μ)";
+  }
+  out << " (" << c.a.arrival << "); A " << Load(c.a) << "; B " << Load(c.b)
+      << "\n";
   out << c.replications << " paired replications, seeds " << c.a.seed << ".."
       << c.a.seed + c.replications - 1;
   if (c.common_random_numbers) {
@@ -126,20 +130,23 @@ nlohmann::json CompareJson(const Comparison& c) {
          {"a", a},
          {"b", b}});
   }
-  return {{"command", "compare"},
-          {"a", VariantJson(c.a, c.replications)},
-          {"b", VariantJson(c.b, c.replications)},
-          {"common_random_numbers", c.common_random_numbers},
-          {"primary", c.metrics.front().metric.name},
-          {"precision", c.precision},
-          {"looks", c.looks},
-          {"looks_taken", c.looks_taken},
-          {"replications", c.replications},
-          {"confidence", c.confidence},
-          {"look_confidence", c.look_confidence},
-          {"stop_rule", StopRuleName(c.stop)},
-          {"stop_reason", c.stop_reason},
-          {"metrics", metrics}};
+  return {
+      {"command", "compare"},
+      {"a", VariantJson(c.a, c.replications)},
+      {"b", VariantJson(c.b, c.replications)},
+      {"common_random_numbers", c.common_random_numbers},
+      {"primary", c.metrics.front().metric.name},
+      {"precision", c.precision},
+      {"utilization_of_a_mu", c.utilization > 0 ? nlohmann::json(c.utilization)
+                                                : nlohmann::json(nullptr)},
+      {"looks", c.looks},
+      {"looks_taken", c.looks_taken},
+      {"replications", c.replications},
+      {"confidence", c.confidence},
+      {"look_confidence", c.look_confidence},
+      {"stop_rule", StopRuleName(c.stop)},
+      {"stop_reason", c.stop_reason},
+      {"metrics", metrics}};
 }
 
 }  // namespace servesim

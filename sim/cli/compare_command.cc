@@ -17,7 +17,7 @@ struct CompareCliOptions {
   std::vector<std::string> scenarios;  // A, and optionally B
   std::vector<std::string> sets, sets_a, sets_b;
   std::string primary = "ttft_p99", slo, save_result;
-  double precision = 0.05;
+  double precision = 0.05, utilization = 0;
   int min_replications = 3, max_replications = 30, jobs = 0;
   bool no_saturation = false;
 };
@@ -61,6 +61,7 @@ Status RunCompareCommand(const CompareCliOptions& o) {
   co.max_replications = o.max_replications;
   co.jobs = o.jobs;
   co.estimate_saturation = !o.no_saturation;
+  co.utilization = o.utilization;
   co.progress = true;
   if (!o.slo.empty()) {
     StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
@@ -124,6 +125,10 @@ Command AddCompareCommand(CLI::App* app) {
   cmd->add_option("--max-replications", o->max_replications,
                   "Budget of replications per variant (default 30)")
       ->check(CLI::Range(2, 1000));
+  cmd->add_option("--utilization", o->utilization,
+                  "Run both variants at this share of A's saturation "
+                  "throughput mu instead of the scenarios' rates, e.g. 0.9")
+      ->check(CLI::Range(1e-3, 10.0));
   cmd->add_option("--slo", o->slo,
                   "SLO terms for goodput, e.g. ttft_p99=2s,tpot_p99=100ms")
       ->check(NotAnOption());

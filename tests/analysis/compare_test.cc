@@ -190,6 +190,33 @@ TEST(Compare, GoodputAsThePrimaryMetric) {
   }
 }
 
+TEST(Compare, UtilizationSetsBothRatesFromAsSaturation) {
+  // The scenarios' own rates differ; --utilization replaces both.
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  const Scenario b = testing::MustParse(
+      NoiseScenario(1), {"workload.arrival.rate=20", "engine.max_num_seqs=8"});
+  CompareOptions o = FastOptions();
+  o.estimate_saturation = true;
+  o.utilization = 0.5;
+  o.max_replications = 3;
+  auto c = ComparePaired(a, "a", b, "b", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->a.mu_rps.has_value());
+  EXPECT_DOUBLE_EQ(c->a.offered_rate, 0.5 * *c->a.mu_rps);
+  EXPECT_DOUBLE_EQ(c->b.offered_rate, c->a.offered_rate);
+  EXPECT_NE(c->a.arrival.find("gamma"), std::string::npos);
+  std::ostringstream table;
+  WriteCompareTable(*c, table);
+  EXPECT_NE(table.str().find("(0.500 x A's μ)"), std::string::npos);
+
+  o.estimate_saturation = false;
+  EXPECT_NE(ComparePaired(a, "a", b, "b", o)
+                .status()
+                .message()
+                .find("--utilization: expected the saturation runs"),
+            std::string::npos);
+}
+
 TEST(Compare, BadInputIsOneLine) {
   const Scenario a = testing::MustParse(NoiseScenario(1));
   const Scenario faster =
