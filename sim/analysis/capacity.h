@@ -1,11 +1,23 @@
 // `servesim capacity`, the latency-constrained experiment: the highest
 // arrival rate at which one replica meets an SLO, found by bisection on
-// the rate. A rate passes when every replication is stable and, for every
-// SLO term, the upper end of the 95% interval of that percentile across
-// replications (replication k: seed = scenario seed + k) is within the
-// limit. The search runs over [2%, 110%] of the saturation throughput mu
-// (the throughput-saturation experiment, reported beside it, never in its
-// place) to within 0.5% of the rate.
+// the rate over [2%, 100%] of the LOWER 95% bound of the saturation
+// throughput mu (the throughput-saturation experiment, reported beside it,
+// never in its place), so the answer can never exceed what the replica can
+// serve. Each rate is a steady-state estimate (README, "Methodology"):
+//  - warm-up: the scenario's own, then MSER-5 on each replication;
+//  - replications k = 0, 1, ... (seed = scenario seed + k: common random
+//    numbers across rates and candidates), at least `replications` (>= 3),
+//    added in rounds until the rate is decided or a budget runs out;
+//  - a rate FAILS as soon as a replication is unstable or some SLO
+//    percentile's 95% interval lies wholly above its limit;
+//  - it PASSES only when every term's upper 95% bound is within its limit
+//    and the replications show no upward drift (mean TTFT of the second
+//    half of each run's kept requests < 10% above the first's); a
+//    drifting run has not reached steady state, so the run length doubles
+//    (up to max_length_doublings times) and the rate starts over;
+//  - otherwise replications continue until each SLO percentile's interval
+//    is within `precision` (relative half-width) or max_replications is
+//    spent; then it fails (its upper bound is above the limit).
 #pragma once
 
 #include <string>
@@ -22,27 +34,51 @@ namespace servesim {
 
 struct CapacityOptions {
   std::vector<SloTerm> slo;
-  int replications = 5;
+  int replications = 3;        // minimum per rate; >= 3
+  int max_replications = 20;   // budget per rate (and run length)
+  double precision = 0.05;     // relative half-width that settles a percentile
+  int max_length_doublings = 4;
   int jobs = 0;
   double rel_tol = 0.005;
-  double lo_fraction = 0.02, hi_fraction = 1.1;  // of mu
+  double lo_fraction = 0.02, hi_fraction = 1.0;  // of mu's lower bound
   bool progress = true;
 };
 
 struct SloCheck {
   std::string name;
   double limit_ms = 0;
-  Interval value_ms;  // the percentile across replications
+  Interval value_ms;  // the percentile across replications (log-scale CI)
+};
+
+// Why a rate's replications stopped.
+enum class RateStop {
+  kUnstable,   // a replication was unstable: fail
+  kDecided,    // the intervals settled the verdict (pass or fail)
+  kPrecision,  // every SLO percentile within the precision: verdict by bound
+  kBudget,     // max_replications or the run-length budget ran out: fail
+};
+const char* RateStopName(RateStop r);
+
+struct RateEvaluation {
+  bool feasible = false;
+  RateStop stop = RateStop::kDecided;
+  PointStats point;
+  Interval goodput_rps;           // vLLM --goodput, over the arrival window
+  std::vector<SloCheck> checks;
+  int64_t requests_per_run = 0;   // run length used (after doublings)
+  double mean_truncated = 0;      // MSER-5 warm-up requests, per run
+  Interval drift;                 // log(mean TTFT 2nd half / 1st half)
+  int64_t rejected = 0, incomplete = 0;  // summed over replications
 };
 
 struct CapacityResult {
   SaturationEstimate saturation;       // throughput-saturation experiment
-  double max_rate = 0;                 // latency-constrained answer
+  double max_rate = 0;                 // latency-constrained answer (<= mu.lo)
   BisectionResult::Where where = BisectionResult::Where::kInside;
   int evaluations = 0;
-  PointStats at_max;                   // the replications at max_rate
-  Interval goodput_rps;                // vLLM --goodput semantics
-  std::vector<SloCheck> checks;        // at max_rate
+  double infeasible_rate = 0;          // smallest rate seen to fail
+  RateEvaluation at_max;               // the rate of max_rate
+  std::vector<RateEvaluation> trail;   // every rate evaluated, in order
 };
 
 StatusOr<CapacityResult> FindCapacity(const Scenario& base,

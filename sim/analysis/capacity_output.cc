@@ -27,6 +27,25 @@ nlohmann::json OrNull(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
+nlohmann::json EvaluationJson(const RateEvaluation& e) {
+  nlohmann::json slo = nlohmann::json::object();
+  for (const SloCheck& c : e.checks) {
+    slo[c.name] = {{"limit_ms", c.limit_ms}, {"value_ms", IntervalJson(c.value_ms)}};
+  }
+  return {{"rate", e.point.rate},
+          {"utilization", e.point.utilization},
+          {"feasible", e.feasible},
+          {"stopped", RateStopName(e.stop)},
+          {"replications", e.point.replications},
+          {"requests_per_run", e.requests_per_run},
+          {"mser5_warmup_requests_per_run", e.mean_truncated},
+          {"ttft_drift_log_ratio", IntervalJson(e.drift)},
+          {"rejected", e.rejected},
+          {"unfinished", e.incomplete},
+          {"slo", slo},
+          {"point", PointJson(e.point)}};
+}
+
 }  // namespace
 
 void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream& os) {
@@ -41,41 +60,58 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
   }
   os << "prices: " << p.prices.file << " (" << p.prices.note << ")\n\n";
   char line[400];
-  std::snprintf(line, sizeof line, "%-4s %-10s %3s | %11s | %11s %10s %9s | %5s %5s %9s %10s\n",
-                "rank", "gpu", "tp", "saturation", "SLO max", "goodput", "$/M out",
-                "repl", "gpus", "$/GPU-h", "fleet $/h");
+  std::snprintf(line, sizeof line, "%-4s %-10s %3s | %-22s | %11s %5s %10s %9s | %5s %5s %9s %10s\n",
+                "rank", "gpu", "tp", "saturation mu [95%]", "SLO max", "rho", "goodput",
+                "$/M out", "repl", "gpus", "$/GPU-h", "fleet $/h");
   os << line;
-  os << "                    | throughput  | latency-constrained (per replica)  | fleet\n";
+  os << "                    | flat out, no SLO       | latency-constrained, per replica        | fleet\n";
   int rank = 0;
   for (const PlanRow& r : p.rows) {
     if (!r.fits) {
-      std::snprintf(line, sizeof line, "%-4s %-10s %3d | does not fit\n", "-",
+      std::snprintf(line, sizeof line, "%-4s %-10s %3d | does not fit (see below)\n", "-",
                     r.candidate.gpu.c_str(), r.candidate.tp);
       os << line;
       continue;
     }
+    const CapacityResult& c = r.result;
+    const SaturationEstimate& mu = c.saturation;
     const auto cost = r.cost_per_million_output_tokens;
+    const std::string sat = Fmt("%.2f", mu.mu_rps) + "/s [" + Fmt("%.2f", mu.mu.lo) + ", " +
+                            Fmt("%.2f", mu.mu.hi) + "]";
     std::snprintf(line, sizeof line,
-                  "%-4d %-10s %3d | %9.3f/s | %9.3f/s %8.3f/s %9s | %5d %5d %9s %10s%s\n",
-                  ++rank, r.candidate.gpu.c_str(), r.candidate.tp,
-                  r.result.saturation.mu_rps, r.result.max_rate,
-                  r.result.goodput_rps.mean, cost ? Fmt("%.3f", *cost).c_str() : "-",
-                  r.replicas, r.gpus,
+                  "%-4d %-10s %3d | %-22s | %9.3f/s %5.2f %8.3f/s %9s | %5d %5d %9s %10s%s\n",
+                  ++rank, r.candidate.gpu.c_str(), r.candidate.tp, sat.c_str(), c.max_rate,
+                  mu.mu_rps > 0 ? c.max_rate / mu.mu_rps : 0, c.at_max.goodput_rps.mean,
+                  cost ? Fmt("%.3f", *cost).c_str() : "-", r.replicas, r.gpus,
                   r.usd_per_gpu_hour ? Fmt("%.2f", *r.usd_per_gpu_hour).c_str() : "-",
                   r.usd_per_gpu_hour ? Fmt("%.2f", r.gpus * *r.usd_per_gpu_hour).c_str() : "-",
                   r.note.empty() ? "" : ("  (" + r.note + ")").c_str());
     os << line;
-    for (const SloCheck& c : r.result.checks) {
-      os << "       at the SLO max: " << c.name << " = " << Fmt("%.1f", c.value_ms.mean)
-         << " ms [" << Fmt("%.1f", c.value_ms.lo) << ", " << Fmt("%.1f", c.value_ms.hi)
-         << "] (limit " << Fmt("%g", c.limit_ms) << ")\n";
+    const RateEvaluation& a = c.at_max;
+    os << "       " << (a.feasible ? "at the SLO max " : "lowest rate tried ")
+       << Fmt("%.3f", a.point.rate) << "/s: " << a.point.replications << " replications of "
+       << (a.requests_per_run > 0 ? std::to_string(a.requests_per_run) + " requests"
+                                  : std::string("the trace"))
+       << " (stopped: " << RateStopName(a.stop) << "), MSER-5 warm-up "
+       << Fmt("%.0f", a.mean_truncated) << " requests/run, " << a.rejected << " rejected, "
+       << a.incomplete << " unfinished; saturating run " << mu.requests << " requests"
+       << (mu.settled ? "" : " (NOT settled: its halves differ by > 5%)") << "\n";
+    for (const SloCheck& k : a.checks) {
+      os << "         " << k.name << " = " << Fmt("%.1f", k.value_ms.mean) << " ms ["
+         << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "] (limit "
+         << Fmt("%g", k.limit_ms) << ")\n";
+    }
+    if (c.where == BisectionResult::Where::kInside) {
+      os << "       next rate up, " << Fmt("%.3f", c.infeasible_rate) << "/s, fails\n";
     }
   }
   for (const PlanRow& r : p.rows) {
     if (!r.fits) os << "\n" << r.candidate.gpu << ":" << r.candidate.tp << ": " << r.note;
   }
-  os << "\nsaturation = throughput flat out, no SLO (never a latency answer); "
-        "SLO max = highest arrival rate meeting the SLO; goodput = requests/s "
+  os << "\nsaturation mu = throughput flat out, no SLO (never a latency answer), "
+        "with its 95% interval (batch means); SLO max = highest arrival rate "
+        "meeting the SLO, searched up to mu's lower bound; rho = SLO max / mu; "
+        "throughput and goodput over the arrival window (no drain); goodput = requests/s "
         "whose own TTFT/TPOT/E2E all meet the limits (vllm --goodput); $/M out "
         "= $ per million output tokens at the SLO max; ranked by "
      << (p.target_rate > 0 ? "fleet $/h for the target" : "$/M out") << "\n";
@@ -89,13 +125,24 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
     nlohmann::json row = {{"gpu", r.candidate.gpu}, {"tp", r.candidate.tp},
                           {"fits", r.fits}, {"note", r.note}};
     if (r.fits) {
-      row["saturation_rps"] = r.result.saturation.mu_rps;
-      row["max_rate_per_replica"] = r.result.max_rate;
+      const CapacityResult& c = r.result;
+      row["saturation_rps"] = c.saturation.mu_rps;
+      row["saturation_ci"] = IntervalJson(c.saturation.mu);
+      row["saturation_settled"] = c.saturation.settled;
+      row["saturation_run_requests"] = c.saturation.requests;
+      row["max_rate_per_replica"] = c.max_rate;
+      row["utilization_at_max"] = c.saturation.mu_rps > 0 ? c.max_rate / c.saturation.mu_rps : 0;
       row["replicas"] = r.replicas;
       row["gpus"] = r.gpus;
       row["usd_per_gpu_hour"] = OrNull(r.usd_per_gpu_hour);
+      row["fleet_usd_per_hour"] =
+          r.usd_per_gpu_hour ? nlohmann::json(r.gpus * *r.usd_per_gpu_hour) : nlohmann::json(nullptr);
       row["cost_per_million_output_tokens"] = OrNull(r.cost_per_million_output_tokens);
-      row["goodput_rps"] = r.result.goodput_rps.mean;
+      row["goodput_rps"] = IntervalJson(c.at_max.goodput_rps);
+      row["at_max"] = EvaluationJson(c.at_max);
+      nlohmann::json trail = nlohmann::json::array();
+      for (const RateEvaluation& e : c.trail) trail.push_back(EvaluationJson(e));
+      row["evaluations"] = trail;
     }
     rows.push_back(row);
   }
@@ -106,11 +153,12 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
   nlohmann::json data;
   data["title"] = "servesim capacity: " + sc.file;
   data["context"] = ContextJson(sc, ctx, sc.ArrivalDescription() + " (rate searched)",
-                                "searched from 2% to 110% of saturation");
+                                "searched from 2% of saturation to its lower 95% bound");
   data["context"].erase("prefix_hit_rate");  // differs per candidate and rate
   data["context"]["warmup"] = "warmup_s " + Fmt("%g", sc.metrics.warmup_s) +
                               ", warmup_requests " +
-                              std::to_string(sc.metrics.warmup_requests);
+                              std::to_string(sc.metrics.warmup_requests) +
+                              ", then MSER-5 on each replication";
   data["context"]["target_rate"] = p.target_rate;
   data["context"]["prices"] = p.prices.file + ": " + p.prices.note;
   data["capacity"] = {{"slo", slo}, {"rows", rows}};

@@ -12,7 +12,7 @@ namespace {
 
 // Output tokens/s one replica delivers at its SLO-constrained rate.
 double OutputRate(const PlanRow& r) {
-  return r.result.at_max.output_tokens_per_s.mean;
+  return r.result.at_max.point.output_tokens_per_s.mean;
 }
 
 void Price(const CapacityPlan& plan, PlanRow* row) {
@@ -100,7 +100,8 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
     if (r->where == BisectionResult::Where::kBelowRange) {
       row.note = "SLO not met even at 2% of saturation";
     } else if (r->where == BisectionResult::Where::kAboveRange) {
-      row.note = "SLO holds to 110% of saturation: throughput, not latency, binds";
+      row.note = "SLO holds up to the lower 95% bound of saturation: "
+                 "throughput, not latency, binds";
     }
     Price(plan, &row);
     if (!row.usd_per_gpu_hour) row.note += (row.note.empty() ? "" : "; ") +

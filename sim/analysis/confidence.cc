@@ -1,6 +1,7 @@
 // Student-t confidence intervals (see confidence.h).
 #include "sim/analysis/confidence.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace servesim {
@@ -39,6 +40,85 @@ Interval MeanInterval(const std::vector<double>& samples) {
   r.lo = r.mean - half;
   r.hi = r.mean + half;
   return r;
+}
+
+Interval PercentileInterval(const std::vector<double>& samples, double max_observed) {
+  bool positive = !samples.empty();
+  for (double x : samples) {
+    if (std::isnan(x)) return MeanInterval(samples);  // a run measured nothing
+    positive = positive && x > 0;
+  }
+  Interval r;
+  if (!positive) {
+    r = MeanInterval(samples);
+    r.lo = std::max(0.0, r.lo);
+  } else {
+    std::vector<double> logs;
+    for (double x : samples) logs.push_back(std::log(x));
+    const Interval l = MeanInterval(logs);
+    r = {std::exp(l.mean), std::exp(l.lo), std::exp(l.hi), l.n};
+  }
+  r.hi = std::min(r.hi, std::max(max_observed, r.mean));
+  return r;
+}
+
+namespace {
+
+// numpy's "linear" percentile of xs (reordered in place), O(n).
+double PercentileInPlace(std::vector<double>& xs, double p) {
+  const double pos = p / 100 * static_cast<double>(xs.size() - 1);
+  const size_t k = static_cast<size_t>(pos);
+  std::nth_element(xs.begin(), xs.begin() + k, xs.end());
+  const double a = xs[k];
+  if (k + 1 >= xs.size()) return a;
+  const double b = *std::min_element(xs.begin() + k + 1, xs.end());
+  return a + (pos - k) * (b - a);
+}
+
+std::vector<double> PoolExcept(const std::vector<std::vector<double>>& runs, size_t skip) {
+  std::vector<double> pooled;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i != skip) pooled.insert(pooled.end(), runs[i].begin(), runs[i].end());
+  }
+  return pooled;
+}
+
+}  // namespace
+
+Interval PooledPercentileInterval(const std::vector<std::vector<double>>& runs, double p) {
+  Interval r;
+  r.n = static_cast<int>(runs.size());
+  std::vector<double> all = PoolExcept(runs, runs.size());
+  if (all.empty()) {
+    r.mean = r.lo = r.hi = NAN;
+    return r;
+  }
+  const double max = *std::max_element(all.begin(), all.end());
+  r.mean = r.lo = r.hi = PercentileInPlace(all, p);
+  if (r.n < 2 || !(r.mean > 0)) return r;
+  std::vector<double> logs;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    std::vector<double> rest = PoolExcept(runs, k);
+    if (rest.empty()) return r;
+    const double v = PercentileInPlace(rest, p);
+    if (!(v > 0)) return r;
+    logs.push_back(std::log(v));
+  }
+  double mean = 0;
+  for (double x : logs) mean += x;
+  mean /= logs.size();
+  double ss = 0;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  const double se = std::sqrt((r.n - 1.0) / r.n * ss);
+  const double half = StudentT975(r.n - 1) * se;
+  r.lo = std::exp(std::log(r.mean) - half);
+  r.hi = std::min(max, std::exp(std::log(r.mean) + half));
+  return r;
+}
+
+double RelativeHalfWidth(const Interval& i) {
+  if (i.n < 2 || !(i.mean > 0)) return INFINITY;
+  return (i.hi - i.lo) / 2 / i.mean;
 }
 
 }  // namespace servesim

@@ -1,6 +1,7 @@
 // Aggregation of replications (see point_stats.h).
 #include "sim/analysis/point_stats.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/analysis/runs.h"
@@ -23,14 +24,21 @@ Interval Over(const std::vector<const RunSummary*>& runs, Fn get) {
 
 MetricIntervals AggregateMetric(const std::vector<const SampleStats*>& runs) {
   std::vector<double> mean, p50, p90, p99;
+  double max = 0;
   for (const SampleStats* s : runs) {
     mean.push_back(s->mean);
     p50.push_back(PercentileValue(*s, 50));
     p90.push_back(PercentileValue(*s, 90));
     p99.push_back(PercentileValue(*s, 99));
+    if (s->count > 0) max = std::max(max, s->max);
   }
-  return {MeanInterval(mean), MeanInterval(p50), MeanInterval(p90),
-          MeanInterval(p99)};
+  // The mean stays an arithmetic mean (Little's law needs it), its
+  // interval clamped at 0; percentiles get log-scale intervals, never below
+  // 0 nor above the largest latency seen.
+  Interval m = MeanInterval(mean);
+  m.lo = std::max(0.0, m.lo);
+  return {m, PercentileInterval(p50, max), PercentileInterval(p90, max),
+          PercentileInterval(p99, max)};
 }
 
 PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
@@ -41,8 +49,11 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   int stable = 0;
   for (const RunSummary* r : runs) stable += r->unstable ? 0 : 1;
   p.stable_fraction = static_cast<double>(stable) / runs.size();
-  p.throughput_rps = Over(runs, [](const RunSummary& r) { return r.request_throughput; });
-  p.output_tokens_per_s = Over(runs, [](const RunSummary& r) { return r.output_throughput; });
+  // Steady state: over the arrival window, not up to the last finish.
+  p.throughput_rps =
+      Over(runs, [](const RunSummary& r) { return r.steady_request_throughput; });
+  p.output_tokens_per_s =
+      Over(runs, [](const RunSummary& r) { return r.steady_output_throughput; });
   p.gpu_busy = Over(runs, [](const RunSummary& r) { return r.gpu_busy_fraction; });
   auto metric = [&](SampleStats RunSummary::*m) {
     std::vector<const SampleStats*> ss;

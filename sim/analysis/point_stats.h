@@ -1,6 +1,7 @@
 // One operating point (a rate) summarised over its replications: the mean
-// and 95% interval of every percentile, throughput and the stability
-// verdict.
+// and 95% interval of every percentile (log-scale, see
+// PercentileInterval), steady-state throughput (over the arrival window,
+// RunSummary::steady_request_throughput) and the stability verdict.
 #pragma once
 
 #include <vector>

@@ -70,8 +70,10 @@ RunResult RunOne(const RunSpec& spec) {
   if (spec.keep_output) in.timeseries_interval_s = spec.timeseries_interval_s;
   SimulationOutput out = RunSimulation(in);
   RunResult r;
+  if (spec.truncate_warmup) r.truncation = TruncateWarmup(&out);
   r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
   if (spec.inspect) r.inspected = spec.inspect(out);
+  if (spec.collect) r.collected = spec.collect(out);
   if (spec.keep_output) r.output = std::move(out);
   return r;
 }

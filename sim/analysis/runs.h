@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/analysis/parallel.h"
+#include "sim/analysis/steady_state.h"
 #include "sim/core/status.h"
 #include "sim/report/summary.h"
 #include "sim/scenario/scenario.h"
@@ -43,13 +44,21 @@ struct RunSpec {
   std::vector<double> extra_percentiles;  // added to the scenario's set
   bool keep_output = false;               // keep the SimulationOutput
   double timeseries_interval_s = 0;       // with keep_output
+  // MSER-5 warm-up truncation on top of the scenario's warm-up
+  // (steady_state.h): sweep and capacity points are steady-state figures.
+  bool truncate_warmup = false;
   // Optional per-run figure computed while the output is still alive.
   std::function<double(const SimulationOutput&)> inspect;
+  // Optional per-request values kept from the run (after any warm-up
+  // truncation), e.g. one vector per SLO term for pooled percentiles.
+  std::function<std::vector<std::vector<double>>(const SimulationOutput&)> collect;
 };
 
 struct RunResult {
   RunSummary summary;
   std::optional<SimulationOutput> output;  // when keep_output
+  WarmupTruncation truncation;             // with truncate_warmup
+  std::vector<std::vector<double>> collected;  // with collect
   double inspected = 0;
 };
 

@@ -2,6 +2,8 @@
 #include "sim/analysis/saturation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <vector>
 
 #include "sim/analysis/runs.h"
@@ -48,6 +50,23 @@ SaturationEstimate SaturationFromRequests(const RequestTable& requests) {
   e.window_s = ToSeconds(t_b - t_a);
   if (e.departures == 0 || e.window_s <= 0) return e;
   e.mu_rps = e.departures / e.window_s;
+  // Batch means over 10 equal sub-windows, and the two halves.
+  constexpr int kBatches = 10;
+  std::vector<double> counts(kBatches, 0);
+  for (const Departure& d : deps) {
+    if (d.t <= t_a || d.t > t_b) continue;
+    const double x = static_cast<double>(d.t - t_a) / static_cast<double>(t_b - t_a);
+    counts[std::min(kBatches - 1, static_cast<int>(x * kBatches))] += 1;
+  }
+  std::vector<double> rates;
+  double first = 0, second = 0;
+  for (int i = 0; i < kBatches; ++i) {
+    rates.push_back(counts[i] * kBatches / e.window_s);
+    (i < kBatches / 2 ? first : second) += counts[i];
+  }
+  e.mu = MeanInterval(rates);
+  e.mu.mean = e.mu_rps;
+  e.settled = e.departures >= 100 && std::abs(first - second) <= 0.05 * (first + second) / 2;
   e.mean_service_s = 1 / e.mu_rps;
   e.output_tokens_per_s = tokens / e.window_s;
   double mean = 0, sq = 0;
@@ -60,14 +79,27 @@ SaturationEstimate SaturationFromRequests(const RequestTable& requests) {
 
 StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
   const int clients = 2 * base.engine.max_num_seqs;
-  StatusOr<Scenario> sc = WithClosedLoop(base, clients);
-  if (!sc.ok()) return sc.status();
-  RunSpec spec;
-  spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
-  spec.keep_output = true;
-  RunResult r = RunOne(spec);
-  SaturationEstimate e = SaturationFromRequests(r.output->requests);
-  e.clients = clients;
+  constexpr int kRequestsPerClient = 50, kDoublings = 2;
+  // A trace is replayed as it is: its length is its own.
+  int64_t n = base.workload.trace ? 0 : base.workload.num_requests;
+  if (n > 0) n = std::max<int64_t>(n, int64_t{kRequestsPerClient} * clients);
+  SaturationEstimate e;
+  for (int attempt = 0; attempt <= kDoublings; ++attempt, n *= 2) {
+    StatusOr<Scenario> sc = WithClosedLoop(base, clients);
+    if (sc.ok() && n > 0) {
+      sc = EditScenario(*sc, [n](nlohmann::json& j) { j["workload"]["num_requests"] = n; });
+    }
+    if (!sc.ok()) return sc.status();
+    RunSpec spec;
+    spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
+    spec.keep_output = true;
+    RunResult r = RunOne(spec);
+    e = SaturationFromRequests(r.output->requests);
+    e.clients = clients;
+    e.requests = static_cast<int64_t>(r.output->requests.size());
+    // A run bounded by time alone cannot be lengthened here.
+    if (e.settled || n == 0) break;
+  }
   if (e.mu_rps <= 0) {
     return Status::Error(base.file +
                          ": the saturating run finished no requests; "

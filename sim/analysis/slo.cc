@@ -83,21 +83,48 @@ double SloValue(const RunSummary& s, const SloTerm& t) {
   return 0;
 }
 
+namespace {
+
+// As Summarize: from the send, TPOT over the tokens after the first (none
+// for a one-token answer).
+bool MetricOf(const Request& r, SloMetric m, double* v) {
+  const double ttft = ToMillis(r.first_token - r.send);
+  const double e2el = ToMillis(r.finish - r.send);
+  switch (m) {
+    case SloMetric::kTtft: *v = ttft; return true;
+    case SloMetric::kE2el: *v = e2el; return true;
+    case SloMetric::kTpot:
+      if (r.output_len <= 1) return false;
+      *v = (e2el - ttft) / (r.output_len - 1);
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> SloSamples(const RequestTable& requests,
+                                            const std::vector<SloTerm>& slo) {
+  std::vector<std::vector<double>> out(slo.size());
+  for (const Request& r : requests) {
+    if (!r.measured || r.status != RequestStatus::kFinished) continue;
+    for (size_t i = 0; i < slo.size(); ++i) {
+      double v = 0;
+      if (MetricOf(r, slo[i].metric, &v)) out[i].push_back(v);
+    }
+  }
+  return out;
+}
+
 double GoodShare(const RequestTable& requests, const std::vector<SloTerm>& slo) {
   int64_t finished = 0, good = 0;
   for (const Request& r : requests) {
     if (!r.measured || r.status != RequestStatus::kFinished) continue;
     ++finished;
-    // As Summarize: from the send, TPOT over the tokens after the first.
-    const double ttft = ToMillis(r.first_token - r.send);
-    const double e2el = ToMillis(r.finish - r.send);
-    const double tpot = r.output_len > 1 ? (e2el - ttft) / (r.output_len - 1) : 0;
     bool ok = true;
     for (const SloTerm& t : slo) {
-      const double v = t.metric == SloMetric::kTtft   ? ttft
-                       : t.metric == SloMetric::kTpot ? tpot
-                                                      : e2el;
-      ok = ok && v <= t.limit_ms;
+      double v = 0;  // a one-token answer has no TPOT: nothing to miss
+      ok = ok && (!MetricOf(r, t.metric, &v) || v <= t.limit_ms);
     }
     good += ok ? 1 : 0;
   }

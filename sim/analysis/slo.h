@@ -31,6 +31,11 @@ double SloValue(const RunSummary& s, const SloTerm& t);
 // vLLM --goodput semantics: a finished, measured request is good when its
 // own TTFT, TPOT and E2E latency are each within the limit of every term
 // on that metric. Returns the share of good requests (0 when none).
+// Per SLO term, the term's metric (ms) for every finished, measured
+// request, defined as GoodShare reads it.
+std::vector<std::vector<double>> SloSamples(const RequestTable& requests,
+                                            const std::vector<SloTerm>& slo);
+
 double GoodShare(const RequestTable& requests, const std::vector<SloTerm>& slo);
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 // `servesim capacity`: the highest rate meeting an SLO, per candidate
 // hardware, with replicas and cost for a target rate.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -12,8 +13,11 @@ namespace servesim {
 namespace {
 
 struct CapacityCliOptions : AnalysisCliOptions {
+  CapacityCliOptions() { replications = 3; }  // the minimum: more are added as needed
   std::string slo, candidates, prices;
   double target_rate = 0;
+  int max_replications = 20;
+  double precision = 0.05;
 };
 
 Status RunCapacityCommand(const CapacityCliOptions& o) {
@@ -37,6 +41,8 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   CapacityOptions co;
   co.slo = *slo;
   co.replications = o.replications;
+  co.max_replications = std::max(o.max_replications, o.replications);
+  co.precision = o.precision;
   co.jobs = o.jobs;
   StatusOr<CapacityPlan> plan =
       PlanCapacity(*sc, candidates, co, o.target_rate, *prices);
@@ -54,7 +60,16 @@ Command AddCapacityCommand(CLI::App* app) {
       "capacity",
       "Highest arrival rate per replica meeting an SLO (bisection, 95% "
       "bounds), goodput, replicas and cost per candidate GPU x TP");
-  AddAnalysisOptions(cmd, o.get(), "per rate");
+  AddAnalysisOptions(cmd, o.get(), "per rate at least (>= 3; more are added until "
+                                    "the rate is decided, see --precision)");
+  cmd->add_option("--max-replications", o->max_replications,
+                  "Budget of replications per rate (default 20); a rate still "
+                  "undecided then fails")
+      ->check(CLI::Range(3, 1000));
+  cmd->add_option("--precision", o->precision,
+                  "Relative 95% half-width that settles an SLO percentile "
+                  "(default 0.05)")
+      ->check(CLI::Range(1e-4, 0.99));
   cmd->add_option("--slo", o->slo,
                   "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms[,e2el_p99=30s]")
       ->required()

@@ -63,7 +63,14 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
   std::vector<std::pair<SimTime, int>> flight;  // completed: send +1, finish -1
   SimTime first_arrival = kNever, last_finish = 0;
+  SimTime first_measured = kNever, last_measured = 0;
+  int64_t measured = 0;
   for (const Request& r : out.requests) {
+    if (r.measured) {
+      ++measured;
+      first_measured = std::min(first_measured, r.arrival);
+      last_measured = std::max(last_measured, r.arrival);
+    }
     if (r.status == RequestStatus::kRejected) {
       s.failed += r.measured;
       if (std::find(s.reject_reasons.begin(), s.reject_reasons.end(),
@@ -124,6 +131,13 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     s.input_throughput = s.total_input_tokens / s.duration_s;
     s.output_throughput = s.total_output_tokens / s.duration_s;
     s.total_token_throughput = s.input_throughput + s.output_throughput;
+  }
+
+  if (measured > 1 && last_measured > first_measured) {
+    s.arrival_window_s = ToSeconds(last_measured - first_measured);
+    const double per_s = static_cast<double>(measured - 1) / measured / s.arrival_window_s;
+    s.steady_request_throughput = s.completed * per_s;
+    s.steady_output_throughput = s.total_output_tokens * per_s;
   }
 
   const Recorder& rec = out.recorder;

@@ -37,6 +37,14 @@ struct RunSummary {
   double duration_s = 0;
   double request_throughput = 0, input_throughput = 0, output_throughput = 0,
          total_token_throughput = 0;
+  // Steady-state throughput (what sweep and capacity use): measured
+  // requests completed, whenever they finish, per second of the arrival
+  // window (first to last measured arrival), so the drain after the last
+  // arrival is not in the denominator; n arrivals span n - 1 gaps, hence
+  // completed * (n - 1) / n / window. For a stable run it estimates the
+  // arrival rate.
+  double arrival_window_s = 0;
+  double steady_request_throughput = 0, steady_output_throughput = 0;
   // As vllm bench serve: most completed requests in flight at one instant
   // ([send, finish) intervals, a finish before a send at the same instant),
   // and most output tokens delivered in one second counted from the start of
