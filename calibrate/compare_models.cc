@@ -2,6 +2,7 @@
 #include "calibrate/compare_models.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -90,9 +91,12 @@ std::vector<CompareRow> CompareModels(const CostModel& roofline,
   for (const CompareShape& s : CompareGrid()) {
     const StepCost r = roofline.StepTime(s.batch);
     const StepCost c = profile.StepTime(s.batch);
-    rows.push_back({s.step_class, s.label, r.Total(), c.Total(), r.Kernels(),
-                    c.Kernels(),
-                    Extrapolates(profile.profile(), s.batch, model, tp)});
+    CompareRow row{s.step_class, s.label, r.Total(), c.Total(), r.Kernels(),
+                   c.Kernels()};
+    row.roofline_measured_s = r.Kernels() - r.other_s;
+    row.profile_measured_s = c.Kernels() - c.other_s;
+    row.extrapolated = Extrapolates(profile.profile(), s.batch, model, tp);
+    rows.push_back(row);
   }
   return rows;
 }
@@ -102,32 +106,44 @@ std::string CompareTable(const std::vector<CompareRow>& rows,
   std::ostringstream os;
   char buf[200];
   os << title << "\n";
-  std::snprintf(buf, sizeof buf, "  %-8s %-34s %11s %11s %7s %8s\n", "class",
-                "step", "roofline ms", "profile ms", "ratio", "kernels");
+  std::snprintf(buf, sizeof buf, "  %-8s %-34s %11s %11s %7s %8s %9s\n",
+                "class", "step", "roofline ms", "profile ms", "ratio",
+                "kernels", "measured");
   os << buf;
   struct Range {
-    double lo = 1e300, hi = 0, klo = 1e300, khi = 0;
+    double lo = 1e300, hi = 0, klo = 1e300, khi = 0, mlo = 1e300, mhi = 0;
+    double abs_err = 0, m_abs_err = 0;
+    int n = 0;
   };
   std::map<std::string, Range> by_class;
   for (const CompareRow& r : rows) {
-    std::snprintf(buf, sizeof buf, "  %-8s %-34s %11.3f %11.3f %7.2f %8.2f%s\n",
+    std::snprintf(buf, sizeof buf,
+                  "  %-8s %-34s %11.3f %11.3f %7.2f %8.2f %9.2f%s\n",
                   r.step_class.c_str(), r.shape.c_str(), r.roofline_s * 1e3,
                   r.profile_s * 1e3, r.Ratio(), r.KernelRatio(),
-                  r.extrapolated ? "  *" : "");
+                  r.MeasuredRatio(), r.extrapolated ? "  *" : "");
     os << buf;
     Range& g = by_class[r.step_class];
     g.lo = std::min(g.lo, r.Ratio());
     g.hi = std::max(g.hi, r.Ratio());
     g.klo = std::min(g.klo, r.KernelRatio());
     g.khi = std::max(g.khi, r.KernelRatio());
+    g.mlo = std::min(g.mlo, r.MeasuredRatio());
+    g.mhi = std::max(g.mhi, r.MeasuredRatio());
+    g.abs_err += std::abs(r.Ratio() - 1);
+    g.m_abs_err += std::abs(r.MeasuredRatio() - 1);
+    ++g.n;
   }
   os << "  ratio = roofline / profile (< 1: the roofline is too fast); "
-        "kernels = the same without all-reduce and host overhead; * = the "
-        "profile extrapolated beyond its measured grid\n";
+        "kernels = the same without all-reduce and host overhead; "
+        "measured = GEMMs and attention only (the kernels the profile "
+        "measured); * = the profile extrapolated beyond its measured grid\n";
   for (const auto& [cls, g] : by_class) {
     std::snprintf(buf, sizeof buf,
-                  "  %-8s step ratio %.2f-%.2f, kernel ratio %.2f-%.2f\n",
-                  cls.c_str(), g.lo, g.hi, g.klo, g.khi);
+                  "  %-8s step ratio %.2f-%.2f (mean |1-r| %.1f%%), kernel "
+                  "ratio %.2f-%.2f, measured %.2f-%.2f (mean |1-r| %.1f%%)\n",
+                  cls.c_str(), g.lo, g.hi, 100 * g.abs_err / g.n, g.klo, g.khi,
+                  g.mlo, g.mhi, 100 * g.m_abs_err / g.n);
     os << buf;
   }
   return os.str();

@@ -21,9 +21,15 @@ struct CompareRow {
   std::string shape;                     // e.g. "batch 64 x ctx 4096"
   double roofline_s = 0, profile_s = 0;  // whole step
   double roofline_kernels_s = 0, profile_kernels_s = 0;  // GPU kernels only
+  // GEMMs and attention only: the kernels an imported profile measured
+  // (its elementwise term is the datasheet roofline's, not a measurement).
+  double roofline_measured_s = 0, profile_measured_s = 0;
   bool extrapolated = false;  // the profile left its measured grid
   double Ratio() const { return roofline_s / profile_s; }
   double KernelRatio() const { return roofline_kernels_s / profile_kernels_s; }
+  double MeasuredRatio() const {
+    return roofline_measured_s / profile_measured_s;
+  }
 };
 
 // The step shapes compared, with a label and class for each.

@@ -194,8 +194,12 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   OpFit ew;
   ew.op = ProfileOp::kElementwise;
   ew.form = FitForm::kSum;
-  ew.coefficients = {0, 1 / (gpu.hbm_bytes_per_s *
-                             RooflineParams{}.elementwise_memory_efficiency)};
+  // The datasheet preset's one elementwise efficiency (0.6), as when the
+  // shipped profiles were imported; the kernels preset's floors and
+  // per-kernel efficiencies are not measurements either.
+  ew.coefficients = {
+      0, 1 / (gpu.hbm_bytes_per_s *
+              RooflineParams::Datasheet().elementwise.rmsnorm_memory_efficiency)};
   ew.fit_points = 1;
   ew.measured = false;
   ew.note =

@@ -31,11 +31,15 @@ double RooflineOpTime(const ModelSpec& model, const GpuSpec& gpu, int tp,
   const OpFeatures f = FeaturesOf(op, ToShape(p), model, tp);
   double ce, me;
   if (IsGemm(op)) {
-    ce = r.gemm_compute_efficiency, me = r.gemm_memory_efficiency;
+    ce = r.gemm.compute_efficiency, me = r.gemm.memory_efficiency;
   } else if (op == ProfileOp::kElementwise) {
-    ce = 1, me = r.elementwise_memory_efficiency;
+    ce = 1, me = r.elementwise.rmsnorm_memory_efficiency;
+  } else if (op == ProfileOp::kDecodeAttention) {
+    ce = r.decode_attention.compute_efficiency;
+    me = r.decode_attention.memory_efficiency;
   } else {
-    ce = r.attention_compute_efficiency, me = r.attention_memory_efficiency;
+    ce = r.prefill_attention.compute_efficiency;
+    me = r.prefill_attention.memory_efficiency;
   }
   return std::max(f.flops / (gpu.bf16_flops * ce),
                   f.bytes / (gpu.hbm_bytes_per_s * me));

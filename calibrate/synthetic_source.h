@@ -1,6 +1,7 @@
 // Synthetic timings for --dry-run: each op's roofline time (the per-op
-// terms of RooflineCostModel, with its default efficiencies, on a GPU's
-// datasheet numbers) plus a launch constant and deterministic noise.
+// terms of RooflineCostModel's datasheet preset: max(compute, memory) at
+// one efficiency pair per op kind, no floors, on a GPU's datasheet numbers)
+// plus a launch constant and deterministic noise.
 // Nothing here is a measurement; profiles built from it say so.
 #pragma once
 
@@ -17,7 +18,9 @@ inline constexpr const char* kDryRunDeviceName =
     "dry-run (synthetic timings from the roofline model)";
 
 struct SyntheticOptions {
-  RooflineParams roofline;    // efficiencies, as in the roofline model
+  // Efficiencies as in the roofline's datasheet preset (one elementwise
+  // efficiency: all of that preset's elementwise efficiencies are equal).
+  RooflineParams roofline = RooflineParams::Datasheet();
   double launch_s = 4e-6;     // added to every kernel (typical launch+ramp)
   double noise_sigma = 0.02;  // log-normal multiplicative noise
   uint64_t seed = 1;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "calibrate/compare_models.h"
+#include "calibrate/roofline_fit.h"
 #include "calibrate/fit.h"
 #include "calibrate/grid.h"
 #include "calibrate/import.h"
@@ -286,8 +287,30 @@ Status ImportCommand(ImportOptions o) {
   return Status::Ok();
 }
 
+// The roofline's kernel constants fitted to the measured tables
+// (roofline_fit.h).
+Status FitRooflineCommand(RooflineFitOptions o) {
+  if (o.data_dir.empty()) {
+    o.data_dir =
+        RepoRoot() + "/../shared/calibration-data/aiconfigurator-vllm-0.24.0";
+  }
+  RooflineFit f;
+  try {
+    f = FitRoofline(o);
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+  std::printf("servesim-calibrate fit-roofline: %s (seed %llu, %.0f%% of "
+              "the training GPUs' rows held out)\n",
+              o.data_dir.c_str(), static_cast<unsigned long long>(o.seed),
+              100 * o.heldout_fraction);
+  std::fputs(RooflineFitReport(f).c_str(), stdout);
+  return Status::Ok();
+}
+
 // Roofline vs profile on a grid of steps (compare_models.h).
-Status CompareCommand(const std::vector<std::string>& profiles) {
+Status CompareCommand(const std::vector<std::string>& profiles,
+                      const std::string& preset) {
   for (const std::string& path : profiles) {
     StatusOr<CalibrationProfile> p = ReadProfile(path);
     if (!p.ok()) return p.status();
@@ -296,10 +319,14 @@ Status CompareCommand(const std::vector<std::string>& profiles) {
     if (!model.ok()) return model.status();
     StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(p->gpu); });
     if (!gpu.ok()) return gpu.status();
-    const RooflineCostModel roofline(*model, *gpu, p->tp, RooflineParams{});
+    const RooflineCostModel roofline(*model, *gpu, p->tp,
+                                     preset == "datasheet"
+                                         ? RooflineParams::Datasheet()
+                                         : RooflineParams::Kernels());
     const std::string title = "servesim-calibrate compare-models: " + path +
                               " (" + p->model + " tp=" + std::to_string(p->tp) +
-                              " on " + p->gpu + ")";
+                              " on " + p->gpu + "; roofline " + preset +
+                              " preset)";
     const CalibratedCostModel cal(*p, path, *model, *gpu, *gpu, p->tp);
     std::fputs(CompareTable(CompareModels(roofline, cal, *model, p->tp), title)
                    .c_str(),
@@ -385,6 +412,16 @@ int main(int argc, char** argv) {
                   "Fraction of rows held out")
       ->check(CLI::Range(0.05, 0.5));
   imp->add_option("--date", imp_o.date, "Import date to record (ISO 8601)");
+  servesim::calibrate::RooflineFitOptions fit_o;
+  CLI::App* fit = app.add_subcommand(
+      "fit-roofline",
+      "Fit the roofline's kernel constants to the measured tables; print "
+      "them and their held-out error");
+  fit->add_option("--data", fit_o.data_dir,
+                  "Measured tables (default "
+                  "../shared/calibration-data/aiconfigurator-vllm-0.24.0 "
+                  "beside the repository)");
+  fit->add_option("--seed", fit_o.seed, "Held-out split seed");
   std::vector<std::string> cmp_profiles;
   CLI::App* cmp = app.add_subcommand(
       "compare-models",
@@ -392,6 +429,11 @@ int main(int argc, char** argv) {
       "decode, prefill and mixed steps");
   cmp->add_option("--profile", cmp_profiles, "Profile JSON (repeatable)")
       ->required();
+  std::string cmp_preset = "kernels";
+  cmp->add_option("--roofline-preset", cmp_preset,
+                  "kernels (default) or datasheet (the roofline before it "
+                  "knew kernels)")
+      ->check(CLI::IsMember({"kernels", "datasheet"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -404,7 +446,9 @@ int main(int argc, char** argv) {
       run->parsed()     ? servesim::calibrate::Run(run_o)
       : speed->parsed() ? servesim::calibrate::KernelSpeedCommand(speed_o)
       : imp->parsed()   ? servesim::calibrate::ImportCommand(imp_o)
-      : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles)
+      : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles,
+                                                                cmp_preset)
+      : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     std::cerr << "servesim-calibrate: error: " << st.message() << "\n";

@@ -98,7 +98,7 @@ double CalibratedCostModel::Op(ProfileOp op, const OpShape& shape) const {
 
 // The profile's measured all-reduce when it has one (imported tables: vLLM's
 // custom all-reduce, NCCL above its size limit), else the roofline's ring
-// all-reduce with its default efficiency and latency (the GPU harness does
+// all-reduce (custom below 8 MiB, NCCL above) with its default constants (the GPU harness does
 // not time communication: one GPU cannot time NVLink).
 double CalibratedCostModel::AllReduceTime(double tokens) const {
   if (tp_ == 1) return 0;
@@ -110,10 +110,8 @@ double CalibratedCostModel::AllReduceTime(double tokens) const {
     return t * measured_.interconnect_bytes_per_s /
            target_.interconnect_bytes_per_s;
   }
-  const RooflineParams p;
-  return p.allreduce_latency_s +
-         2.0 * (tp_ - 1) / tp_ * buffer /
-             (target_.interconnect_bytes_per_s * p.interconnect_efficiency);
+  return servesim::AllReduceTime(RooflineParams::Kernels().allreduce, target_,
+                                 tp_, buffer);
 }
 
 StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {

@@ -1,41 +1,97 @@
-// RooflineCostModel: step time from first principles. Every operator of a
-// transformer layer costs the larger of its FLOPs over the GPU's peak and its
-// bytes over HBM bandwidth, each derated by a named efficiency; tensor
-// parallelism splits the work and adds two ring all-reduces per layer.
+// RooflineCostModel: step time from the GPU's datasheet and the model's
+// shapes, priced kernel by kernel as vLLM runs them. Every kernel costs a
+// launch floor plus a smooth crossover of its compute and memory terms
+// (sim/cost/kernel_time.h), with efficiencies per op kind fitted once to
+// measured vLLM kernel tables (calibrate/roofline_fit.cc); tensor
+// parallelism splits the work and adds two all-reduces per layer; the
+// host adds a per-step overhead that grows with the batch.
+//
+// The "datasheet" preset is the model as it was before it knew kernels
+// (no floors, max(compute, memory), one elementwise efficiency, a ring
+// all-reduce, a flat host overhead): kept for teaching and comparison.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "sim/cost/cost_model.h"
+#include "sim/cost/kernel_time.h"
 
 namespace servesim {
 
-// Defaults are justified where they are read (roofline_cost_model.cc).
-struct RooflineParams {
-  double gemm_compute_efficiency = 0.7;
-  double gemm_memory_efficiency = 0.8;
-  double attention_compute_efficiency = 0.5;
-  double attention_memory_efficiency = 0.7;
-  double elementwise_memory_efficiency = 0.6;
-  double interconnect_efficiency = 0.7;
-  double allreduce_latency_s = 8e-6;
-  double step_overhead_s = 3e-4;
+// The memory-bound kernels vLLM runs per layer (one token's bytes each):
+// fused residual-add + RMSNorm twice (norm part 2h at the RMSNorm
+// efficiency, add part 3h at the residual-add one), rotary on q and k,
+// the KV-cache write (reshape_and_cache), SiLU-mul; and once per step the
+// embedding gather and the final norm. Each launch pays kernel_floor_s.
+struct ElementwiseParams {
+  double kernel_floor_s = 0;
+  double rmsnorm_memory_efficiency = 1;
+  double residual_add_memory_efficiency = 1;
+  double rotary_memory_efficiency = 1;
+  double silu_mul_memory_efficiency = 1;
+  double kv_cache_write_memory_efficiency = 1;
+  bool kv_cache_write = true;  // the datasheet preset leaves it out
 };
+
+// Defaults (the "kernels" preset) are set, with their sources and fits, in
+// roofline_cost_model.cc (KernelsPreset).
+struct RooflineParams {
+  KernelRates gemm;
+  KernelRates prefill_attention;  // items: query rows x query heads
+  KernelRates decode_attention;   // items: sequences x KV heads
+  ElementwiseParams elementwise;
+  AllReduceParams allreduce;
+  double step_overhead_s = 0;          // host time per step
+  double per_sequence_overhead_s = 0;  // host time per scheduled sequence
+  std::string preset = "kernels";
+
+  RooflineParams();  // the kernels preset
+  static RooflineParams Kernels();
+  static RooflineParams Datasheet();
+
+ private:
+  struct Blank {};
+  explicit RooflineParams(Blank) {}  // every field at its zero above
+};
+
+// The work of one attention kernel on one GPU shard, for one layer.
+struct AttentionWork {
+  double flops = 0, bytes = 0, items = 0;
+};
+// A decode token of a sequence with `context` cached tokens attends to
+// context + 1 keys: 4 q_heads d FLOPs per key (QK^T and PV), reads the
+// K and V of every key, reads q and writes the output.
+void AddDecodeAttention(const ModelSpec& m, int tp, double context,
+                        AttentionWork* w);
+// A chunk of n new tokens after c cached: causal, token j (1..n) attends
+// to c + j keys: 4 q_heads d n (c + (n+1)/2) FLOPs. (A tiled kernel skips
+// the tiles above the diagonal, so this is also what it computes, up to
+// one tile per row block; a count of n (c + n) would put H100/H200's
+// measured 16k-token prefills at 1.2-1.3x peak.)
+void AddPrefillAttention(const ModelSpec& m, int tp, double n, double c,
+                         AttentionWork* w);
+// The same per GPU shard's heads (what the measured tables are keyed by).
+void AddDecodeAttention(double q_heads, double kv_heads, double head_dim,
+                        double dtype_bytes, double context, AttentionWork* w);
+void AddPrefillAttention(double q_heads, double kv_heads, double head_dim,
+                         double dtype_bytes, double n, double c,
+                         AttentionWork* w);
 
 class RooflineCostModel : public CostModel {
  public:
   // tp must be valid for the model (TensorParallelProblem is empty).
   RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu, int tp,
                     const RooflineParams& p);
-  // Reads {"type": "roofline", <any RooflineParams field>}; efficiencies in
-  // [0.001, 1], latencies in [0, 1] s.
+  // Reads {"type": "roofline", "preset": ..., <parameter keys>}; see
+  // FromConfig in roofline_cost_model.cc for every key and its range.
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg,
                                                const ModelSpec& model,
                                                const GpuSpec& gpu, int tp);
 
   StepCost StepTime(const BatchShape& batch) const override;
   std::string Describe() const override;
+  const RooflineParams& params() const { return p_; }
 
  private:
   double Gemm(double flops, double bytes) const;

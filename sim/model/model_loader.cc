@@ -95,7 +95,8 @@ ModelSpec ParseModelSpec(const JsonView& v) {
 GpuSpec ParseGpuSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
                "bf16_dense_tflops", "interconnect_gb_per_s",
-               "interconnect_direction"});
+               "interconnect_direction", "interconnect_topology",
+               "pcie_gb_per_s"});
   GpuSpec g;
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
@@ -116,6 +117,12 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   const std::string dir = v.Choice("interconnect_direction", "",
                                    {"bidirectional_total", "per_direction"});
   g.interconnect_bytes_per_s = dir == "bidirectional_total" ? link / 2 : link;
+  // Optional (older files have neither): an NVSwitch board, PCIe Gen4 x16.
+  g.interconnect_topology =
+      v.Choice("interconnect_topology", "nvswitch",
+               {"nvswitch", "nvlink_pairs", "pcie"});
+  g.pcie_bytes_per_s =
+      v.Number("pcie_gb_per_s", 32, Range::Closed(0.1, 1e6)) * 1e9;
   return g;
 }
 

@@ -46,6 +46,13 @@ struct GpuSpec {
   double hbm_bytes_per_s = 0;  // peak HBM bandwidth
   double bf16_flops = 0;       // dense (no sparsity) bf16 tensor FLOP/s
   double interconnect_bytes_per_s = 0;  // per GPU, one direction
+  // How the GPUs of one server are joined, which decides what bandwidth a
+  // tensor-parallel all-reduce gets and whether vLLM's custom all-reduce
+  // runs (sim/cost/kernel_time.h): "nvswitch" (every GPU pair at the full
+  // link rate: HGX/DGX boards), "nvlink_pairs" (NVLink bridges join pairs;
+  // traffic between pairs crosses PCIe), "pcie" (no NVLink).
+  std::string interconnect_topology = "nvswitch";
+  double pcie_bytes_per_s = 32e9;  // per GPU, one direction (Gen4 x16)
 };
 
 }  // namespace servesim

@@ -42,10 +42,11 @@ BatchShape Mixed(int decodes, int context, int chunk, int cached) {
 }
 
 TEST(CalibratedCostModelTest, SyntheticTimingsSumToTheRoofline) {
-  // The dry-run source prices each op as RooflineCostModel does.
+  // The dry-run source prices each op as RooflineCostModel's datasheet
+  // preset does.
   const ModelSpec m = LoadModelSpec("llama-3.1-8b");
   const GpuSpec g = LoadGpuSpec("h200");
-  const RooflineParams r;
+  const RooflineParams r = RooflineParams::Datasheet();
   const int64_t t = 300;
   double gemm = 0;
   for (OpKind k : {OpKind::kGemmQkv, OpKind::kGemmO, OpKind::kGemmGateUp,
@@ -67,7 +68,7 @@ TEST(CalibratedCostModelTest, SyntheticTimingsSumToTheRoofline) {
 
 TEST(CalibratedCostModelTest, PredictsCloseToTheRooflineItWasFittedOn) {
   const auto cal = Make(PureRooflineProfile(), "llama-3.1-8b", 1);
-  nlohmann::json rc = {{"type", "roofline"}};
+  nlohmann::json rc = {{"type", "roofline"}, {"preset", "datasheet"}};
   const auto roof =
       MakeCostModel(JsonView(rc, "s.json", "/cost_model"),
                     LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), 1);

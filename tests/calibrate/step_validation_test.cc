@@ -174,8 +174,9 @@ TEST(ValidateSteps, RefusesMissingOrNonPositiveMeasurements) {
 // End to end without a GPU: a profile fitted on synthetic per-op timings
 // predicts synthetic whole-step timings (fresh noise, per-kernel launch
 // constants composed over the forward pass) of simulated steps within the
-// issue's 5% goal, and far better than the roofline model, which has no
-// launch constants. This checks that the per-op fit composes into steps.
+// issue's 5% goal, and far better than the roofline's datasheet preset
+// (the synthetic timings' own model), which has no launch constants. This
+// checks that the per-op fit composes into steps.
 TEST(ValidateSteps, DryRunProfilePredictsSyntheticStepsOfASimulatedRun) {
   const std::string path = servesim::calibrate::testing::WriteTemp(
       servesim::calibrate::testing::DryRunProfile("llama-3.1-8b", 1),
@@ -191,7 +192,8 @@ TEST(ValidateSteps, DryRunProfilePredictsSyntheticStepsOfASimulatedRun) {
   so.seed = 4242;
   const auto measured =
       SyntheticStepTimings(sc->model, sc->gpu, 1, sample.steps, so);
-  const RooflineCostModel roofline(sc->model, sc->gpu, 1, RooflineParams{});
+  const RooflineCostModel roofline(sc->model, sc->gpu, 1,
+                                   RooflineParams::Datasheet());
   const StepValidation v = ValidateSteps(
       sample.steps, measured,
       {{"calibrated", sc->cost_model.get()}, {"roofline", &roofline}});

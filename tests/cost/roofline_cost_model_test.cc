@@ -1,5 +1,7 @@
-// Tests of the roofline cost model against numbers worked out by hand from
-// datasheets and published parameter counts, not from the model's formulas.
+// Tests of the roofline cost model's datasheet preset (the model before it
+// knew kernels: no floors, max(compute, memory)) against numbers worked out
+// by hand from datasheets and published parameter counts, not from the
+// model's formulas. The kernels preset: roofline_kernels_test.cc.
 #include "sim/cost/roofline_cost_model.h"
 
 #include <gtest/gtest.h>
@@ -19,13 +21,14 @@ constexpr double kLlama8bEmbed = 128256.0 * 4096;  // per embedding matrix
 constexpr double kMixtralParams = 46.7e9;
 constexpr double kMixtralActive = 12.9e9;
 constexpr double kMixtralEmbed = 32000.0 * 4096;
-// The documented defaults.
+// The datasheet preset's documented values.
 constexpr double kGemmCompute = 0.7, kGemmMemory = 0.8;
 constexpr double kAttnCompute = 0.5, kAttnMemory = 0.7;
 constexpr double kOverhead = 3e-4;
 
-std::unique_ptr<CostModel> Make(const std::string& model, int tp = 1,
-                                nlohmann::json cfg = {{"type", "roofline"}}) {
+std::unique_ptr<CostModel> Make(
+    const std::string& model, int tp = 1,
+    nlohmann::json cfg = {{"type", "roofline"}, {"preset", "datasheet"}}) {
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
                        LoadModelSpec(model), LoadGpuSpec("h200"), tp);
 }
@@ -141,6 +144,7 @@ TEST(RooflineTest, ParametersOverrideDefaults) {
   const auto base = Make("llama-3.1-8b");
   const auto tuned = Make("llama-3.1-8b", 1,
                           {{"type", "roofline"},
+                           {"preset", "datasheet"},
                            {"step_overhead_s", 0},
                            {"gemm_memory_efficiency", 0.4}});
   const StepCost b = base->StepTime(Decode(1, 1000));

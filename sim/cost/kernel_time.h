@@ -1,0 +1,65 @@
+// The time of one GPU kernel as the roofline prices it, shared by
+// RooflineCostModel and the offline fit of its constants
+// (calibrate/roofline_fit.cc), so the fitted numbers mean exactly what the
+// model does with them.
+//
+//   time = floor + per_item * items + (C^p + M^p)^(1/p)
+//   C = FLOPs / (peak bf16 * compute_efficiency)
+//   M = bytes / (HBM bandwidth * memory_efficiency)
+//
+// The floor is what a graph-replayed launch of the kernel costs however
+// little it does (grid launch, prologue, epilogue, one DRAM round trip).
+// The p-norm is a smooth crossover between the compute and memory bounds:
+// at p = infinity it is max(C, M) (the sharp roofline); measured GEMMs near
+// the ridge point are slower than max(C, M), which a finite p captures
+// (at C = M the time is 2^(1/p) * C). `items` counts work units that
+// neither term sees (attention: query rows x heads, each paying a tile's
+// softmax and rescale; a decode sequence's split-K reduction).
+#pragma once
+
+#include <string>
+
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+struct KernelRates {
+  double floor_s = 0;
+  double compute_efficiency = 1;  // of GpuSpec::bf16_flops
+  double memory_efficiency = 1;   // of GpuSpec::hbm_bytes_per_s
+  double crossover_p = 0;         // p-norm exponent; 0 means max (p = inf)
+  double per_item_s = 0;
+};
+
+// (a^p + b^p)^(1/p) for a, b >= 0; max(a, b) when p <= 0.
+double SmoothMax(double a, double b, double p);
+
+double KernelTime(const KernelRates& r, const GpuSpec& gpu, double flops,
+                  double bytes, double items = 0);
+
+// A tensor-parallel all-reduce as vLLM runs it: its custom all-reduce
+// (one CUDA-graph-captured kernel reading peers' buffers over NVLink) for
+// messages under custom_max_bytes when the topology allows it, NCCL's ring
+// otherwise. Both cost latency + 2(n-1)/n * bytes / (link * efficiency),
+// the bus traffic of a ring all-reduce.
+struct AllReduceParams {
+  double custom_latency_s = 0;
+  double custom_efficiency = 1;
+  double custom_max_bytes = 8.0 * 1024 * 1024;  // vLLM's default max_size
+  double nccl_latency_s = 0;
+  double nccl_efficiency = 1;
+};
+
+// One direction's bandwidth an all-reduce over `gpus` GPUs gets from the
+// GPU's topology: the NVLink rate on "nvswitch" and on "nvlink_pairs" at
+// 2 GPUs; PCIe between pairs and on "pcie" (the smaller of the two links).
+double AllReduceLinkBytesPerS(const GpuSpec& gpu, int gpus);
+// vLLM enables its custom all-reduce when all GPUs are joined by NVLink
+// (NVSwitch, or one NVLink pair) or there are only two
+// (vllm/distributed/device_communicators/custom_all_reduce.py: "not
+// supported on more than two PCIe-only GPUs").
+bool CustomAllReduceRuns(const GpuSpec& gpu, int gpus);
+double AllReduceTime(const AllReduceParams& p, const GpuSpec& gpu, int gpus,
+                     double bytes);
+
+}  // namespace servesim
