@@ -47,7 +47,11 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   if (runs.empty()) return p;
   p.rate = runs[0]->offered_rate;
   int stable = 0;
-  for (const RunSummary* r : runs) stable += r->unstable ? 0 : 1;
+  for (const RunSummary* r : runs) {
+    stable += r->unstable ? 0 : 1;
+    p.rejected += r->failed;
+    p.unfinished += r->incomplete;
+  }
   p.stable_fraction = static_cast<double>(stable) / runs.size();
   // Steady state: over the arrival window, not up to the last finish.
   p.throughput_rps =
@@ -86,6 +90,8 @@ nlohmann::json PointJson(const PointStats& p) {
           {"utilization", p.utilization},
           {"replications", p.replications},
           {"stable_fraction", p.stable_fraction},
+          {"rejected", p.rejected},
+          {"unfinished", p.unfinished},
           {"throughput_rps", IntervalJson(p.throughput_rps)},
           {"metrics",
            {{"ttft_ms", pct(p.ttft_ms)},

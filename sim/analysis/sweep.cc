@@ -77,9 +77,11 @@ StatusOr<SweepResult> RunSweep(const Scenario& base, const SweepOptions& o) {
     p.rate = rates[i];
     p.utilization = rates[i] / sat->mu_rps;
     tails.push_back({p.rate, p.ttft_ms.p50.mean, p.ttft_ms.p99.mean});
+    res.tail_separated.push_back(TailSeparated(tails.back()));
     res.points.push_back(p);
   }
   res.knee_rate = FindKnee(tails);
+  if (!tails.empty()) res.baseline_p99_ms = tails.front().p99;  // rates are sorted
   if (o.keep_representative && !rates.empty()) {
     RunResult& r = runs[rep_point * reps];
     res.representative = std::move(r.output);

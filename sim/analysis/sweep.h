@@ -26,7 +26,11 @@ struct SweepOptions {
 struct SweepResult {
   SaturationEstimate saturation;
   std::vector<PointStats> points;  // by increasing rate
-  std::optional<double> knee_rate;  // first rate with TTFT p99 > 3 x p50
+  // First rate whose TTFT p99 exceeds 3 x the p99 at the lightest point
+  // (queueing.h FindKnee); per point, whether p99 > 3 x p50 there.
+  std::optional<double> knee_rate;
+  double baseline_p99_ms = 0;
+  std::vector<bool> tail_separated;
   // Replication 0 of the point nearest 85% utilization, for CDFs, the
   // batch-size histogram and time series.
   std::optional<SimulationOutput> representative;

@@ -10,13 +10,15 @@
 namespace servesim {
 namespace {
 
-// "123.4 ±5.6": the mean and the half-width of its 95% interval.
+// "123.4 [110.2, 140.9]": the estimate and its 95% interval (percentile
+// intervals are log-scale, so not symmetric).
 std::string Pm(const Interval& i, const char* fmt = "%.1f") {
-  char m[32], h[32];
+  char m[32], lo[32], hi[32];
   std::snprintf(m, sizeof m, fmt, i.mean);
   if (i.n < 2) return m;
-  std::snprintf(h, sizeof h, fmt, (i.hi - i.lo) / 2);
-  return std::string(m) + " ±" + h;
+  std::snprintf(lo, sizeof lo, fmt, i.lo);
+  std::snprintf(hi, sizeof hi, fmt, i.hi);
+  return std::string(m) + " [" + lo + ", " + hi + "]";
 }
 
 std::string Col(const std::string& s, int width) {
@@ -33,22 +35,26 @@ nlohmann::json Num(double x) {
 
 void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os) {
   const SaturationEstimate& s = r.saturation;
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "saturation throughput mu = %.3f req/s (closed loop of %d "
-                "clients, %lld departures over %.1f s); E[S] = 1/mu = %.2f ms, "
-                "c^2 of inter-departure gaps = %.3f\n",
-                s.mu_rps, s.clients, static_cast<long long>(s.departures),
-                s.window_s, 1e3 * s.mean_service_s, s.scv);
+                "saturation throughput mu = %.3f req/s [%.3f, %.3f] (closed loop of %d "
+                "clients, %lld requests, %lld departures over %.1f s%s); E[S] = 1/mu = "
+                "%.2f ms, c^2 of inter-departure gaps = %.3f\n",
+                s.mu_rps, s.mu.lo, s.mu.hi, s.clients, static_cast<long long>(s.requests),
+                static_cast<long long>(s.departures), s.window_s,
+                s.settled ? "" : ", NOT settled: its halves differ by > 5%",
+                1e3 * s.mean_service_s, s.scv);
   os << "servesim sweep: " << sc.file << " (" << sc.model.name << " on "
      << sc.tp << "x " << sc.gpu.name << ", " << sc.ArrivalDescription()
      << " at each rate)\n" << line;
   os << "each point: " << (r.points.empty() ? 0 : r.points[0].replications)
-     << " replications (seeds " << sc.seed << "...), mean ±95% CI half-width; "
-     << "latencies in ms, queue = first scheduled - send\n\n";
-  os << Col("rate/s", 9) << Col("util", 6) << Col("stable", 7)
-     << Col("thrpt/s", 14) << Col("TTFT p50", 16) << Col("TTFT p99", 18)
-     << Col("TPOT p99", 14) << Col("E2E p99", 18) << Col("queue mean", 16)
+     << " replications (seeds " << sc.seed << "...), estimate [95% CI]; "
+     << "latencies in ms, queue = first scheduled - send; throughput over the "
+        "arrival window; rho = rate / mu; rej/unf = measured requests rejected / "
+        "unfinished, summed over replications; * = TTFT p99 > 3x p50 there\n\n";
+  os << Col("rate/s", 9) << Col("rho", 6) << Col("stable", 7) << Col("rej/unf", 9)
+     << Col("thrpt/s", 22) << Col("TTFT p50", 24) << Col("TTFT p99", 26)
+     << Col("TPOT p99", 22) << Col("E2E p99", 24) << Col("queue mean", 24)
      << Col("M/G/1", 9) << Col("M/M/1", 9) << "\n";
   for (const PointStats& p : r.points) {
     char rate[32], util[32], stable[32], mg1[32], mm1[32];
@@ -61,20 +67,28 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
     const double g = SweepMG1WaitMs(s, p.rate), m = SweepMM1WaitMs(s, p.rate);
     std::snprintf(mg1, sizeof mg1, std::isfinite(g) ? "%.1f" : "inf", g);
     std::snprintf(mm1, sizeof mm1, std::isfinite(m) ? "%.1f" : "inf", m);
+    const size_t i = static_cast<size_t>(&p - r.points.data());
+    const bool separated = i < r.tail_separated.size() && r.tail_separated[i];
     os << Col(rate, 9) << Col(util, 6) << Col(stable, 7)
-       << Col(Pm(p.throughput_rps, "%.2f"), 14) << Col(Pm(p.ttft_ms.p50), 16)
-       << Col(Pm(p.ttft_ms.p99), 18) << Col(Pm(p.tpot_ms.p99), 14)
-       << Col(Pm(p.e2el_ms.p99, "%.0f"), 18) << Col(Pm(p.queue_ms.mean), 16)
+       << Col(std::to_string(p.rejected) + "/" + std::to_string(p.unfinished), 9)
+       << Col(Pm(p.throughput_rps, "%.2f"), 22) << Col(Pm(p.ttft_ms.p50), 24)
+       << Col(Pm(p.ttft_ms.p99) + (separated ? "*" : " "), 26) << Col(Pm(p.tpot_ms.p99), 22)
+       << Col(Pm(p.e2el_ms.p99, "%.0f"), 24) << Col(Pm(p.queue_ms.mean), 24)
        << Col(mg1, 9) << Col(mm1, 9)
        << (p.stable_fraction < 1 ? " UNSTABLE" : "") << "\n";
   }
   if (r.knee_rate) {
     std::snprintf(line, sizeof line,
-                  "\nknee: TTFT p99 exceeds 3x p50 from %.3f req/s (%.0f%% of mu)\n",
-                  *r.knee_rate, 100 * *r.knee_rate / s.mu_rps);
+                  "\nknee: TTFT p99 exceeds 3x its value at the lightest point "
+                  "(%.1f ms) from %.3f req/s (rho = %.2f)\n",
+                  r.baseline_p99_ms, *r.knee_rate, *r.knee_rate / s.mu_rps);
     os << line;
-  } else {
-    os << "\nknee: TTFT p99 stays within 3x p50 at every point\n";
+  } else if (r.points.size() > 1) {
+    std::snprintf(line, sizeof line,
+                  "\nknee: TTFT p99 stays within 3x its value at the lightest "
+                  "point (%.1f ms) at every point\n",
+                  r.baseline_p99_ms);
+    os << line;
   }
   os << "M/G/1 and M/M/1: mean wait in queue for a single server with the "
         "moments above (exact for one request at a time; a reference only "
@@ -125,6 +139,10 @@ nlohmann::json SweepReportJson(const Scenario& sc, const SweepResult& r) {
   data["sweep"] = {{"saturation_rps", r.saturation.mu_rps},
                    {"knee_rate", r.knee_rate ? nlohmann::json(*r.knee_rate)
                                              : nlohmann::json(nullptr)},
+                   {"knee_definition",
+                    "first rate whose TTFT p99 exceeds 3x its value at the lightest point"},
+                   {"baseline_ttft_p99_ms", r.baseline_p99_ms},
+                   {"ttft_p99_over_3x_p50", r.tail_separated},
                    {"points", points},
                    {"theory", {{"mm1_wait_ms", mm1}, {"mg1_wait_ms", mg1}}}};
   if (r.representative) {

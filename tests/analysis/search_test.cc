@@ -40,11 +40,35 @@ TEST(Bisection, ReportsOutOfRange) {
   EXPECT_LT(capped.value, 0.5);
 }
 
-TEST(Knee, FirstRateWithP99AboveThreeP50) {
-  std::vector<TailPoint> pts = {{30, 10, 40}, {10, 10, 20}, {20, 10, 31}};
-  EXPECT_EQ(FindKnee(pts).value(), 20);
-  EXPECT_FALSE(FindKnee({{10, 10, 30}, {20, 10, 29}}).has_value());
+TEST(Knee, FirstRateWithP99AboveThreeTimesTheLightestLoads) {
+  // Baseline: p99 20 at rate 10 (the lightest); 61 > 3 x 20 first at 30.
+  std::vector<TailPoint> pts = {{30, 10, 61}, {10, 10, 20}, {20, 10, 59}, {40, 10, 90}};
+  EXPECT_EQ(FindKnee(pts).value(), 30);
+  // Heavy-tailed prompts: p99 > 3 x p50 everywhere, yet no knee.
+  EXPECT_FALSE(FindKnee({{10, 10, 40}, {20, 10, 45}}).has_value());
+  EXPECT_TRUE(TailSeparated({10, 10, 40}));
+  EXPECT_FALSE(TailSeparated({10, 10, 29}));
   EXPECT_FALSE(FindKnee({}).has_value());
+  EXPECT_FALSE(FindKnee({{10, 10, 20}}).has_value());
+}
+
+TEST(Queueing, MD1WaitDistributionByErlangsFormula) {
+  // P(W = 0) = 1 - rho; below one service time only the k = 0 term:
+  // P(W <= t) = (1 - rho) e^{rho t}.
+  EXPECT_NEAR(MD1WaitCdf(0.8, 0), 0.2, 1e-12);
+  EXPECT_NEAR(MD1WaitCdf(0.8, 0.5), 0.2 * std::exp(0.4), 1e-12);
+  // Mean from the CDF (integral of the tail) matches Pollaczek-Khinchine:
+  // rho / (2 (1 - rho)) service times.
+  for (double rho : {0.3, 0.6, 0.8}) {
+    double mean = 0;
+    const double dt = 1e-3;
+    for (double t = 0; t < 25; t += dt) mean += (1 - MD1WaitCdf(rho, t + dt / 2)) * dt;
+    EXPECT_NEAR(mean, MG1Wait(rho, 1, 0), 2e-3) << "rho " << rho;
+  }
+  // The CDF rises to 1 and quantiles grow with the load.
+  EXPECT_NEAR(MD1WaitCdf(0.5, 20), 1, 1e-9);
+  EXPECT_LT(MD1ResponseQuantile(0.5, 0.99), MD1ResponseQuantile(0.8, 0.99));
+  EXPECT_TRUE(std::isnan(MD1WaitCdf(1.0, 1)));
 }
 
 TEST(Queueing, MM1AndMG1) {

@@ -4,8 +4,10 @@
 // whose saturation throughput is 1 / E[S] exactly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
+#include "sim/analysis/queueing.h"
 #include "sim/analysis/sweep.h"
 #include "tests/test_util.h"
 
@@ -65,6 +67,34 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"MG1uniform", R"({"dist": "uniform", "min": 200, "max": 1800})",
              (1601.0 * 1601 - 1) / 12 / 1e6}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Sweep, KneeOnMD1IsWhereTheoryPutsP99AtThreeTimesItsLightLoadValue) {
+  // M/D/1 (S = 10 ms): the p99 of the response time W + S from Erlang's
+  // formula at each grid point; the theory knee is the first grid point
+  // whose p99 exceeds 3x the p99 at the lightest point (rho 0.3: 2.89 S).
+  SweepOptions o;
+  o.utilizations = {0.3, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9};
+  o.replications = 3;
+  o.progress = false;
+  o.keep_representative = false;
+  StatusOr<SweepResult> r = RunSweep(OneAtATime(R"({"dist": "fixed", "value": 1000})", 50000), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double base = MD1ResponseQuantile(0.3, 0.99);
+  EXPECT_NEAR(r->baseline_p99_ms, 10 * base, 0.05 * 10 * base);
+  size_t theory = o.utilizations.size();
+  for (size_t i = 0; i < o.utilizations.size() && theory == o.utilizations.size(); ++i) {
+    if (MD1ResponseQuantile(o.utilizations[i], 0.99) > 3 * base) theory = i;
+  }
+  ASSERT_LT(theory, o.utilizations.size());
+  ASSERT_TRUE(r->knee_rate.has_value());
+  size_t simulated = 0;
+  while (simulated < r->points.size() && r->points[simulated].rate < *r->knee_rate) ++simulated;
+  EXPECT_LE(std::abs(static_cast<int>(simulated) - static_cast<int>(theory)), 1)
+      << "simulated knee at rho " << o.utilizations[simulated] << ", theory at rho "
+      << o.utilizations[theory];
+  // The old diagnostic (p99 > 3 x p50) fires at rho 0.5 already: it is no knee.
+  EXPECT_TRUE(r->tail_separated[1]);
+}
 
 TEST(Sweep, RejectsClosedLoops) {
   Scenario sc = OneAtATime(R"({"dist": "fixed", "value": 1000})", 1000);
