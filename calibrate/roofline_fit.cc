@@ -81,11 +81,6 @@ std::vector<double> NelderMead(
   return v[best];
 }
 
-// Which KernelRates fields a kind fits; the rest keep their start value.
-struct FreeParams {
-  bool floor = true, compute = true, memory = true, p = true, item = false;
-};
-
 std::vector<double> Encode(const KernelRates& r, const FreeParams& f) {
   std::vector<double> x;
   if (f.floor) x.push_back(std::log(r.floor_s));
@@ -192,15 +187,13 @@ void Evaluate(const std::string& kind, const Samples& samples, const Gpus& g,
 
 }  // namespace
 
-double KernelLogLoss(const KernelRates& rates, const GpuSpec& gpu,
-                     const std::vector<KernelSample>& samples) {
-  double sum = 0;
-  for (const KernelSample& s : samples) {
-    const double e =
-        std::log(KernelTime(rates, gpu, s.flops, s.bytes, s.items) / s.seconds);
-    sum += e * e;
-  }
-  return samples.empty() ? 0 : sum / samples.size();
+KernelRates FitKernelRates(const std::vector<KernelSample>& samples,
+                           const std::vector<GpuSpec>& gpus,
+                           const KernelRates& start, const FreeParams& free) {
+  Gpus g;
+  g.specs = gpus;
+  g.names.resize(gpus.size());
+  return FitRates(samples, g, start, free);
 }
 
 RooflineFit FitRoofline(const RooflineFitOptions& o) {

@@ -57,9 +57,16 @@ struct RooflineFit {
   std::vector<std::string> notes;  // rows per kind, filters
 };
 
-// Mean squared log error of `rates` over the samples where pick(s) holds.
-double KernelLogLoss(const KernelRates& rates, const GpuSpec& gpu,
-                     const std::vector<KernelSample>& samples);
+// Which KernelRates fields a fit moves; the rest keep their start value.
+struct FreeParams {
+  bool floor = true, compute = true, memory = true, p = true, item = false;
+};
+
+// The KernelRates minimising the mean squared log error over the samples
+// with train set (each priced on gpus[gpu_index]), from `start`.
+KernelRates FitKernelRates(const std::vector<KernelSample>& samples,
+                           const std::vector<GpuSpec>& gpus,
+                           const KernelRates& start, const FreeParams& free);
 
 // Reads the tables, splits, fits, evaluates. Throws std::runtime_error on
 // unreadable input.
