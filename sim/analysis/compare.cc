@@ -82,7 +82,12 @@ std::vector<CompareMetric> MetricList(const CompareMetric& primary,
   if (with_goodput) names.push_back("goodput");
   std::vector<CompareMetric> list = {primary};
   for (const std::string& n : names) {
-    if (n != primary.name) list.push_back(*ParseCompareMetric(n, ""));
+    CompareMetric m = *ParseCompareMetric(n, "");
+    // "ttft_p99.0" is ttft_p99: the same figure once.
+    const bool same = m.name == primary.name ||
+                      (m.percentile > 0 && m.latency == primary.latency &&
+                       m.percentile == primary.percentile);
+    if (!same) list.push_back(std::move(m));
   }
   return list;
 }

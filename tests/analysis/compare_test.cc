@@ -116,6 +116,21 @@ TEST(Compare, TheSameScenarioTwiceDiffersByExactlyZero) {
   }
 }
 
+TEST(Compare, APrimaryOfTheStandardSetIsListedOnce) {
+  const Scenario a = testing::MustParse(NoiseScenario(1));
+  CompareOptions o = FastOptions();
+  o.primary = "tpot_p99.0";
+  o.max_replications = 2;
+  o.min_replications = 2;
+  auto c = ComparePaired(a, "a", a, "a", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->metrics.size(), 11u);  // 9 percentiles, 2 throughputs
+  EXPECT_EQ(c->metrics.front().metric.name, "tpot_p99.0");
+  for (size_t i = 1; i < c->metrics.size(); ++i) {
+    EXPECT_NE(c->metrics[i].metric.name, "tpot_p99");
+  }
+}
+
 TEST(Compare, IndependentSeedsShowNoDifference) {
   // Pure noise: the same scenario under unrelated seeds (one trial; the
   // 100-trial rate is tests/validation/compare_noise_test.cc).
