@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   std::vector<servesim::Command> commands = {
       servesim::AddRunCommand(&app), servesim::AddFitCommand(&app),
       servesim::AddSweepCommand(&app), servesim::AddLoopsCommand(&app),
-      servesim::AddCapacityCommand(&app), servesim::AddCompareCommand(&app)};
+      servesim::AddCapacityCommand(&app), servesim::AddCompareCommand(&app),
+      servesim::AddSearchCommand(&app)};
   if (const std::string unknown = servesim::UnknownCommand(app, argc, argv);
       !unknown.empty()) {
     return Fail(unknown + " (see servesim --help)");

@@ -161,7 +161,8 @@ StatusOr<CapacityResult> FindCapacity(const Scenario& base,
     return Status::Error("capacity: --precision: expected a relative half-width in (0, 1)");
   }
   CapacityResult res;
-  StatusOr<SaturationEstimate> sat = EstimateSaturation(base);
+  StatusOr<SaturationEstimate> sat =
+      o.saturation ? StatusOr<SaturationEstimate>(*o.saturation) : EstimateSaturation(base);
   if (!sat.ok()) return sat.status();
   res.saturation = *sat;
   // The answer never exceeds what the replica can surely serve.

@@ -20,6 +20,7 @@
 //    spent; then it fails (its upper bound is above the limit).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct CapacityOptions {
   double rel_tol = 0.005;
   double lo_fraction = 0.02, hi_fraction = 1.0;  // of mu's lower bound
   bool progress = true;
+  // The saturating run's estimate when the caller already has it (search).
+  std::optional<SaturationEstimate> saturation;
 };
 
 struct SloCheck {

@@ -26,6 +26,8 @@ Command AddLoopsCommand(CLI::App* app);
 Command AddCapacityCommand(CLI::App* app);
 // `servesim compare A.json [B.json] [--set-b k=v ...] [--primary ttft_p99] [--save-result F]`
 Command AddCompareCommand(CLI::App* app);
+// `servesim search`: the cheapest deployment for an SLO and a target rate.
+Command AddSearchCommand(CLI::App* app);
 
 // The scenario keys with their defaults, for `--help` and README.
 const char* ScenarioReference();

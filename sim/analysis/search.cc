@@ -1,0 +1,189 @@
+// The deployment search (see search.h).
+#include "sim/analysis/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "sim/analysis/capacity_plan.h"
+#include "sim/analysis/runs.h"
+
+namespace servesim {
+namespace {
+
+StatusOr<Scenario> CandidateScenario(const Scenario& base, const SearchCandidate& c) {
+  return EditScenario(base, [&c](nlohmann::json& j) {
+    j["hardware"]["gpu"] = c.gpu;
+    j["hardware"]["tp"] = c.tp;
+    j["engine"]["max_num_seqs"] = c.max_num_seqs;
+    j["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+    j["engine"]["chunked_prefill"] = c.chunked_prefill;
+  });
+}
+
+std::vector<SearchCandidate> Grid(const SearchSpace& s) {
+  std::vector<SearchCandidate> cs;
+  for (const std::string& gpu : s.gpus)
+    for (int tp : s.tps)
+      for (int seqs : s.max_num_seqs)
+        for (int tokens : s.max_num_batched_tokens)
+          for (bool chunked : s.chunked_prefill) cs.push_back({gpu, tp, seqs, tokens, chunked});
+  return cs;
+}
+
+// Figures at the SLO max that the fronts and the table use.
+void Fill(const SearchResult& r, SearchRow* row) {
+  const CapacityResult& c = row->capacity;
+  row->replicas = ReplicasFor(r.target_rate, c.max_rate);
+  row->gpus = row->replicas * row->candidate.tp;
+  const PointStats& p = c.at_max.point;
+  if (c.max_rate > 0 && c.at_max.feasible) {
+    row->output_tokens_per_s_per_gpu = p.output_tokens_per_s.mean / row->candidate.tp;
+    row->tokens_per_s_per_user = p.tpot_ms.p50.mean > 0 ? 1000 / p.tpot_ms.p50.mean : 0;
+    row->ttft_p99_ms = p.ttft_ms.p99.mean;
+  }
+  const std::optional<double> price = r.prices.Price(row->candidate.gpu);
+  if (!price) {
+    row->note = "no price for " + row->candidate.gpu;
+    return;
+  }
+  if (row->replicas > 0) row->fleet_usd_per_hour = row->gpus * *price;
+  if (p.output_tokens_per_s.mean > 0 && c.max_rate > 0) {
+    row->usd_per_million_output_tokens =
+        *price * row->candidate.tp / (p.output_tokens_per_s.mean * 3600) * 1e6;
+  }
+}
+
+// a dominates b when it is at least as good in both and better in one.
+template <typename A, typename B>
+void MarkFront(std::vector<SearchRow>& rows, A better_x, B better_y, bool SearchRow::*flag) {
+  std::vector<SearchRow*> pts;
+  for (SearchRow& r : rows) {
+    if (r.status == SearchRow::Status::kEvaluated && r.capacity.max_rate > 0 &&
+        r.capacity.at_max.feasible) {
+      pts.push_back(&r);
+    }
+  }
+  for (SearchRow* a : pts) {
+    bool dominated = false;
+    for (SearchRow* b : pts) {
+      const int bx = better_x(*b, *a), by = better_y(*b, *a);
+      dominated = dominated || (bx >= 0 && by >= 0 && (bx > 0 || by > 0));
+    }
+    a->*flag = !dominated;
+  }
+}
+
+int Cmp(double better, double worse) { return better > worse ? 1 : better < worse ? -1 : 0; }
+
+}  // namespace
+
+SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
+  if (s.gpus.empty()) s.gpus = {base.gpu.name};
+  if (s.tps.empty()) s.tps = {base.tp};
+  if (s.max_num_seqs.empty()) s.max_num_seqs = {base.engine.max_num_seqs};
+  if (s.max_num_batched_tokens.empty()) {
+    s.max_num_batched_tokens = {base.engine.max_num_batched_tokens};
+  }
+  if (s.chunked_prefill.empty()) s.chunked_prefill = {base.engine.chunked_prefill};
+  return s;
+}
+
+std::string SearchCandidate::Name() const {
+  return gpu + " tp" + std::to_string(tp) + " seqs" + std::to_string(max_num_seqs) +
+         " tokens" + std::to_string(max_num_batched_tokens) +
+         (chunked_prefill ? " chunked" : " unchunked");
+}
+
+StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,
+                                         const SearchOptions& o, PriceTable prices) {
+  if (Status st = CheckOpenLoop(base, "search"); !st.ok()) return st;
+  if (!(o.target_rate > 0)) {
+    return Status::Error("search: --target-rate: expected the fleet's requests/s > 0");
+  }
+  SearchResult r;
+  r.slo = o.capacity.slo;
+  r.target_rate = o.target_rate;
+  r.prices = std::move(prices);
+  for (const SearchCandidate& c : Grid(CompleteSpace(space, base))) {
+    SearchRow row;
+    row.candidate = c;
+    r.rows.push_back(row);
+  }
+  // Fit, then mu and the lower bound on each candidate's fleet cost.
+  std::vector<Scenario> scenarios(r.rows.size());
+  std::vector<double> bound(r.rows.size(), INFINITY);
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    SearchRow& row = r.rows[i];
+    StatusOr<Scenario> sc = CandidateScenario(base, row.candidate);
+    if (!sc.ok()) {
+      const bool fit = sc.status().message().find("does not fit") != std::string::npos;
+      row.status = fit ? SearchRow::Status::kDoesNotFit : SearchRow::Status::kInvalid;
+      row.note = sc.status().message();
+      continue;
+    }
+    scenarios[i] = *sc;
+    StatusOr<SaturationEstimate> sat = EstimateSaturation(*sc);
+    if (!sat.ok()) return sat.status();
+    row.saturation = *sat;
+    const int min_replicas = ReplicasFor(o.target_rate, std::min(sat->mu.lo, sat->mu_rps));
+    const std::optional<double> price = r.prices.Price(row.candidate.gpu);
+    if (min_replicas == 0 || min_replicas > o.max_replicas) {
+      row.status = SearchRow::Status::kPruned;
+      row.note = "needs more than " + std::to_string(o.max_replicas) +
+                 " replicas even at saturation";
+      continue;
+    }
+    bound[i] = price ? min_replicas * row.candidate.tp * *price : INFINITY;
+  }
+  std::vector<size_t> order(r.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&bound](size_t a, size_t b) { return bound[a] < bound[b]; });
+  double best = INFINITY;
+  for (size_t i : order) {
+    SearchRow& row = r.rows[i];
+    if (row.status != SearchRow::Status::kEvaluated) continue;
+    if (!o.exhaustive && bound[i] > best) {
+      row.status = SearchRow::Status::kPruned;
+      row.note = "cannot beat the cheapest fleet found: even at saturation it needs $" +
+                 std::to_string(static_cast<int>(std::ceil(bound[i]))) + "/h";
+      continue;
+    }
+    CapacityOptions co = o.capacity;
+    co.saturation = row.saturation;
+    StatusOr<CapacityResult> c = FindCapacity(scenarios[i], co);
+    if (!c.ok()) return c.status();
+    row.capacity = *c;
+    Fill(r, &row);
+    if (row.replicas > o.max_replicas) {
+      row.note = "needs " + std::to_string(row.replicas) + " replicas (more than " +
+                 std::to_string(o.max_replicas) + ")";
+    } else if (row.fleet_usd_per_hour && *row.fleet_usd_per_hour < best) {
+      best = *row.fleet_usd_per_hour;
+      r.cheapest = i;
+    }
+    if (row.replicas == 0) row.note = "the SLO is met at no rate";
+  }
+  MarkFront(
+      r.rows,
+      [](const SearchRow& a, const SearchRow& b) {
+        return Cmp(a.output_tokens_per_s_per_gpu, b.output_tokens_per_s_per_gpu);
+      },
+      [](const SearchRow& a, const SearchRow& b) {
+        return Cmp(a.tokens_per_s_per_user, b.tokens_per_s_per_user);
+      },
+      &SearchRow::pareto_throughput);
+  MarkFront(
+      r.rows,
+      [](const SearchRow& a, const SearchRow& b) {
+        const double x = a.usd_per_million_output_tokens.value_or(INFINITY);
+        const double y = b.usd_per_million_output_tokens.value_or(INFINITY);
+        return Cmp(-x, -y);
+      },
+      [](const SearchRow& a, const SearchRow& b) { return Cmp(-a.ttft_p99_ms, -b.ttft_p99_ms); },
+      &SearchRow::pareto_cost);
+  return r;
+}
+
+}  // namespace servesim

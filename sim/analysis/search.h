@@ -1,0 +1,91 @@
+// `servesim search`: the cheapest deployment meeting an SLO set at a target
+// fleet rate, over GPU type x TP x max_num_seqs x max_num_batched_tokens x
+// chunked prefill. Each candidate is the scenario with those values set
+// (same seed: common random numbers across candidates) and gets the
+// capacity search (capacity.h): its SLO max per replica, replicas =
+// ceil(target / SLO max) under an ideal router (even split, as `capacity`),
+// GPUs and fleet $/h. Pruning never changes the cheapest answer:
+//  - a candidate that does not fit in GPU memory is listed, not run;
+//  - its saturation throughput mu bounds its SLO max from above (capacity
+//    never passes a rate above mu's lower bound), so ceil(target / mu.lo)
+//    replicas is a lower bound on its fleet; candidates are evaluated from
+//    the lowest bound up, and one whose bound exceeds the cheapest fleet
+//    found so far (or needs more than max_replicas) is listed as pruned.
+// With `exhaustive` every fitting candidate is evaluated (the Pareto fronts
+// then cover the whole grid; otherwise they cover the evaluated ones).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analysis/capacity.h"
+#include "sim/analysis/prices.h"
+
+namespace servesim {
+
+struct SearchSpace {
+  std::vector<std::string> gpus;
+  std::vector<int> tps;
+  std::vector<int> max_num_seqs;
+  std::vector<int> max_num_batched_tokens;
+  std::vector<bool> chunked_prefill;
+};
+
+// The scenario's own values for every empty axis.
+SearchSpace CompleteSpace(SearchSpace space, const Scenario& base);
+
+struct SearchCandidate {
+  std::string gpu;
+  int tp = 1, max_num_seqs = 0, max_num_batched_tokens = 0;
+  bool chunked_prefill = true;
+  std::string Name() const;  // "h200 tp1 seqs256 tokens8192 chunked"
+};
+
+struct SearchRow {
+  SearchCandidate candidate;
+  enum class Status { kEvaluated, kDoesNotFit, kInvalid, kPruned } status = Status::kEvaluated;
+  std::string note;  // why it was not evaluated, or a caveat
+  SaturationEstimate saturation;
+  CapacityResult capacity;  // kEvaluated
+  int replicas = 0, gpus = 0;  // 0 replicas: the SLO is met at no rate
+  std::optional<double> fleet_usd_per_hour, usd_per_million_output_tokens;
+  double output_tokens_per_s_per_gpu = 0;  // at the SLO max
+  double tokens_per_s_per_user = 0;        // 1000 / TPOT p50 at the SLO max
+  double ttft_p99_ms = 0;                  // at the SLO max
+  bool pareto_throughput = false;  // tokens/s/GPU vs tokens/s/user
+  bool pareto_cost = false;        // $/M output tokens vs TTFT p99
+};
+
+struct SearchOptions {
+  CapacityOptions capacity;  // SLO, replications, precision, jobs
+  double target_rate = 0;    // fleet requests/s; > 0
+  int max_replicas = 64;
+  bool exhaustive = false;
+};
+
+struct SearchResult {
+  std::vector<SloTerm> slo;
+  double target_rate = 0;
+  PriceTable prices;
+  std::vector<SearchRow> rows;  // in grid order
+  std::optional<size_t> cheapest;  // index into rows
+};
+
+StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,
+                                         const SearchOptions& o, PriceTable prices);
+
+// The cheapest deployment as a `vllm serve` command line, and as a
+// Kubernetes Deployment manifest (one replica spec: the GPU count and the
+// engine flags; replicas = the fleet size).
+std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c);
+std::string KubernetesManifest(const Scenario& base, const SearchRow& row);
+
+void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os);
+nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r);
+std::string SearchCsv(const SearchResult& r);
+
+}  // namespace servesim

@@ -1,0 +1,247 @@
+// Search table, JSON, CSV, and the deployment files (see search.h).
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "sim/analysis/report_data.h"
+#include "sim/analysis/search.h"
+
+namespace servesim {
+namespace {
+
+std::string Fmt(const char* fmt, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+const char* StatusName(SearchRow::Status s) {
+  switch (s) {
+    case SearchRow::Status::kEvaluated: return "evaluated";
+    case SearchRow::Status::kDoesNotFit: return "does not fit";
+    case SearchRow::Status::kInvalid: return "invalid";
+    case SearchRow::Status::kPruned: return "pruned";
+  }
+  return "?";
+}
+
+nlohmann::json OrNull(const std::optional<double>& x) {
+  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
+
+// The Hugging Face repository named in the model's source URL, else the
+// project's model name.
+std::string HfModel(const Scenario& sc) {
+  const std::string& s = sc.model.source;
+  const std::string key = "huggingface.co/";
+  const size_t at = s.find(key);
+  if (at == std::string::npos) return sc.model.name;
+  const size_t from = at + key.size();
+  const size_t slash = s.find('/', from);
+  if (slash == std::string::npos) return sc.model.name;
+  const size_t end = s.find_first_of("/ ),", slash + 1);
+  return s.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
+// A Kubernetes object name: lower case, digits and '-'.
+std::string DnsName(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    out += std::isalnum(static_cast<unsigned char>(c))
+               ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
+               : '-';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c) {
+  std::ostringstream os;
+  os << "vllm serve " << HfModel(base) << " --tensor-parallel-size " << c.tp
+     << " --max-num-seqs " << c.max_num_seqs << " --max-num-batched-tokens "
+     << c.max_num_batched_tokens
+     << (c.chunked_prefill ? " --enable-chunked-prefill" : " --no-enable-chunked-prefill")
+     << (base.engine.prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching")
+     << " --block-size " << base.engine.block_size << " --gpu-memory-utilization "
+     << Fmt("%g", base.gpu_memory_utilization);
+  if (!base.engine.async_scheduling) os << " --no-async-scheduling";
+  return os.str();
+}
+
+std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
+  const SearchCandidate& c = row.candidate;
+  std::ostringstream cmd;
+  cmd << VllmServeCommand(base, c);
+  std::istringstream words(cmd.str());
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  std::ostringstream y;
+  y << "# servesim search: cheapest deployment of " << base.model.name << " meeting the SLO\n"
+    << "# " << c.Name() << ", " << row.replicas << " replicas x " << c.tp << " " << c.gpu
+    << " (ideal router assumed: put a load balancer in front)\n"
+    << "apiVersion: apps/v1\n"
+    << "kind: Deployment\n"
+    << "metadata:\n"
+    << "  name: vllm-" << DnsName(base.model.name) << "\n"
+    << "  labels:\n"
+    << "    app: vllm\n"
+    << "spec:\n"
+    << "  replicas: " << row.replicas << "\n"
+    << "  selector:\n"
+    << "    matchLabels:\n"
+    << "      app: vllm\n"
+    << "  template:\n"
+    << "    metadata:\n"
+    << "      labels:\n"
+    << "        app: vllm\n"
+    << "    spec:\n"
+    << "      containers:\n"
+    << "        - name: vllm\n"
+    << "          image: vllm/vllm-openai:latest\n"
+    << "          command: [\"vllm\"]\n"
+    << "          args:\n";
+  for (size_t i = 1; i < args.size(); ++i) y << "            - \"" << args[i] << "\"\n";
+  y << "          ports:\n"
+    << "            - containerPort: 8000\n"
+    << "          resources:\n"
+    << "            limits:\n"
+    << "              nvidia.com/gpu: " << c.tp << "\n"
+    << "      # Run on " << c.gpu << " nodes: add the nodeSelector your cluster uses\n"
+    << "      # for that GPU (e.g. the nvidia.com/gpu.product label).\n";
+  return y.str();
+}
+
+void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os) {
+  os << "servesim search: " << sc.file << " (" << sc.model.name << ", "
+     << sc.ArrivalDescription() << " shape), target " << Fmt("%g", r.target_rate)
+     << " req/s, SLO";
+  for (const SloTerm& t : r.slo) os << " " << t.name << " <= " << Fmt("%g", t.limit_ms) << " ms";
+  os << "\nprices: " << r.prices.file << " (" << r.prices.note << ")\n"
+     << "every candidate: the capacity search (steady state, >= 3 replications, seeds "
+     << sc.seed << "...: common random numbers across candidates); replicas = "
+        "ceil(target / SLO max) under an ideal router\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-42s %-12s %9s %9s %5s %5s %9s %9s %9s %9s %3s %s\n",
+                "candidate", "status", "mu/s", "SLO max/s", "repl", "gpus", "fleet $/h",
+                "$/M out", "tok/s/GPU", "tok/s/usr", "PF", "note");
+  os << line;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const SearchRow& row = r.rows[i];
+    const bool ran = row.status == SearchRow::Status::kEvaluated;
+    std::snprintf(
+        line, sizeof line, "%-42s %-12s %9s %9s %5s %5s %9s %9s %9s %9s %3s %s%s\n",
+        row.candidate.Name().c_str(), StatusName(row.status),
+        row.saturation.mu_rps > 0 ? Fmt("%.2f", row.saturation.mu_rps).c_str() : "-",
+        ran ? Fmt("%.2f", row.capacity.max_rate).c_str() : "-",
+        ran ? std::to_string(row.replicas).c_str() : "-",
+        ran ? std::to_string(row.gpus).c_str() : "-",
+        row.fleet_usd_per_hour ? Fmt("%.2f", *row.fleet_usd_per_hour).c_str() : "-",
+        row.usd_per_million_output_tokens ? Fmt("%.3f", *row.usd_per_million_output_tokens).c_str()
+                                          : "-",
+        ran ? Fmt("%.0f", row.output_tokens_per_s_per_gpu).c_str() : "-",
+        ran ? Fmt("%.1f", row.tokens_per_s_per_user).c_str() : "-",
+        (std::string(row.pareto_throughput ? "T" : "") + (row.pareto_cost ? "C" : "")).c_str(),
+        r.cheapest == i ? "CHEAPEST " : "", row.note.c_str());
+    os << line;
+  }
+  os << "\nPF: on the Pareto front of T = tokens/s per GPU vs tokens/s per user (1000 / "
+        "TPOT p50), C = $ per million output tokens vs TTFT p99 (both at the SLO max"
+     << (r.rows.empty() ? "" : ", among evaluated candidates") << ")\n";
+  if (r.cheapest) {
+    const SearchRow& best = r.rows[*r.cheapest];
+    os << "\ncheapest meeting the SLO at " << Fmt("%g", r.target_rate) << " req/s: "
+       << best.candidate.Name() << ", " << best.replicas << " replicas, " << best.gpus
+       << " GPUs, $" << Fmt("%.2f", *best.fleet_usd_per_hour) << "/h\n  "
+       << VllmServeCommand(sc, best.candidate) << "\n";
+  } else {
+    os << "\nno candidate meets the SLO at the target within the replica limit\n";
+  }
+}
+
+nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SearchRow& row : r.rows) {
+    const SearchCandidate& c = row.candidate;
+    nlohmann::json j = {{"gpu", c.gpu},
+                        {"tp", c.tp},
+                        {"max_num_seqs", c.max_num_seqs},
+                        {"max_num_batched_tokens", c.max_num_batched_tokens},
+                        {"chunked_prefill", c.chunked_prefill},
+                        {"status", StatusName(row.status)},
+                        {"note", row.note}};
+    if (row.saturation.mu_rps > 0) {
+      j["saturation_rps"] = row.saturation.mu_rps;
+      j["saturation_ci"] = IntervalJson(row.saturation.mu);
+    }
+    if (row.status == SearchRow::Status::kEvaluated) {
+      j["max_rate_per_replica"] = row.capacity.max_rate;
+      j["replicas"] = row.replicas;
+      j["gpus"] = row.gpus;
+      j["fleet_usd_per_hour"] = OrNull(row.fleet_usd_per_hour);
+      j["usd_per_million_output_tokens"] = OrNull(row.usd_per_million_output_tokens);
+      j["output_tokens_per_s_per_gpu"] = row.output_tokens_per_s_per_gpu;
+      j["tokens_per_s_per_user"] = row.tokens_per_s_per_user;
+      j["ttft_p99_ms_at_max"] = row.ttft_p99_ms;
+      j["pareto_throughput"] = row.pareto_throughput;
+      j["pareto_cost"] = row.pareto_cost;
+    }
+    rows.push_back(j);
+  }
+  nlohmann::json slo = nlohmann::json::object();
+  for (const SloTerm& t : r.slo) slo[t.name + "_ms"] = t.limit_ms;
+  nlohmann::json data;
+  data["title"] = "servesim search: " + sc.file;
+  data["context"] = {{"scenario", sc.file},
+                     {"model", sc.model.name},
+                     {"arrival", sc.ArrivalDescription() + " (rate searched per candidate)"},
+                     {"seed", sc.seed},
+                     {"target_rate", r.target_rate},
+                     {"prices", r.prices.file + ": " + r.prices.note},
+                     {"warmup", "warmup_s " + Fmt("%g", sc.metrics.warmup_s) +
+                                    ", warmup_requests " +
+                                    std::to_string(sc.metrics.warmup_requests) +
+                                    ", then MSER-5 on each replication"},
+                     {"router", "ideal (even split); replicas = ceil(target / SLO max)"}};
+  data["search"] = {{"slo", slo}, {"rows", rows}};
+  if (r.cheapest) {
+    const SearchRow& best = r.rows[*r.cheapest];
+    data["search"]["cheapest"] = {{"index", *r.cheapest},
+                                  {"name", best.candidate.Name()},
+                                  {"vllm_serve", VllmServeCommand(sc, best.candidate)}};
+  } else {
+    data["search"]["cheapest"] = nullptr;
+  }
+  return data;
+}
+
+std::string SearchCsv(const SearchResult& r) {
+  std::ostringstream os;
+  os << "gpu,tp,max_num_seqs,max_num_batched_tokens,chunked_prefill,status,saturation_rps,"
+        "max_rate_per_replica,replicas,gpus,fleet_usd_per_hour,usd_per_million_output_tokens,"
+        "output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_p99_ms,pareto_throughput,"
+        "pareto_cost,cheapest\n";
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const SearchRow& row = r.rows[i];
+    const SearchCandidate& c = row.candidate;
+    const bool ran = row.status == SearchRow::Status::kEvaluated;
+    auto num = [](bool have, double x) { return have ? Fmt("%.6g", x) : std::string(); };
+    os << c.gpu << ',' << c.tp << ',' << c.max_num_seqs << ',' << c.max_num_batched_tokens
+       << ',' << (c.chunked_prefill ? "true" : "false") << ',' << StatusName(row.status) << ','
+       << num(row.saturation.mu_rps > 0, row.saturation.mu_rps) << ','
+       << num(ran, row.capacity.max_rate) << ',' << num(ran, row.replicas) << ','
+       << num(ran, row.gpus) << ','
+       << num(row.fleet_usd_per_hour.has_value(), row.fleet_usd_per_hour.value_or(0)) << ','
+       << num(row.usd_per_million_output_tokens.has_value(),
+              row.usd_per_million_output_tokens.value_or(0))
+       << ',' << num(ran, row.output_tokens_per_s_per_gpu) << ','
+       << num(ran, row.tokens_per_s_per_user) << ',' << num(ran, row.ttft_p99_ms) << ','
+       << (row.pareto_throughput ? "true" : "false") << ','
+       << (row.pareto_cost ? "true" : "false") << ',' << (r.cheapest == i ? "true" : "false")
+       << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace servesim

@@ -1,0 +1,167 @@
+// `servesim search`: the cheapest deployment meeting an SLO at a target
+// rate, over GPU x TP x engine settings, with Pareto fronts and ready-to-use
+// deployment files.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "sim/analysis/search.h"
+#include "sim/cli/analysis_cli.h"
+#include "sim/cli/commands.h"
+#include "sim/core/output_file.h"
+
+namespace servesim {
+namespace {
+
+struct SearchCliOptions : AnalysisCliOptions {
+  SearchCliOptions() { replications = 3; }
+  std::string slo, prices, csv, vllm_args, k8s;
+  std::string gpus, tps, seqs, tokens, chunked;
+  double target_rate = 0;
+  int max_replications = 20, max_replicas = 64;
+  double precision = 0.05;
+  bool exhaustive = false;
+};
+
+StatusOr<std::vector<int>> Ints(const std::string& text, const std::string& what) {
+  std::vector<int> xs;
+  if (text.empty()) return xs;
+  StatusOr<std::vector<double>> ds = ParseNumberList(text, what);
+  if (!ds.ok()) return ds.status();
+  for (double d : *ds) {
+    if (d != static_cast<int>(d) || d < 1) {
+      return Status::Error(what + ": expected comma-separated integers >= 1, got \"" + text +
+                           "\"");
+    }
+    xs.push_back(static_cast<int>(d));
+  }
+  return xs;
+}
+
+StatusOr<std::vector<bool>> Bools(const std::string& text) {
+  std::vector<bool> xs;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "on" || item == "true") xs.push_back(true);
+    else if (item == "off" || item == "false") xs.push_back(false);
+    else return Status::Error("--chunked-prefill: expected on,off (or true,false), got \"" + item + "\"");
+  }
+  return xs;
+}
+
+Status RunSearchCommand(const SearchCliOptions& o) {
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--csv", o.csv},
+                                    {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}});
+      !st.ok()) {
+    return st;
+  }
+  if (!o.html.empty()) {
+    return Status::Error("search: --html: not available yet; use --json or --csv");
+  }
+  StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
+  if (!slo.ok()) return slo.status();
+  SearchSpace space;
+  {
+    std::istringstream in(o.gpus);
+    for (std::string g; std::getline(in, g, ',');) {
+      if (g.empty()) return Status::Error("--gpus: expected names like h100-sxm,h200");
+      space.gpus.push_back(g);
+    }
+  }
+  auto tps = Ints(o.tps, "--tp");
+  auto seqs = Ints(o.seqs, "--max-num-seqs");
+  auto tokens = Ints(o.tokens, "--max-num-batched-tokens");
+  auto chunked = Bools(o.chunked);
+  for (const Status* st : {&tps.status(), &seqs.status(), &tokens.status(), &chunked.status()}) {
+    if (!st->ok()) return *st;
+  }
+  space.tps = *tps;
+  space.max_num_seqs = *seqs;
+  space.max_num_batched_tokens = *tokens;
+  space.chunked_prefill = *chunked;
+  StatusOr<PriceTable> prices =
+      LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
+  if (!prices.ok()) return prices.status();
+  StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
+  if (!sc.ok()) return sc.status();
+  SearchOptions so;
+  so.capacity.slo = *slo;
+  so.capacity.replications = o.replications;
+  so.capacity.max_replications = std::max(o.max_replications, o.replications);
+  so.capacity.precision = o.precision;
+  so.capacity.jobs = o.jobs;
+  so.target_rate = o.target_rate;
+  so.max_replicas = o.max_replicas;
+  so.exhaustive = o.exhaustive;
+  StatusOr<SearchResult> r = SearchDeployments(*sc, space, so, *prices);
+  if (!r.ok()) return r.status();
+  WriteSearchTable(*sc, *r, std::cout);
+  if (!o.json.empty()) {
+    if (Status st = WriteTextFile(o.json, SearchJson(*sc, *r).dump(2) + "\n"); !st.ok()) return st;
+  }
+  if (!o.csv.empty()) {
+    if (Status st = WriteTextFile(o.csv, SearchCsv(*r)); !st.ok()) return st;
+  }
+  if ((!o.vllm_args.empty() || !o.k8s.empty()) && !r->cheapest) {
+    return Status::Error("search: no candidate meets the SLO at the target rate, so there is "
+                         "no deployment to write (--vllm-args/--k8s)");
+  }
+  if (!o.vllm_args.empty()) {
+    const std::string line = VllmServeCommand(*sc, r->rows[*r->cheapest].candidate) + "\n";
+    if (Status st = WriteTextFile(o.vllm_args, line); !st.ok()) return st;
+  }
+  if (!o.k8s.empty()) {
+    const std::string yaml = KubernetesManifest(*sc, r->rows[*r->cheapest]);
+    if (Status st = WriteTextFile(o.k8s, yaml); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Command AddSearchCommand(CLI::App* app) {
+  auto o = std::make_shared<SearchCliOptions>();
+  CLI::App* cmd = app->add_subcommand(
+      "search",
+      "Cheapest deployment meeting an SLO at a target rate over GPU x TP x engine "
+      "settings: Pareto fronts, a vllm serve line and a Kubernetes manifest");
+  AddAnalysisOptions(cmd, o.get(), "per rate at least (>= 3), as capacity");
+  cmd->add_option("--slo", o->slo, "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms")
+      ->required()
+      ->check(NotAnOption());
+  cmd->add_option("--target-rate", o->target_rate, "Fleet requests/s to serve")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", o->gpus, "GPU types, e.g. h100-sxm,h200 (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--tp", o->tps, "Tensor-parallel degrees, e.g. 1,2 (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--max-num-seqs", o->seqs, "e.g. 64,256 (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--max-num-batched-tokens", o->tokens, "e.g. 2048,8192 (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--chunked-prefill", o->chunked, "on,off (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--max-replicas", o->max_replicas, "Largest fleet per candidate (default 64)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-replications", o->max_replications, "Budget per rate (default 20)")
+      ->check(CLI::Range(3, 1000));
+  cmd->add_option("--precision", o->precision, "Relative 95% half-width (default 0.05)")
+      ->check(CLI::Range(1e-4, 0.99));
+  cmd->add_flag("--exhaustive", o->exhaustive,
+                "Evaluate every fitting candidate (no cost pruning): complete Pareto fronts");
+  cmd->add_option("--prices", o->prices, "$/GPU-hour table (default models/gpu_prices.json)")
+      ->check(NotAnOption());
+  cmd->add_option("--csv", o->csv, "Write one row per candidate as CSV")->check(NotAnOption());
+  cmd->add_option("--vllm-args", o->vllm_args, "Write the cheapest deployment's vllm serve line")
+      ->check(NotAnOption());
+  cmd->add_option("--k8s", o->k8s, "Write the cheapest deployment as a Kubernetes manifest (YAML)")
+      ->check(NotAnOption());
+  return [cmd, o]() -> Status {
+    if (!cmd->parsed()) return Status::Ok();
+    return RunSearchCommand(*o);
+  };
+}
+
+}  // namespace servesim
