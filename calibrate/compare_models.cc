@@ -91,8 +91,8 @@ std::vector<CompareRow> CompareModels(const CostModel& roofline,
   for (const CompareShape& s : CompareGrid()) {
     const StepCost r = roofline.StepTime(s.batch);
     const StepCost c = profile.StepTime(s.batch);
-    CompareRow row{s.step_class, s.label, r.Total(), c.Total(), r.Kernels(),
-                   c.Kernels()};
+    CompareRow row{s.step_class, s.label,     r.Total(),
+                   c.Total(),    r.Kernels(), c.Kernels()};
     row.roofline_measured_s = r.Kernels() - r.other_s;
     row.profile_measured_s = c.Kernels() - c.other_s;
     row.extrapolated = Extrapolates(profile.profile(), s.batch, model, tp);

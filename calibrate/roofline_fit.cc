@@ -139,11 +139,10 @@ KernelRates FitRates(const Samples& samples, const Gpus& g, KernelRates start,
 }
 
 // Splits one table's rows and appends them as samples of GPU `gi`.
-void AddTable(const MeasuredTable& t, int gi, bool train_gpu,
-              const RooflineFitOptions& o,
-              const std::function<bool(const std::vector<double>&,
-                                       KernelSample*)>& price,
-              Samples* out) {
+void AddTable(
+    const MeasuredTable& t, int gi, bool train_gpu, const RooflineFitOptions& o,
+    const std::function<bool(const std::vector<double>&, KernelSample*)>& price,
+    Samples* out) {
   MeasuredTable train, held;
   SplitTable(t, o.seed, o.heldout_fraction, &train, &held);
   for (const auto* part : {&train, &held}) {
@@ -164,8 +163,9 @@ void Evaluate(const std::string& kind, const Samples& samples, const Gpus& g,
               const std::function<double(const KernelSample&)>& after,
               std::vector<RooflineKindError>* out) {
   for (size_t gi = 0; gi < g.names.size(); ++gi) {
-    RooflineKindError e{kind, g.names[gi],
-                train_gpu[gi] ? "held-out 20%" : "all rows (GPU held out)"};
+    RooflineKindError e{
+        kind, g.names[gi],
+        train_gpu[gi] ? "held-out 20%" : "all rows (GPU held out)"};
     for (const KernelSample& s : samples) {
       if (s.gpu_index != static_cast<int>(gi) || s.train) continue;
       const double b = before(s) / s.seconds - 1;
@@ -177,8 +177,8 @@ void Evaluate(const std::string& kind, const Samples& samples, const Gpus& g,
       ++e.rows;
     }
     if (e.rows == 0) continue;
-    for (double* v : {&e.before_mape, &e.before_bias, &e.after_mape,
-                      &e.after_bias}) {
+    for (double* v :
+         {&e.before_mape, &e.before_bias, &e.after_mape, &e.after_bias}) {
       *v *= 100.0 / e.rows;
     }
     out->push_back(e);
@@ -199,8 +199,10 @@ KernelRates FitKernelRates(const std::vector<KernelSample>& samples,
 RooflineFit FitRoofline(const RooflineFitOptions& o) {
   Gpus g;
   std::vector<bool> train_gpu;
-  for (const auto& n : o.train_gpus) g.names.push_back(n), train_gpu.push_back(true);
-  for (const auto& n : o.heldout_gpus) g.names.push_back(n), train_gpu.push_back(false);
+  for (const auto& n : o.train_gpus)
+    g.names.push_back(n), train_gpu.push_back(true);
+  for (const auto& n : o.heldout_gpus)
+    g.names.push_back(n), train_gpu.push_back(false);
   for (const auto& n : g.names) g.specs.push_back(LoadGpuSpec(n));
   Samples gemm, dec, pre, ar;
   const TableFilter filter;
@@ -209,45 +211,49 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
     const GpuSpec& spec = g.specs[gi];
     // GEMMs with the widths and depths a model's shards have (k, n >= 512):
     // the tables also time 32-wide matrices no transformer layer has.
-    AddTable(LoadGemmTable(dir, spec), gi, train_gpu[gi], o,
-             [](const std::vector<double>& c, KernelSample* s) {
-               const double m = c[0], n = c[1], k = c[2];
-               if (n < 512 || k < 512) return false;
-               s->flops = 2 * m * n * k;
-               s->bytes = 2 * (k * n + m * k + m * n);
-               return true;
-             },
-             &gemm);
-    AddTable(LoadDecodeTable(dir, spec, filter), gi, train_gpu[gi], o,
-             [](const std::vector<double>& c, KernelSample* s) {
-               AttentionWork w;
-               AddDecodeAttention(c[0], c[1], 128, 2, c[3], &w);
-               s->flops = c[2] * w.flops;
-               s->bytes = c[2] * w.bytes;
-               s->items = c[2] * w.items;
-               return true;
-             },
-             &dec);
-    AddTable(LoadPrefillTable(dir, spec, filter), gi, train_gpu[gi], o,
-             [](const std::vector<double>& c, KernelSample* s) {
-               AttentionWork w;
-               AddPrefillAttention(c[0], c[1], 128, 2, c[3], 0, &w);
-               s->flops = c[2] * w.flops;
-               s->bytes = c[2] * w.bytes;
-               s->items = c[2] * w.items;
-               return true;
-             },
-             &pre);
+    AddTable(
+        LoadGemmTable(dir, spec), gi, train_gpu[gi], o,
+        [](const std::vector<double>& c, KernelSample* s) {
+          const double m = c[0], n = c[1], k = c[2];
+          if (n < 512 || k < 512) return false;
+          s->flops = 2 * m * n * k;
+          s->bytes = 2 * (k * n + m * k + m * n);
+          return true;
+        },
+        &gemm);
+    AddTable(
+        LoadDecodeTable(dir, spec, filter), gi, train_gpu[gi], o,
+        [](const std::vector<double>& c, KernelSample* s) {
+          AttentionWork w;
+          AddDecodeAttention(c[0], c[1], 128, 2, c[3], &w);
+          s->flops = c[2] * w.flops;
+          s->bytes = c[2] * w.bytes;
+          s->items = c[2] * w.items;
+          return true;
+        },
+        &dec);
+    AddTable(
+        LoadPrefillTable(dir, spec, filter), gi, train_gpu[gi], o,
+        [](const std::vector<double>& c, KernelSample* s) {
+          AttentionWork w;
+          AddPrefillAttention(c[0], c[1], 128, 2, c[3], 0, &w);
+          s->flops = c[2] * w.flops;
+          s->bytes = c[2] * w.bytes;
+          s->items = c[2] * w.items;
+          return true;
+        },
+        &pre);
     for (int n : {2, 4, 8}) {
       TableFilter f;
       f.num_gpus = n;
-      AddTable(LoadAllReduceTable(dir, spec, f), gi, train_gpu[gi], o,
-               [n](const std::vector<double>& c, KernelSample* s) {
-                 s->msg_bytes = c[0];
-                 s->gpus = n;
-                 return true;
-               },
-               &ar);
+      AddTable(
+          LoadAllReduceTable(dir, spec, f), gi, train_gpu[gi], o,
+          [n](const std::vector<double>& c, KernelSample* s) {
+            s->msg_bytes = c[0];
+            s->gpus = n;
+            return true;
+          },
+          &ar);
     }
   }
   RooflineFit fit;
@@ -295,18 +301,20 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   p.allreduce = ar_decode(x0);
   auto eval = [&](const std::string& kind, const Samples& s,
                   const KernelRates& before, const KernelRates& after) {
-    Evaluate(kind, s, g, train_gpu,
-             [&](const KernelSample& k) { return Predict(before, g, k); },
-             [&](const KernelSample& k) { return Predict(after, g, k); },
-             &fit.errors);
+    Evaluate(
+        kind, s, g, train_gpu,
+        [&](const KernelSample& k) { return Predict(before, g, k); },
+        [&](const KernelSample& k) { return Predict(after, g, k); },
+        &fit.errors);
   };
   eval("gemm", gemm, old.gemm, p.gemm);
   eval("prefill attention", pre, old.prefill_attention, p.prefill_attention);
   eval("decode attention", dec, old.decode_attention, p.decode_attention);
-  Evaluate("all-reduce", ar, g, train_gpu,
-           [&](const KernelSample& k) { return ar_pred(old.allreduce, k); },
-           [&](const KernelSample& k) { return ar_pred(p.allreduce, k); },
-           &fit.errors);
+  Evaluate(
+      "all-reduce", ar, g, train_gpu,
+      [&](const KernelSample& k) { return ar_pred(old.allreduce, k); },
+      [&](const KernelSample& k) { return ar_pred(p.allreduce, k); },
+      &fit.errors);
   auto count = [](const char* what, const Samples& s) {
     int train = 0;
     for (const KernelSample& k : s) train += k.train;
@@ -314,10 +322,11 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
     os << what << ": " << s.size() << " rows, " << train << " in the fit";
     return os.str();
   };
-  fit.notes = {count("gemm (bf16, n and k >= 512)", gemm),
-               count("prefill attention (head_dim 128, bf16 KV)", pre),
-               count("decode attention (head_dim 128, bf16 KV)", dec),
-               count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar)};
+  fit.notes = {
+      count("gemm (bf16, n and k >= 512)", gemm),
+      count("prefill attention (head_dim 128, bf16 KV)", pre),
+      count("decode attention (head_dim 128, bf16 KV)", dec),
+      count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar)};
   return fit;
 }
 
@@ -350,10 +359,11 @@ std::string RooflineFitReport(const RooflineFit& f) {
                 "gpu", "rows", "n", "before MAPE (bias)", "after MAPE (bias)");
   os << buf;
   for (const RooflineKindError& e : f.errors) {
-    std::snprintf(buf, sizeof buf,
-                  "  %-18s %-9s %-24s %6d %9.1f%% (%+.0f%%) %9.1f%% (%+.0f%%)\n",
-                  e.kind.c_str(), e.gpu.c_str(), e.split.c_str(), e.rows,
-                  e.before_mape, e.before_bias, e.after_mape, e.after_bias);
+    std::snprintf(
+        buf, sizeof buf,
+        "  %-18s %-9s %-24s %6d %9.1f%% (%+.0f%%) %9.1f%% (%+.0f%%)\n",
+        e.kind.c_str(), e.gpu.c_str(), e.split.c_str(), e.rows, e.before_mape,
+        e.before_bias, e.after_mape, e.after_bias);
     os << buf;
   }
   return os.str();

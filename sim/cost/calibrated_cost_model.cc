@@ -97,9 +97,10 @@ double CalibratedCostModel::Op(ProfileOp op, const OpShape& shape) const {
 }
 
 // The profile's measured all-reduce when it has one (imported tables: vLLM's
-// custom all-reduce, NCCL above its size limit), else the roofline's ring
-// all-reduce (custom below 8 MiB, NCCL above) with its default constants (the GPU harness does
-// not time communication: one GPU cannot time NVLink).
+// custom all-reduce, NCCL above its size limit), else the roofline's
+// all-reduce (custom below 8 MiB, NCCL above) with its default constants
+// (the GPU harness does not time communication: one GPU cannot time
+// NVLink).
 double CalibratedCostModel::AllReduceTime(double tokens) const {
   if (tp_ == 1) return 0;
   const double buffer = tokens * m_.hidden_size * m_.dtype_bytes;

@@ -19,6 +19,92 @@ void CheckSeq(const SeqWork& s) {
   std::abort();
 }
 
+// Efficiencies below 0.1% (1e-308 made steps last past int64
+// nanoseconds) and latencies above a second are no GPU's.
+const Range kEff = Range::Closed(1e-3, 1);
+const Range kLatency = Range::Closed(0, 1);
+const Range kPerItem = Range::Closed(0, 1e-3);
+const Range kPNorm = Range::Closed(0, 64);  // 0: max(compute, memory)
+
+void Read(const JsonView& cfg, const std::string& key, double* v, Range r) {
+  *v = cfg.Number(key, *v, r);
+}
+
+// <kind>_floor_s, _compute_efficiency, _memory_efficiency, _crossover_p
+// and <kind>_<item_key>.
+void ReadRates(const JsonView& cfg, const std::string& kind,
+               const std::string& item_key, KernelRates* r) {
+  Read(cfg, kind + "_floor_s", &r->floor_s, kLatency);
+  Read(cfg, kind + "_compute_efficiency", &r->compute_efficiency, kEff);
+  Read(cfg, kind + "_memory_efficiency", &r->memory_efficiency, kEff);
+  Read(cfg, kind + "_crossover_p", &r->crossover_p, kPNorm);
+  if (!item_key.empty()) {
+    Read(cfg, kind + "_" + item_key, &r->per_item_s, kPerItem);
+  }
+}
+
+void ReadKernelKeys(const JsonView& cfg, RooflineParams* p) {
+  ReadRates(cfg, "gemm", "", &p->gemm);
+  // Keys of the datasheet model set both attention kinds; the specific
+  // keys then win.
+  for (const char* what : {"compute", "memory"}) {
+    const std::string key = std::string("attention_") + what + "_efficiency";
+    if (!cfg.Has(key)) continue;
+    const double v = cfg.Number(key, 1, kEff);
+    double KernelRates::*field = what[0] == 'c'
+                                     ? &KernelRates::compute_efficiency
+                                     : &KernelRates::memory_efficiency;
+    p->prefill_attention.*field = p->decode_attention.*field = v;
+  }
+  ReadRates(cfg, "prefill_attention", "per_query_head_s",
+            &p->prefill_attention);
+  ReadRates(cfg, "decode_attention", "per_sequence_kv_head_s",
+            &p->decode_attention);
+}
+
+void ReadElementwiseKeys(const JsonView& cfg, ElementwiseParams* e) {
+  // The datasheet model's one efficiency sets all five.
+  if (cfg.Has("elementwise_memory_efficiency")) {
+    Read(cfg, "elementwise_memory_efficiency", &e->rmsnorm_memory_efficiency,
+         kEff);
+    e->residual_add_memory_efficiency = e->rotary_memory_efficiency =
+        e->silu_mul_memory_efficiency = e->kv_cache_write_memory_efficiency =
+            e->rmsnorm_memory_efficiency;
+  }
+  Read(cfg, "elementwise_kernel_floor_s", &e->kernel_floor_s, kLatency);
+  Read(cfg, "rmsnorm_memory_efficiency", &e->rmsnorm_memory_efficiency, kEff);
+  Read(cfg, "residual_add_memory_efficiency",
+       &e->residual_add_memory_efficiency, kEff);
+  Read(cfg, "rotary_memory_efficiency", &e->rotary_memory_efficiency, kEff);
+  Read(cfg, "silu_mul_memory_efficiency", &e->silu_mul_memory_efficiency,
+       kEff);
+  Read(cfg, "kv_cache_write_memory_efficiency",
+       &e->kv_cache_write_memory_efficiency, kEff);
+}
+
+void ReadHostAndAllReduceKeys(const JsonView& cfg, RooflineParams* p) {
+  AllReduceParams* ar = &p->allreduce;
+  // The datasheet model's two keys set both backends.
+  if (cfg.Has("interconnect_efficiency")) {
+    Read(cfg, "interconnect_efficiency", &ar->custom_efficiency, kEff);
+    ar->nccl_efficiency = ar->custom_efficiency;
+  }
+  if (cfg.Has("allreduce_latency_s")) {
+    Read(cfg, "allreduce_latency_s", &ar->custom_latency_s, kLatency);
+    ar->nccl_latency_s = ar->custom_latency_s;
+  }
+  Read(cfg, "custom_allreduce_latency_s", &ar->custom_latency_s, kLatency);
+  Read(cfg, "custom_allreduce_efficiency", &ar->custom_efficiency, kEff);
+  Read(cfg, "custom_allreduce_max_bytes", &ar->custom_max_bytes,
+       Range::Closed(0, 1e12));
+  Read(cfg, "nccl_allreduce_latency_s", &ar->nccl_latency_s, kLatency);
+  Read(cfg, "nccl_allreduce_efficiency", &ar->nccl_efficiency, kEff);
+  Read(cfg, "step_overhead_s", &p->step_overhead_s, kLatency);
+  // 1 ms per sequence is 10x what vLLM v0 spent (vllm#6801).
+  Read(cfg, "per_sequence_overhead_s", &p->per_sequence_overhead_s,
+       Range::Closed(0, 1e-3));
+}
+
 }  // namespace
 
 double ExpectedActiveExperts(int num_experts, int top_k, double tokens) {
@@ -183,112 +269,38 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
                                                          const ModelSpec& model,
                                                          const GpuSpec& gpu,
                                                          int tp) {
-  cfg.AllowKeys({"type", "preset",
-                 // GEMMs
-                 "gemm_floor_s", "gemm_compute_efficiency",
-                 "gemm_memory_efficiency", "gemm_crossover_p",
-                 // attention (the two un-prefixed keys set both kinds)
-                 "attention_compute_efficiency", "attention_memory_efficiency",
-                 "prefill_attention_floor_s",
-                 "prefill_attention_compute_efficiency",
-                 "prefill_attention_memory_efficiency",
-                 "prefill_attention_crossover_p",
-                 "prefill_attention_per_query_head_s",
-                 "decode_attention_floor_s",
-                 "decode_attention_compute_efficiency",
-                 "decode_attention_memory_efficiency",
-                 "decode_attention_crossover_p",
-                 "decode_attention_per_sequence_kv_head_s",
-                 // elementwise (the first efficiency key sets all five)
-                 "elementwise_memory_efficiency", "elementwise_kernel_floor_s",
-                 "rmsnorm_memory_efficiency", "residual_add_memory_efficiency",
-                 "rotary_memory_efficiency", "silu_mul_memory_efficiency",
-                 "kv_cache_write_memory_efficiency",
-                 // all-reduce (the first two keys set both backends)
-                 "interconnect_efficiency", "allreduce_latency_s",
-                 "custom_allreduce_latency_s", "custom_allreduce_efficiency",
-                 "custom_allreduce_max_bytes", "nccl_allreduce_latency_s",
-                 "nccl_allreduce_efficiency",
-                 // host
-                 "step_overhead_s", "per_sequence_overhead_s"});
-  // Efficiencies below 0.1% (1e-308 made steps last past int64
-  // nanoseconds) and latencies above a second are no GPU's.
-  const Range eff = Range::Closed(1e-3, 1);
-  const Range latency = Range::Closed(0, 1);
-  const Range per_item = Range::Closed(0, 1e-3);
-  // p = 0 is max(compute, memory); p = 1 adds them.
-  const Range p_norm = Range::Closed(0, 64);
+  cfg.AllowKeys(
+      {"type", "preset",
+       // GEMMs
+       "gemm_floor_s", "gemm_compute_efficiency", "gemm_memory_efficiency",
+       "gemm_crossover_p",
+       // attention (the two un-prefixed keys set both kinds)
+       "attention_compute_efficiency", "attention_memory_efficiency",
+       "prefill_attention_floor_s", "prefill_attention_compute_efficiency",
+       "prefill_attention_memory_efficiency", "prefill_attention_crossover_p",
+       "prefill_attention_per_query_head_s", "decode_attention_floor_s",
+       "decode_attention_compute_efficiency",
+       "decode_attention_memory_efficiency", "decode_attention_crossover_p",
+       "decode_attention_per_sequence_kv_head_s",
+       // elementwise (the first efficiency key sets all five)
+       "elementwise_memory_efficiency", "elementwise_kernel_floor_s",
+       "rmsnorm_memory_efficiency", "residual_add_memory_efficiency",
+       "rotary_memory_efficiency", "silu_mul_memory_efficiency",
+       "kv_cache_write_memory_efficiency",
+       // all-reduce (the first two keys set both backends)
+       "interconnect_efficiency", "allreduce_latency_s",
+       "custom_allreduce_latency_s", "custom_allreduce_efficiency",
+       "custom_allreduce_max_bytes", "nccl_allreduce_latency_s",
+       "nccl_allreduce_efficiency",
+       // host
+       "step_overhead_s", "per_sequence_overhead_s"});
   const std::string preset =
       cfg.Choice("preset", "kernels", {"kernels", "datasheet"});
   RooflineParams p = preset == "datasheet" ? RooflineParams::Datasheet()
                                            : RooflineParams::Kernels();
-  auto num = [&](const char* key, double* v, Range r) {
-    *v = cfg.Number(key, *v, r);
-  };
-  num("gemm_floor_s", &p.gemm.floor_s, latency);
-  num("gemm_compute_efficiency", &p.gemm.compute_efficiency, eff);
-  num("gemm_memory_efficiency", &p.gemm.memory_efficiency, eff);
-  num("gemm_crossover_p", &p.gemm.crossover_p, p_norm);
-  // Keys of the datasheet model set both attention kinds; the specific
-  // keys below then win.
-  if (cfg.Has("attention_compute_efficiency")) {
-    num("attention_compute_efficiency",
-        &p.prefill_attention.compute_efficiency, eff);
-    p.decode_attention.compute_efficiency =
-        p.prefill_attention.compute_efficiency;
-  }
-  if (cfg.Has("attention_memory_efficiency")) {
-    num("attention_memory_efficiency", &p.prefill_attention.memory_efficiency,
-        eff);
-    p.decode_attention.memory_efficiency =
-        p.prefill_attention.memory_efficiency;
-  }
-  KernelRates* pre = &p.prefill_attention;
-  num("prefill_attention_floor_s", &pre->floor_s, latency);
-  num("prefill_attention_compute_efficiency", &pre->compute_efficiency, eff);
-  num("prefill_attention_memory_efficiency", &pre->memory_efficiency, eff);
-  num("prefill_attention_crossover_p", &pre->crossover_p, p_norm);
-  num("prefill_attention_per_query_head_s", &pre->per_item_s, per_item);
-  KernelRates* dec = &p.decode_attention;
-  num("decode_attention_floor_s", &dec->floor_s, latency);
-  num("decode_attention_compute_efficiency", &dec->compute_efficiency, eff);
-  num("decode_attention_memory_efficiency", &dec->memory_efficiency, eff);
-  num("decode_attention_crossover_p", &dec->crossover_p, p_norm);
-  num("decode_attention_per_sequence_kv_head_s", &dec->per_item_s, per_item);
-  ElementwiseParams* ew = &p.elementwise;
-  if (cfg.Has("elementwise_memory_efficiency")) {
-    num("elementwise_memory_efficiency", &ew->rmsnorm_memory_efficiency, eff);
-    ew->residual_add_memory_efficiency = ew->rotary_memory_efficiency =
-        ew->silu_mul_memory_efficiency = ew->kv_cache_write_memory_efficiency =
-            ew->rmsnorm_memory_efficiency;
-  }
-  num("elementwise_kernel_floor_s", &ew->kernel_floor_s, latency);
-  num("rmsnorm_memory_efficiency", &ew->rmsnorm_memory_efficiency, eff);
-  num("residual_add_memory_efficiency", &ew->residual_add_memory_efficiency,
-      eff);
-  num("rotary_memory_efficiency", &ew->rotary_memory_efficiency, eff);
-  num("silu_mul_memory_efficiency", &ew->silu_mul_memory_efficiency, eff);
-  num("kv_cache_write_memory_efficiency",
-      &ew->kv_cache_write_memory_efficiency, eff);
-  AllReduceParams* ar = &p.allreduce;
-  if (cfg.Has("interconnect_efficiency")) {
-    num("interconnect_efficiency", &ar->custom_efficiency, eff);
-    ar->nccl_efficiency = ar->custom_efficiency;
-  }
-  if (cfg.Has("allreduce_latency_s")) {
-    num("allreduce_latency_s", &ar->custom_latency_s, latency);
-    ar->nccl_latency_s = ar->custom_latency_s;
-  }
-  num("custom_allreduce_latency_s", &ar->custom_latency_s, latency);
-  num("custom_allreduce_efficiency", &ar->custom_efficiency, eff);
-  num("custom_allreduce_max_bytes", &ar->custom_max_bytes,
-      Range::Closed(0, 1e12));
-  num("nccl_allreduce_latency_s", &ar->nccl_latency_s, latency);
-  num("nccl_allreduce_efficiency", &ar->nccl_efficiency, eff);
-  num("step_overhead_s", &p.step_overhead_s, latency);
-  // 1 ms per sequence is 4x what vLLM v0 spent (vllm#6801).
-  num("per_sequence_overhead_s", &p.per_sequence_overhead_s,
-      Range::Closed(0, 1e-3));
+  ReadKernelKeys(cfg, &p);
+  ReadElementwiseKeys(cfg, &p.elementwise);
+  ReadHostAndAllReduceKeys(cfg, &p);
   if (const std::string why = TensorParallelProblem(model, tp); !why.empty()) {
     cfg.FailMessage("", why);
   }
@@ -345,13 +357,11 @@ double RooflineCostModel::ElementwiseTime(double t) const {
   };
   const double norm = bytes_at(2 * h, e.rmsnorm_memory_efficiency);
   const double add = bytes_at(3 * h, e.residual_add_memory_efficiency);
-  double layer = 2 * (e.kernel_floor_s + norm + add) +
-                 e.kernel_floor_s +
-                 bytes_at(2 * (q_heads_ + kv_heads_) * d,
-                          e.rotary_memory_efficiency) +
-                 e.kernel_floor_s +
-                 bytes_at(3 * inter_ * m_.experts_per_token,
-                          e.silu_mul_memory_efficiency);
+  double layer =
+      2 * (e.kernel_floor_s + norm + add) + e.kernel_floor_s +
+      bytes_at(2 * (q_heads_ + kv_heads_) * d, e.rotary_memory_efficiency) +
+      e.kernel_floor_s +
+      bytes_at(3 * inter_ * m_.experts_per_token, e.silu_mul_memory_efficiency);
   if (e.kv_cache_write) {
     // Read the new K and V, write them into the paged cache.
     layer += e.kernel_floor_s +
@@ -411,8 +421,8 @@ std::string RooflineCostModel::Describe() const {
        << " memory";
     if (r.crossover_p > 0) os << ", p " << r.crossover_p;
   };
-  os << "roofline (" << m_.name << " on " << gpu_.name << ", tp=" << tp_
-     << ", " << p_.preset << " preset";
+  os << "roofline (" << m_.name << " on " << gpu_.name << ", tp=" << tp_ << ", "
+     << p_.preset << " preset";
   rates("gemm", p_.gemm);
   rates("prefill attention", p_.prefill_attention);
   rates("decode attention", p_.decode_attention);

@@ -25,8 +25,8 @@ std::unique_ptr<CostModel> Make(const std::string& model, int tp,
                                 nlohmann::json cfg = {{"type", "roofline"}},
                                 const GpuSpec* gpu = nullptr) {
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
-                       LoadModelSpec(model),
-                       gpu ? *gpu : LoadGpuSpec("h200"), tp);
+                       LoadModelSpec(model), gpu ? *gpu : LoadGpuSpec("h200"),
+                       tp);
 }
 
 BatchShape Decode(int batch, int context) {
@@ -40,8 +40,7 @@ TEST(KernelTimeTest, SmoothMaxIsAPNorm) {
   EXPECT_DOUBLE_EQ(SmoothMax(3, 4, 1), 7);  // p = 1: the sum
   EXPECT_NEAR(SmoothMax(3, 4, 2), 5, 1e-12);
   // At the ridge point (equal terms) a p-norm is 2^(1/p) x either term.
-  EXPECT_NEAR(SmoothMax(2e-6, 2e-6, 2.64), std::pow(2, 1 / 2.64) * 2e-6,
-              1e-18);
+  EXPECT_NEAR(SmoothMax(2e-6, 2e-6, 2.64), std::pow(2, 1 / 2.64) * 2e-6, 1e-18);
   EXPECT_DOUBLE_EQ(SmoothMax(0, 0, 3), 0);
   EXPECT_NEAR(SmoothMax(1e-300, 1, 50), 1, 1e-12);  // no overflow
 }
@@ -60,16 +59,16 @@ TEST(KernelTimeTest, GemmFloorAndCrossoverByHand) {
   const double bytes1 = 2 * (k * n + k + n);
   const double mem1 = bytes1 / (kH200Bw * 0.854);
   const double c1 = 2 * k * n / (kH200Flops * 0.804);
-  const double by_hand = 3.8e-6 + mem1 * std::pow(1 + std::pow(c1 / mem1, 2.64),
-                                                   1 / 2.64);
+  const double by_hand =
+      3.8e-6 + mem1 * std::pow(1 + std::pow(c1 / mem1, 2.64), 1 / 2.64);
   EXPECT_NEAR(gemm(1), by_hand, 1e-12);
   EXPECT_NEAR(gemm(1), 16.1e-6, 0.3e-6);
   // M = 8192 is compute-bound: floor + FLOPs at 80.4% of peak, plus the
   // p-norm's small share of the 45 MB memory term.
   const double c = 2 * 8192 * k * n / (kH200Flops * 0.804);
   const double m = 2 * (k * n + 8192 * k + 8192 * n) / (kH200Bw * 0.854);
-  EXPECT_NEAR(gemm(8192), 3.8e-6 + c * std::pow(1 + std::pow(m / c, 2.64),
-                                                1 / 2.64),
+  EXPECT_NEAR(gemm(8192),
+              3.8e-6 + c * std::pow(1 + std::pow(m / c, 2.64), 1 / 2.64),
               1e-12);
   EXPECT_GT(gemm(8192), 3.8e-6 + c);
   EXPECT_LT(gemm(8192), 3.8e-6 + 1.01 * c);
@@ -121,8 +120,9 @@ TEST(RooflineKernelsTest, AllReduceSwitchesFromCustomToNcclAt8MiB) {
   // 4.4-4.8 us on H200 at 2-8 GPUs).
   EXPECT_NEAR(per_allreduce(1), 4.8e-6 + 8192 / (kNvlink * 0.529), 1e-12);
   // The key moves the switch point.
-  const auto never = Make("llama-3.1-8b", 2,
-                          {{"type", "roofline"}, {"custom_allreduce_max_bytes", 0}});
+  const auto never =
+      Make("llama-3.1-8b", 2,
+           {{"type", "roofline"}, {"custom_allreduce_max_bytes", 0}});
   BatchShape one;
   one.seqs = {{1, 100, true}};
   EXPECT_NEAR(never->StepTime(one).comm_s / 64,
@@ -139,15 +139,17 @@ TEST(RooflineKernelsTest, TopologySetsBandwidthAndBackend) {
   BatchShape b;
   b.seqs = {{100, 0, true}};
   const double buf = 100.0 * 8192 * 2;  // 70B hidden 8192
-  EXPECT_DOUBLE_EQ(
-      Make("llama-3.1-70b", 2, {{"type", "roofline"}}, &pairs)->StepTime(b).comm_s,
-      Make("llama-3.1-70b", 2)->StepTime(b).comm_s);
+  EXPECT_DOUBLE_EQ(Make("llama-3.1-70b", 2, {{"type", "roofline"}}, &pairs)
+                       ->StepTime(b)
+                       .comm_s,
+                   Make("llama-3.1-70b", 2)->StepTime(b).comm_s);
   const double nvswitch4 =
       Make("llama-3.1-70b", 4)->StepTime(b).comm_s / (80 * 2);
   EXPECT_NEAR(nvswitch4, 4.8e-6 + 1.5 * buf / (kNvlink * 0.529), 1e-12);
-  const double pairs4 =
-      Make("llama-3.1-70b", 4, {{"type", "roofline"}}, &pairs)->StepTime(b).comm_s /
-      (80 * 2);
+  const double pairs4 = Make("llama-3.1-70b", 4, {{"type", "roofline"}}, &pairs)
+                            ->StepTime(b)
+                            .comm_s /
+                        (80 * 2);
   EXPECT_NEAR(pairs4, 30.9e-6 + 1.5 * buf / (64e9 * 0.798), 1e-12);
   EXPECT_GT(pairs4, 5 * nvswitch4);
   // PCIe only (L40S): custom all-reduce at tp 2, NCCL at tp 4, 32 GB/s.
@@ -202,9 +204,9 @@ TEST(RooflineKernelsTest, OldKeysStillWorkAndNewKeysAreChecked) {
   }
   EXPECT_NE(e.find("/cost_model/preset"), std::string::npos) << e;
   // The datasheet preset has no floors and a flat host overhead.
-  const StepCost d = Make("llama-3.1-8b", 1,
-                          {{"type", "roofline"}, {"preset", "datasheet"}})
-                         ->StepTime(Decode(256, 1));
+  const StepCost d =
+      Make("llama-3.1-8b", 1, {{"type", "roofline"}, {"preset", "datasheet"}})
+          ->StepTime(Decode(256, 1));
   EXPECT_DOUBLE_EQ(d.overhead_s, 3e-4);
   EXPECT_LT(d.attn_decode_s, 32 * 3e-6);  // 6.3 MB at 70% of 4.8 TB/s
 }
@@ -230,7 +232,8 @@ TEST(RooflineKernelsTest, WithinTenPercentOfImportedProfiles) {
       for (const char* shape :
            {"batch 1 x ctx 1024", "batch 8 x ctx 4096", "batch 32 x ctx 1024",
             "batch 64 x ctx 1024", "chunk 2048 after 0 cached",
-            "chunk 2048 after 8192 cached", "chunk 2048 + 16 decodes at ctx 1024",
+            "chunk 2048 after 8192 cached",
+            "chunk 2048 + 16 decodes at ctx 1024",
             "chunk 512 + 16 decodes at ctx 8192"}) {
         if (r.shape != shape) continue;
         EXPECT_NEAR(r.MeasuredRatio(), 1, 0.10) << name << ": " << shape;
