@@ -2,6 +2,7 @@
 #include "sim/analysis/loops.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "sim/analysis/parallel.h"
@@ -64,29 +65,59 @@ StatusOr<LoopsResult> RunLoops(const Scenario& base, const LoopsOptions& o) {
   StatusOr<SaturationEstimate> sat = EstimateSaturation(base);
   if (!sat.ok()) return sat.status();
   res.saturation = *sat;
-  std::vector<int> ns = o.concurrency.empty()
-                            ? DefaultConcurrencies(base.engine.max_num_seqs)
-                            : o.concurrency;
+  const bool refine = o.concurrency.empty();
+  std::vector<int> ns = refine ? DefaultConcurrencies(base.engine.max_num_seqs) : o.concurrency;
   std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
   const int reps = std::max(1, o.replications);
-  ProgressBar bar("loops", static_cast<int>(ns.size()) * reps * 3, reps);
+  ProgressBar bar("loops", 0, reps);
   ProgressBar* pbar = o.progress ? &bar : nullptr;
   // Closed loops first: their throughput sets the open loops' rates.
-  std::vector<RunSpec> closed;
-  for (int n : ns) {
-    StatusOr<Scenario> sc = WithWarmup(WithClosedLoop(base, n), n);
-    if (!sc.ok()) return sc.status();
-    AddReplications(std::make_shared<const Scenario>(std::move(sc.value())),
-                    reps, true, &closed);
+  std::map<int, std::vector<RunResult>> closed_runs;
+  auto run_closed = [&](const std::vector<int>& todo) -> Status {
+    std::vector<RunSpec> closed;
+    for (int n : todo) {
+      StatusOr<Scenario> sc = WithWarmup(WithClosedLoop(base, n), n);
+      if (!sc.ok()) return sc.status();
+      AddReplications(std::make_shared<const Scenario>(std::move(sc.value())), reps, true,
+                      &closed);
+    }
+    if (pbar) pbar->AddTotal(static_cast<int>(closed.size()) * 3);  // + 2 open loops each
+    std::vector<RunResult> runs = RunAll(closed, o.jobs, pbar);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      auto& group = closed_runs[todo[i]];
+      for (int k = 0; k < reps; ++k) group.push_back(std::move(runs[i * reps + k]));
+    }
+    return Status::Ok();
+  };
+  if (Status st = run_closed(ns); !st.ok()) return st;
+  // The default grid doubles N, which can jump from well below saturation
+  // to flat out in one step and hide the blow-up: halve every gap of more
+  // than 10 points of utilization (up to 16 points in all).
+  auto utilization = [&](int n) {
+    double x = 0;
+    for (const RunResult& r : closed_runs[n]) x += r.inspected / reps;
+    return x / sat->mu_rps;
+  };
+  for (int round = 0; refine && round < 4; ++round) {
+    std::vector<int> add;
+    for (size_t i = 0; i + 1 < ns.size() && ns.size() + add.size() < 16; ++i) {
+      if (ns[i + 1] - ns[i] > 1 && utilization(ns[i + 1]) - utilization(ns[i]) > 0.1) {
+        add.push_back((ns[i] + ns[i + 1]) / 2);
+      }
+    }
+    if (add.empty()) break;
+    if (Status st = run_closed(add); !st.ok()) return st;
+    ns.insert(ns.end(), add.begin(), add.end());
+    std::sort(ns.begin(), ns.end());
   }
-  const std::vector<RunResult> closed_runs = RunAll(closed, o.jobs, pbar);
   std::vector<RunSpec> open;
   for (size_t i = 0; i < ns.size(); ++i) {
     LoopsPoint p;
     p.concurrency = ns[i];
-    p.closed = Group(closed_runs, i * reps, reps);
+    p.closed = Group(closed_runs[ns[i]], 0, reps);
     std::vector<double> steady;
-    for (int k = 0; k < reps; ++k) steady.push_back(closed_runs[i * reps + k].inspected);
+    for (int k = 0; k < reps; ++k) steady.push_back(closed_runs[ns[i]][k].inspected);
     p.closed.throughput_rps = MeanInterval(steady);
     p.throughput_rps = p.closed.throughput_rps.mean;
     p.closed.utilization = p.throughput_rps / sat->mu_rps;

@@ -16,7 +16,9 @@
 namespace servesim {
 
 struct LoopsOptions {
-  std::vector<int> concurrency;  // empty: DefaultConcurrencies
+  // Empty: DefaultConcurrencies, refined where the closed loop's
+  // utilization jumps by more than 10 points between neighbours.
+  std::vector<int> concurrency;
   double burstiness = 0.5;       // gamma shape of the bursty open loop
   int replications = 3;          // replication k: seed = scenario seed + k
   int jobs = 0;

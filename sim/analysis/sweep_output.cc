@@ -146,6 +146,11 @@ nlohmann::json SweepReportJson(const Scenario& sc, const SweepResult& r) {
                    {"points", points},
                    {"theory", {{"mm1_wait_ms", mm1}, {"mg1_wait_ms", mg1}}}};
   if (r.representative) {
+    data["representative"] = {
+        {"rate", r.representative_rate},
+        {"utilization", r.saturation.mu_rps > 0 ? r.representative_rate / r.saturation.mu_rps : 0},
+        {"replication", 0},
+        {"seed", sc.seed}};
     data["cdfs"] = CdfsJson(*r.representative);
     data["batch_size_hist"] = BatchSizeHistJson(*r.representative);
     nlohmann::json ts = TimeseriesJson(*r.representative,

@@ -85,39 +85,57 @@ std::string CapacityTable(const json& cap) {
     }
     out += "</p>\n";
   }
-  // The cheapest configuration that meets the SLO is the planner's answer.
+  // Rows come ranked (fleet $/h for a target, else $/M tokens): the first
+  // one with a cost is the planner's answer.
   int best = -1;
   const json& rows = cap["rows"];
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const json& c = rows[i].value("cost_per_million_output_tokens", json());
-    if (!c.is_number()) continue;
-    if (best < 0 || c.get<double>() < rows[best]["cost_per_million_output_tokens"]
-                                          .get<double>()) {
+  for (size_t i = 0; i < rows.size() && best < 0; ++i) {
+    if (rows[i].value("cost_per_million_output_tokens", json()).is_number()) {
       best = static_cast<int>(i);
     }
   }
+  // A number, or "mean [lo, hi]" for an interval object.
+  auto cell = [](const json& v) {
+    if (!v.is_object()) return FormatNumber(v);
+    std::string t = FormatNumber(v.value("mean", json()));
+    if (v.contains("lo") && v.contains("hi")) {
+      t += " [" + FormatNumber(v["lo"]) + ", " + FormatNumber(v["hi"]) + "]";
+    }
+    return t;
+  };
   static const char* kCols[][2] = {
       {"gpu", "GPU"},
       {"tp", "TP"},
-      {"max_rate_per_replica", "Max rate per replica (req/s)"},
+      {"saturation_ci", "Saturation &mu; (req/s) [95%]"},
+      {"max_rate_per_replica", "SLO max per replica (req/s)"},
+      {"utilization_at_max", "&rho; at SLO max"},
+      {"goodput_rps", "Goodput (req/s) [95%]"},
       {"replicas", "Replicas"},
       {"gpus", "GPUs"},
-      {"cost_per_million_output_tokens", "Cost per 1M output tokens ($)"},
-      {"goodput_rps", "Goodput (req/s)"}};
+      {"usd_per_gpu_hour", "$/GPU-h"},
+      {"fleet_usd_per_hour", "Fleet $/h"},
+      {"cost_per_million_output_tokens", "$ per 1M output tokens"},
+      {"note", "Note"}};
   out += "<table class=\"capacity\">\n<tr>";
   for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
   out += "</tr>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     out += static_cast<int>(i) == best ? "<tr class=\"best\">" : "<tr>";
+    const bool fits = rows[i].value("fits", true);
     for (const auto& col : kCols) {
-      out += "<td>" + FormatNumber(rows[i].value(col[0], json())) + "</td>";
+      const json v = rows[i].value(col[0], json());
+      std::string text = v.is_string() ? HtmlEscape(v.get<std::string>()) : cell(v);
+      if (!fits && std::string(col[0]) == "note") text = "does not fit: " + text;
+      out += "<td>" + text + "</td>";
     }
     out += "</tr>\n";
   }
   out += "</table>\n";
   if (best >= 0) {
-    out += "<p class=\"note\">Highlighted: the cheapest configuration per "
-           "output token.</p>\n";
+    out += "<p class=\"note\">Highlighted: the cheapest (first-ranked) configuration "
+           "meeting the SLO. Saturation &mu; is throughput flat out (no SLO); the SLO max "
+           "never exceeds its lower bound; &rho; = SLO max / &mu;; goodput and "
+           "throughput are over the arrival window.</p>\n";
   }
   return out;
 }
@@ -165,22 +183,32 @@ std::string RenderBody(const json& data) {
         "sweep", "Latency vs offered load",
         Note(facts + "Solid lines: mean over replications of each statistic; "
              "shaded bands: its confidence interval. Dashed: queueing "
-             "theory. Dotted vertical line: the knee, the first rate where "
-             "p99 exceeds 3&times; p50. Latency axes are logarithmic."));
+             "theory. Dotted vertical line: the knee, the first rate whose "
+             "TTFT p99 exceeds 3&times; its value at the lightest rate. "
+             "Latency axes are logarithmic."));
+  }
+  // The distributions below come from one run of a sweep: say which.
+  std::string one_run;
+  if (data.contains("representative") && data["representative"].is_object()) {
+    const json& rep = data["representative"];
+    one_run = "From one run: replication " + FormatNumber(rep.value("replication", json(0))) +
+              " (seed " + FormatNumber(rep.value("seed", json())) + ") at " +
+              FormatNumber(rep.value("rate", json())) + " req/s (&rho; = " +
+              FormatNumber(rep.value("utilization", json())) + "). ";
   }
   if (data.contains("cdfs")) {
     out += Section("cdfs", "Latency distributions (CDF)",
-                   Note("Fraction of measured requests (warm-up excluded) "
+                   Note(one_run + "Fraction of measured requests (warm-up excluded) "
                         "at or below each latency; x axes are logarithmic."));
   }
   if (data.contains("timeseries")) {
     out += Section("timeseries", "KV cache and queues over time",
-                   Note("Sampled over simulated time, warm-up included, so "
+                   Note(one_run + "Sampled over simulated time, warm-up included, so "
                         "the fill-up is visible."));
   }
   if (data.contains("batch_size_hist")) {
     out += Section("batch", "Batch size distribution",
-                   Note("Engine steps by the number of sequences they ran."));
+                   Note(one_run + "Engine steps by the number of sequences they ran."));
   }
   if (data.contains("loops")) {
     const std::string why = StringOr(data["loops"], "explanation", "");
@@ -191,7 +219,8 @@ std::string RenderBody(const json& data) {
   if (data.contains("capacity")) {
     out += Section("capacity", "Capacity plan", CapacityTable(data["capacity"]));
   }
-  out += "<pre id=\"servesim-check\">pending</pre>\n";
+  // Hidden: the browser test reads it from the DOM; readers need not see it.
+  out += "<pre id=\"servesim-check\" hidden>pending</pre>\n";
   return out;
 }
 

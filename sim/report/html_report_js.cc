@@ -261,7 +261,21 @@ function buildLoops(loops) {
                      k[2] ? {borderDash: k[2], borderWidth: 1.5} : {}));
       });
     });
-    addChart('loops', title, {type: 'line', data: {datasets: ds},
+    // Each closed-loop point is labelled with its N (the first dataset).
+    var labelN = {id: 'labelN', afterDatasetsDraw: function (c) {
+      var meta = c.getDatasetMeta(0), ctx = c.ctx;
+      if (!meta || !meta.data) return;
+      ctx.save();
+      ctx.font = '10px sans-serif';
+      ctx.fillStyle = '#1f77b4';
+      ctx.textAlign = 'center';
+      meta.data.forEach(function (el, i) {
+        var raw = c.data.datasets[0].data[i];
+        if (raw && raw.y !== null) ctx.fillText('N=' + raw.n, el.x, el.y - 6);
+      });
+      ctx.restore();
+    }};
+    addChart('loops', title, {type: 'line', data: {datasets: ds}, plugins: [labelN],
       options: {plugins: {tooltip: tooltip},
                 scales: {x: axis('throughput (req/s); closed loop at concurrency N'),
                          y: axis(ytitle, 'logarithmic')}}});

@@ -120,10 +120,12 @@ void Capacity(const JsonView& c) {
     for (const char* k : {"tp", "replicas", "gpus"}) {
       r.OptionalInteger(k, Range::AtLeast(0));
     }
-    for (const char* k : {"max_rate_per_replica",
-                          "cost_per_million_output_tokens", "goodput_rps"}) {
-      NumberOrNull(r, k);
+    for (const char* k : {"max_rate_per_replica", "cost_per_million_output_tokens",
+                          "fleet_usd_per_hour", "usd_per_gpu_hour", "utilization_at_max"}) {
+      if (r.Has(k)) NumberOrNull(r, k);
     }
+    Interval(r, "goodput_rps");
+    Interval(r, "saturation_ci");
   }
 }
 
@@ -132,7 +134,12 @@ void Capacity(const JsonView& c) {
 void ValidateReportData(const nlohmann::json& data) {
   const JsonView root(data, kDataName);
   root.AllowKeys({"title", "context", "sweep", "cdfs", "timeseries",
-                  "batch_size_hist", "loops", "capacity"});
+                  "batch_size_hist", "loops", "capacity", "representative"});
+  if (root.Has("representative")) {
+    const JsonView rep = root.Object("representative");
+    rep.AllowKeys({"rate", "utilization", "replication", "seed"});
+    rep.RequireNumber("rate", Range::NonNegative());
+  }
   root.String("title", "");
   if (root.Has("context")) Context(root.Object("context"));
   if (root.Has("sweep")) Sweep(root.Object("sweep"));

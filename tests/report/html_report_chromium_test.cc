@@ -87,7 +87,7 @@ TEST_F(ChromiumRender, EveryChartDrawsWithoutJavaScriptErrors) {
   const std::string dom = DumpDom(*page);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
-      dom, m, std::regex("<pre id=\"servesim-check\">([^<]*)</pre>")))
+      dom, m, std::regex("<pre id=\"servesim-check\"[^>]*>([^<]*)</pre>")))
       << dom.substr(0, 2000);
   const std::string verdict = m[1];
   ASSERT_NE(verdict, "pending") << "the page script never finished";
