@@ -160,6 +160,50 @@ TEST(RooflineKernelsTest, TopologySetsBandwidthAndBackend) {
   EXPECT_DOUBLE_EQ(AllReduceLinkBytesPerS(l40s, 4), 32e9);
 }
 
+// The GPU file's topology keys are optional (older files: an NVSwitch
+// board, PCIe Gen4) and checked with the JSON path named.
+TEST(RooflineKernelsTest, TopologyKeysInTheGpuFile) {
+  nlohmann::json j = {{"name", "g"},
+                      {"source", "test"},
+                      {"memory_gib", 80},
+                      {"hbm_tb_per_s", 3},
+                      {"bf16_dense_tflops", 900},
+                      {"interconnect_gb_per_s", 900},
+                      {"interconnect_direction", "bidirectional_total"}};
+  const GpuSpec plain = ParseGpuSpec(JsonView(j, "g.json"));
+  EXPECT_EQ(plain.interconnect_topology, "nvswitch");
+  EXPECT_DOUBLE_EQ(plain.pcie_bytes_per_s, 32e9);
+  j["interconnect_topology"] = "nvlink_pairs";
+  j["pcie_gb_per_s"] = 64;
+  const GpuSpec pairs = ParseGpuSpec(JsonView(j, "g.json"));
+  EXPECT_EQ(pairs.interconnect_topology, "nvlink_pairs");
+  EXPECT_DOUBLE_EQ(pairs.pcie_bytes_per_s, 64e9);
+  EXPECT_DOUBLE_EQ(AllReduceLinkBytesPerS(pairs, 2), 450e9);
+  EXPECT_DOUBLE_EQ(AllReduceLinkBytesPerS(pairs, 8), 64e9);
+  j["interconnect_topology"] = "nvswich";
+  std::string e;
+  try {
+    ParseGpuSpec(JsonView(j, "g.json"));
+  } catch (const ConfigError& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("g.json: /interconnect_topology: expected one of"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("did you mean \"nvswitch\""), std::string::npos) << e;
+  j["interconnect_topology"] = "pcie";
+  j["pcie_gb_per_s"] = 0;
+  e.clear();
+  try {
+    ParseGpuSpec(JsonView(j, "g.json"));
+  } catch (const ConfigError& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find("/pcie_gb_per_s: expected a number in [0.1, 1e+06], got 0"),
+            std::string::npos)
+      << e;
+}
+
 // Keys of the datasheet model still work (each sets every parameter it
 // used to cover) and new keys are validated with the JSON path named.
 TEST(RooflineKernelsTest, OldKeysStillWorkAndNewKeysAreChecked) {
