@@ -59,6 +59,8 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   p.output_tokens_per_s =
       Over(runs, [](const RunSummary& r) { return r.steady_output_throughput; });
   p.gpu_busy = Over(runs, [](const RunSummary& r) { return r.gpu_busy_fraction; });
+  p.mfu = Over(runs, [](const RunSummary& r) { return r.mfu; });
+  p.mbu = Over(runs, [](const RunSummary& r) { return r.mbu; });
   auto metric = [&](SampleStats RunSummary::*m) {
     std::vector<const SampleStats*> ss;
     for (const RunSummary* r : runs) ss.push_back(&(r->*m));
@@ -93,6 +95,8 @@ nlohmann::json PointJson(const PointStats& p) {
           {"rejected", p.rejected},
           {"unfinished", p.unfinished},
           {"throughput_rps", IntervalJson(p.throughput_rps)},
+          {"mfu", IntervalJson(p.mfu)},
+          {"mbu", IntervalJson(p.mbu)},
           {"metrics",
            {{"ttft_ms", pct(p.ttft_ms)},
             {"tpot_ms", pct(p.tpot_ms)},

@@ -44,6 +44,10 @@ bool Replica::Launch(SimTime now) {
   int64_t tokens = 0;
   for (const ScheduledSeq& s : f.batch) tokens += s.new_tokens;
   recorder_->RecordStep(static_cast<int64_t>(f.batch.size()), tokens);
+  if (work_counter_) {
+    const StepWork w = work_counter_->Count(shape_);
+    recorder_->RecordWork(w.flops, w.hbm_bytes);
+  }
   if (step_sink_ != nullptr || on_step_) {
     StepRecord rec;
     rec.replica = index_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/cost/cost_model.h"
+#include "sim/cost/step_work.h"
 #include "sim/engine/scheduler.h"
 #include "sim/engine/step_record.h"
 
@@ -53,6 +54,8 @@ class Replica {
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_time_; }  // sum of step durations
   // Abort on any broken invariant after every step (tests, debugging).
+  // Counts each step's model FLOPs and bytes into the recorder (may be null).
+  void set_work_counter(const StepWorkCounter* c) { work_counter_ = c; }
   void set_check_invariants(bool on) { check_invariants_ = on; }
   // Appends a record of every step launched to *sink (null: none), with
   // `index` as its replica number.
@@ -79,6 +82,7 @@ class Replica {
   bool Launch(SimTime now);
 
   Scheduler scheduler_;
+  const StepWorkCounter* work_counter_ = nullptr;
   const CostModel* cost_model_;
   Recorder* recorder_;
   bool async_;

@@ -53,6 +53,7 @@ class Driver {
       replicas_.back()->set_step_sink(
           in.record_steps || in.check_invariants ? &out->steps : nullptr, index);
       if (in.on_step) replicas_.back()->set_step_callback(in.on_step);
+      replicas_.back()->set_work_counter(in.work_counter);
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);

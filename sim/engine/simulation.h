@@ -12,6 +12,7 @@
 
 #include "sim/cluster/router.h"
 #include "sim/cost/cost_model.h"
+#include "sim/cost/step_work.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/step_record.h"
@@ -61,6 +62,10 @@ struct SimulationInput {
   WorkloadConfig workload;
   EngineConfig engine;
   const CostModel* cost_model = nullptr;
+  // Optional: model FLOPs and bytes of every step, summed over the
+  // measurement window, with the GPU's peaks give MFU and MBU.
+  const StepWorkCounter* work_counter = nullptr;
+  double peak_flops_per_gpu = 0, peak_hbm_bytes_per_s = 0;
   MetricsConfig metrics;
   LimitsConfig limits;
   // A cluster of identical replicas behind a router (1: a single replica).

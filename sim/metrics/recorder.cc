@@ -61,6 +61,12 @@ void Recorder::RecordStep(int64_t seqs, int64_t tokens) {
   steps_.batch_size.Add(seqs);
 }
 
+void Recorder::RecordWork(double flops, double hbm_bytes) {
+  if (!window_open_) return;
+  steps_.flops += flops;
+  steps_.hbm_bytes += hbm_bytes;
+}
+
 void Recorder::RecordOutputToken(SimTime now) {
   ++output_tokens_;
   const int64_t bucket = (now - std::max<SimTime>(0, window_start_)) / kNanosPerSecond;

@@ -36,6 +36,7 @@ struct StepStats {
   int64_t tokens = 0;       // sum of tokens computed
   int64_t max_batch = 0;
   LogHistogram batch_size;  // distribution of sequences per step
+  double flops = 0, hbm_bytes = 0;  // model work of window steps, per GPU
 };
 
 // Fleet levels sampled at a fixed interval, for time-series charts.
@@ -61,6 +62,8 @@ class Recorder {
 
   void RecordItlNanos(SimTime gap) { itl_ns_.Add(gap); }
   void RecordStep(int64_t seqs, int64_t tokens);
+  // The model FLOPs and HBM bytes (per GPU) of the step just recorded.
+  void RecordWork(double flops, double hbm_bytes);
   // One output token of a measured request delivered at `now` (non-
   // decreasing: the event loop's clock). Counted in one-second buckets from
   // the window start, as vllm bench serve's max_output_tokens_per_s counts

@@ -172,6 +172,12 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   }
   s.max_batch_size = st.max_batch;
   s.num_replicas = std::max(1, in.num_replicas);
+  // Model FLOPs and bytes per GPU over the window, against the peaks of
+  // every GPU of every replica's step (steps of a replica do not overlap).
+  if (s.window_s > 0 && in.peak_flops_per_gpu > 0 && in.peak_hbm_bytes_per_s > 0) {
+    s.mfu = st.flops / (s.window_s * s.num_replicas * in.peak_flops_per_gpu);
+    s.mbu = st.hbm_bytes / (s.window_s * s.num_replicas * in.peak_hbm_bytes_per_s);
+  }
   s.replicas = out.replicas;
   double routed_max = 0, routed_sum = 0, busy_max = 0, busy_sum = 0;
   for (const ReplicaStats& r : out.replicas) {

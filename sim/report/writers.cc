@@ -73,6 +73,14 @@ std::string PrefixContext(const RunSummary& s) {
          "% of full blocks)";
 }
 
+// How loaded the GPUs were over the window: model FLOPs and memory-bandwidth
+// utilization (sim/cost/step_work.h); busy time is 100% whenever any batch
+// runs, so it is kept out of headlines.
+std::string LoadText(const RunSummary& s) {
+  if (s.mfu < 0) return "GPU busy " + Fmt("%.1f", 100 * s.gpu_busy_fraction) + "%";
+  return "MFU " + Fmt("%.1f", 100 * s.mfu) + "%, MBU " + Fmt("%.1f", 100 * s.mbu) + "%";
+}
+
 }  // namespace
 
 std::string PercentileName(double p) {
@@ -133,17 +141,16 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
             "length\n";
     }
   }
-  os << "\nThroughput over " << Fmt("%.1f", s.duration_s) << " s (GPU busy "
-     << Fmt("%.1f", 100 * s.gpu_busy_fraction) << "%, prefix hit rate "
-     << Fmt("%.1f", 100 * s.token_hit_rate) << "% of prompt tokens):\n"
+  os << "\nThroughput over " << Fmt("%.1f", s.duration_s) << " s (" << LoadText(s)
+     << ", prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate) << "% of prompt tokens):\n"
      << "  " << Fmt("%.3f", s.request_throughput) << " req/s, "
      << Fmt("%.1f", s.output_throughput) << " output tok/s, "
      << Fmt("%.1f", s.total_token_throughput) << " total tok/s\n";
   os << "\nLatency (ms), " << s.completed << " requests";
   if (s.offered_rate > 0)
     os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
-  os << ", GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
-     << "%, prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate) << "%:\n";
+  os << ", " << LoadText(s) << ", prefix hit rate " << Fmt("%.1f", 100 * s.token_hit_rate)
+     << "%:\n";
   if (s.completed == 0) {
     os << "  nothing was measured: no request finished after the warm-up\n";
   } else {
@@ -153,7 +160,9 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << " s (first to last measured arrival):\n"
      << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean)
      << "%, max " << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions "
-     << s.preemptions << " (" << s.preempted_requests << " requests)\n";
+     << s.preemptions << " (" << s.preempted_requests << " requests)\n"
+     << "  GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
+     << "% of the window (a step of any size running: not a measure of load; see MFU/MBU)\n";
   if (s.prefix_caching) {
     os << "  prefix cache: " << s.cached_blocks << " of "
        << s.prompt_full_blocks << " full prompt blocks hit ("
@@ -302,6 +311,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["itl_ms_source"] = "log-linear histogram (within 0.4%)";
   x["window_s"] = s.window_s;
   x["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  x["mfu"] = s.mfu >= 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr);
+  x["mbu"] = s.mbu >= 0 ? nlohmann::json(s.mbu) : nlohmann::json(nullptr);
   x["num_gpu_blocks"] = s.num_gpu_blocks;
   x["block_size"] = sc.engine.block_size;
   x["kv_usage_mean"] = s.kv_usage_mean;

@@ -88,6 +88,7 @@ void ParseCostModel(const JsonView& root, Scenario* s) {
   const JsonView v = root.Has("cost_model") ? root.Object("cost_model")
                                             : JsonView(def, root.file(), "/cost_model");
   s->cost_model = MakeCostModel(v, s->model, s->gpu, s->tp);
+  s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
 
 void ParseArrival(const JsonView& w, Scenario* s) {
@@ -321,6 +322,9 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.workload = workload;
   in.engine = engine;
   in.cost_model = cost_model.get();
+  in.work_counter = work_counter.get();
+  in.peak_flops_per_gpu = gpu.bf16_flops;
+  in.peak_hbm_bytes_per_s = gpu.hbm_bytes_per_s;
   in.metrics = metrics;
   in.limits = limits;
   in.num_replicas = num_replicas;

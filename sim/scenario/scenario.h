@@ -29,6 +29,8 @@ struct Scenario {
   double kv_cache_bytes = 0;     // memory left for KV on each GPU
   bool num_gpu_blocks_given = false;
   std::shared_ptr<const CostModel> cost_model;
+  // Model FLOPs and bytes per step, for MFU and MBU (sim/cost/step_work.h).
+  std::shared_ptr<const StepWorkCounter> work_counter;
   WorkloadConfig workload;
   MetricsConfig metrics;
   LimitsConfig limits;
