@@ -51,13 +51,10 @@ StatusOr<std::vector<bool>> Bools(const std::string& text) {
 }
 
 Status RunSearchCommand(const SearchCliOptions& o) {
-  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--csv", o.csv},
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv},
                                     {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}});
       !st.ok()) {
     return st;
-  }
-  if (!o.html.empty()) {
-    return Status::Error("search: --html: not available yet; use --json or --csv");
   }
   StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
   if (!slo.ok()) return slo.status();
@@ -97,9 +94,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   StatusOr<SearchResult> r = SearchDeployments(*sc, space, so, *prices);
   if (!r.ok()) return r.status();
   WriteSearchTable(*sc, *r, std::cout);
-  if (!o.json.empty()) {
-    if (Status st = WriteTextFile(o.json, SearchJson(*sc, *r).dump(2) + "\n"); !st.ok()) return st;
-  }
+  if (Status st = WriteReportFiles(SearchJson(*sc, *r), o.json, o.html); !st.ok()) return st;
   if (!o.csv.empty()) {
     if (Status st = WriteTextFile(o.csv, SearchCsv(*r)); !st.ok()) return st;
   }

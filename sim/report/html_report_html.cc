@@ -140,6 +140,50 @@ std::string CapacityTable(const json& cap) {
   return out;
 }
 
+// The search's candidates, the cheapest one highlighted, with why each
+// row that was not evaluated was left out.
+std::string SearchTable(const json& search) {
+  std::string out;
+  const json& rows = search["rows"];
+  long best = -1;
+  if (search.contains("cheapest") && search["cheapest"].is_object()) {
+    best = search["cheapest"].value("index", -1L);
+    out += "<p class=\"note\">Cheapest meeting the SLO: <b>" +
+           HtmlEscape(search["cheapest"].value("name", std::string())) + "</b><br><code>" +
+           HtmlEscape(search["cheapest"].value("vllm_serve", std::string())) + "</code></p>\n";
+  } else {
+    out += "<p class=\"note\">No candidate meets the SLO at the target rate.</p>\n";
+  }
+  static const char* kCols[][2] = {
+      {"gpu", "GPU"}, {"tp", "TP"}, {"max_num_seqs", "seqs"},
+      {"max_num_batched_tokens", "tokens/step"}, {"chunked_prefill", "Chunked"},
+      {"status", "Status"}, {"saturation_rps", "&mu; (req/s)"},
+      {"max_rate_per_replica", "SLO max (req/s)"}, {"replicas", "Replicas"}, {"gpus", "GPUs"},
+      {"fleet_usd_per_hour", "Fleet $/h"}, {"usd_per_million_output_tokens", "$ per 1M out"},
+      {"output_tokens_per_s_per_gpu", "tok/s per GPU"}, {"tokens_per_s_per_user", "tok/s per user"},
+      {"note", "Note"}};
+  out += "<table class=\"capacity\">\n<tr>";
+  for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
+  out += "</tr>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += static_cast<long>(i) == best ? "<tr class=\"best\">" : "<tr>";
+    for (const auto& col : kCols) {
+      const json v = rows[i].value(col[0], json());
+      out += "<td>" +
+             (v.is_string() ? HtmlEscape(v.get<std::string>())
+              : v.is_boolean() ? std::string(v.get<bool>() ? "yes" : "no")
+                               : FormatNumber(v)) +
+             "</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  out += "<p class=\"note\">Pareto fronts among evaluated candidates (all figures at each "
+         "candidate's SLO max). Pruned rows could not beat the cheapest fleet even at "
+         "saturation.</p>\n";
+  return out;
+}
+
 std::string Section(const std::string& id, const std::string& title,
                     const std::string& inner) {
   return "<section id=\"sec-" + id + "\">\n<h2>" + title + "</h2>\n" + inner +
@@ -215,6 +259,9 @@ std::string RenderBody(const json& data) {
     out += Section("loops", "Open vs closed loop",
                    Note(why.empty() ? "Same throughput, different arrivals."
                                     : HtmlEscape(why)));
+  }
+  if (data.contains("search")) {
+    out += Section("search", "Deployment search", SearchTable(data["search"]));
   }
   if (data.contains("capacity")) {
     out += Section("capacity", "Capacity plan", CapacityTable(data["capacity"]));

@@ -286,8 +286,35 @@ function buildLoops(loops) {
         'mean queue wait (ms, log scale)');
 }
 
+// Search: every evaluated candidate, its Pareto front drawn over it.
+function buildSearch(search) {
+  var rows = (search.rows || []).filter(function (r) { return r.status === 'evaluated'; });
+  function chart(title, xkey, ykey, flag, xtitle, ytitle, xlog) {
+    function pts(front) {
+      return rows.filter(function (r) { return !!r[flag] === front; }).map(function (r) {
+        return {x: pos(r[xkey]), y: pos(r[ykey]),
+                name: r.gpu + ' tp' + r.tp + ' seqs' + r.max_num_seqs + ' tokens' +
+                      r.max_num_batched_tokens + (r.chunked_prefill ? ' chunked' : '')};
+      }).filter(function (p) { return p.x !== null && p.y !== null; });
+    }
+    var front = pts(true).sort(function (a, b) { return a.x - b.x; });
+    addChart('search', title, {type: 'scatter', data: {datasets: [
+        line('Pareto front', '#d62728', front, {showLine: true, pointRadius: 4}),
+        line('other candidates', '#7f7f7f', pts(false), {pointRadius: 3})]},
+      options: {plugins: {tooltip: {callbacks: {label: function (item) {
+                  return item.raw.name + ': (' + fmt(item.raw.x) + ', ' + fmt(item.raw.y) + ')';
+                }}}},
+                scales: {x: axis(xtitle, xlog ? 'logarithmic' : 'linear'), y: axis(ytitle)}}});
+  }
+  chart('Throughput per GPU vs interactivity', 'tokens_per_s_per_user',
+        'output_tokens_per_s_per_gpu', 'pareto_throughput',
+        'tokens/s per user (1000 / TPOT p50) at the SLO max', 'output tokens/s per GPU');
+  chart('Cost vs time to first token', 'ttft_p99_ms_at_max', 'usd_per_million_output_tokens',
+        'pareto_cost', 'TTFT p99 at the SLO max (ms, log scale)', '$ per million output tokens', true);
+}
+
 var builders = [['sweep', buildSweep], ['cdfs', buildCdfs], ['timeseries', buildTimeseries],
-                ['batch_size_hist', buildBatch], ['loops', buildLoops]];
+                ['batch_size_hist', buildBatch], ['loops', buildLoops], ['search', buildSearch]];
 try {
   if (typeof Chart === 'undefined') throw new Error('Chart.js did not load');
   var data = JSON.parse(document.getElementById('servesim-data').textContent);

@@ -134,7 +134,18 @@ void Capacity(const JsonView& c) {
 void ValidateReportData(const nlohmann::json& data) {
   const JsonView root(data, kDataName);
   root.AllowKeys({"title", "context", "sweep", "cdfs", "timeseries",
-                  "batch_size_hist", "loops", "capacity", "representative"});
+                  "batch_size_hist", "loops", "capacity", "representative", "search"});
+  if (root.Has("search")) {
+    for (const JsonView& r : root.Object("search").Array("rows")) {
+      r.RequireString("gpu");
+      r.RequireString("status");
+      for (const char* k : {"saturation_rps", "max_rate_per_replica", "fleet_usd_per_hour",
+                            "usd_per_million_output_tokens", "output_tokens_per_s_per_gpu",
+                            "tokens_per_s_per_user", "ttft_p99_ms_at_max"}) {
+        if (r.Has(k)) NumberOrNull(r, k);
+      }
+    }
+  }
   if (root.Has("representative")) {
     const JsonView rep = root.Object("representative");
     rep.AllowKeys({"rate", "utilization", "replication", "seed"});

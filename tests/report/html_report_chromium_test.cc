@@ -22,8 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Charts in the full sample: sweep (throughput + 4 metrics), 3 CDFs,
-// KV + queue, batch sizes, 2 loop charts.
-constexpr int kSampleCharts = 13;
+// KV + queue, batch sizes, 2 loop charts, 2 search fronts.
+constexpr int kSampleCharts = 15;  // + 2 search fronts
 // A plot whose data drew has thousands of coloured pixels; axes and text
 // alone have none.
 constexpr int kMinColouredPixels = 300;

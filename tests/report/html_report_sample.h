@@ -102,6 +102,33 @@ inline nlohmann::json SampleLoops() {
            "arrivals (Poisson, and bursty gamma) see far longer waits."}};
 }
 
+// Four evaluated candidates (two on each front), one pruned, one too big.
+inline nlohmann::json SampleSearch() {
+  auto row = [](const char* gpu, int tp, int seqs, double tps_gpu, double tps_user,
+                double usd, double ttft, bool front_t, bool front_c) {
+    return nlohmann::json{{"gpu", gpu}, {"tp", tp}, {"max_num_seqs", seqs},
+                          {"max_num_batched_tokens", 8192}, {"chunked_prefill", true},
+                          {"status", "evaluated"}, {"note", ""}, {"saturation_rps", 40.0},
+                          {"max_rate_per_replica", 38.0}, {"replicas", 2}, {"gpus", 2 * tp},
+                          {"fleet_usd_per_hour", 7.0 * tp}, {"usd_per_million_output_tokens", usd},
+                          {"output_tokens_per_s_per_gpu", tps_gpu},
+                          {"tokens_per_s_per_user", tps_user}, {"ttft_p99_ms_at_max", ttft},
+                          {"pareto_throughput", front_t}, {"pareto_cost", front_c}};
+  };
+  nlohmann::json rows = {row("h200", 1, 256, 13000, 70, 0.074, 130, true, true),
+                         row("h200", 2, 256, 10000, 100, 0.097, 120, true, true),
+                         row("h100-sxm", 1, 64, 5600, 90, 0.124, 1300, false, false),
+                         row("h100-sxm", 2, 64, 4300, 80, 0.159, 1100, false, false),
+                         {{"gpu", "h100-sxm"}, {"tp", 1}, {"status", "pruned"},
+                          {"note", "cannot beat the cheapest fleet found"}},
+                         {{"gpu", "l40s"}, {"tp", 1}, {"status", "does not fit"},
+                          {"note", "weights exceed memory"}}};
+  return {{"slo", {{"ttft_p99_ms", 2000}}},
+          {"rows", rows},
+          {"cheapest", {{"index", 0}, {"name", "h200 tp1 seqs256"},
+                        {"vllm_serve", "vllm serve meta-llama/Llama-3.1-8B"}}}};
+}
+
 inline nlohmann::json SampleReportData() {
   nlohmann::json hist = nlohmann::json::array();
   for (int b = 1; b <= 64; ++b) {
@@ -144,7 +171,8 @@ inline nlohmann::json SampleReportData() {
           {"timeseries", SampleTimeseries()},
           {"batch_size_hist", hist},
           {"loops", SampleLoops()},
-          {"capacity", capacity}};
+          {"capacity", capacity},
+          {"search", SampleSearch()}};
 }
 
 }  // namespace servesim::testing
