@@ -6,17 +6,22 @@
 
 #include "sim/analysis/report_data.h"
 #include "sim/cli/commands.h"
+#include "sim/scenario/run_memory.h"
 #include "sim/report/html_report.h"
 
 namespace servesim {
 
 StatusOr<Scenario> LoadScenarioArg(const std::string& path,
                                    const std::vector<std::string>& sets) {
-  if (path.empty()) {
-    return ParseScenario(EmbeddedDefaultScenario(),
-                         "<embedded default: scenarios/default_chat.json>", sets);
-  }
-  return LoadScenarioFile(path, sets);
+  StatusOr<Scenario> sc =
+      path.empty() ? ParseScenario(EmbeddedDefaultScenario(),
+                                   "<embedded default: scenarios/default_chat.json>", sets)
+                   : LoadScenarioFile(path, sets);
+  if (!sc.ok()) return sc;
+  // One run at a time is the floor: a scenario whose single run cannot fit
+  // is refused before any of its replications start.
+  if (Status st = CheckRunMemory(*sc); !st.ok()) return st;
+  return sc;
 }
 
 Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/cli/commands.h"
+#include "sim/scenario/run_memory.h"
 #include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/report/step_export.h"
@@ -64,6 +65,7 @@ Status Run(const RunOptions& o) {
                           "<embedded default: scenarios/default_chat.json>", o.sets)
           : LoadScenarioFile(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
+  if (Status st = CheckRunMemory(*sc); !st.ok()) return st;
   SimulationInput in = sc->ToSimulationInput();
   in.check_invariants = o.check_invariants;
   // Streamed outputs are opened before the run (a bad path fails now) and

@@ -99,7 +99,23 @@ void PlanMemory(const JsonView& root, Scenario* s) {
       s->model.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
   const double blocks = std::floor(s->kv_cache_bytes / block_bytes);
   if (blocks < 1) FailNoRoom(root, *s, usable, weights, reserve_given);
-  if (s->num_gpu_blocks_given) return;
+  if (s->num_gpu_blocks_given) {
+    // A hypothetical cache may be larger than the memory plan leaves, but
+    // not larger than the GPU minus its weights: that cannot exist.
+    const double room = s->gpu.memory_bytes - weights;
+    const double possible = std::floor(room / block_bytes);
+    if (s->engine.num_gpu_blocks > possible) {
+      throw ConfigError(root.file() + ": /engine/num_gpu_blocks: " +
+                        std::to_string(s->engine.num_gpu_blocks) + " blocks of " +
+                        std::to_string(static_cast<int64_t>(block_bytes)) + " bytes need " +
+                        Gib(s->engine.num_gpu_blocks * block_bytes) + " of KV per GPU, but " +
+                        s->gpu.name + " holds " + Gib(s->gpu.memory_bytes) + " with " +
+                        Gib(weights) + " of " + s->model.name + " weights at tp " +
+                        std::to_string(s->tp) + "; expected at most " +
+                        std::to_string(static_cast<int64_t>(possible)));
+    }
+    return;
+  }
   if (!(blocks <= static_cast<double>(kMaxGpuBlocks))) {
     char n[32];
     std::snprintf(n, sizeof n, "%.3g", blocks);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/model/model_loader.h"
+
 namespace servesim::fuzz {
 namespace {
 
@@ -353,6 +355,18 @@ uint64_t ByteChoices::Bits() {
   return uint64_t{x} | (uint64_t{x} << 32);
 }
 
+// A KV cache larger than the GPU minus its weights is an input error
+// (sim/scenario/memory_plan.cc): a given num_gpu_blocks stays within it.
+void CapToTheGpu(const json& s, json* engine) {
+  if (!engine->contains("num_gpu_blocks")) return;
+  const ModelSpec m = LoadModelSpec(s["model"].get<std::string>());
+  const GpuSpec g = LoadGpuSpec(s["hardware"]["gpu"].get<std::string>());
+  const int tp = s["hardware"]["tp"].get<int>();
+  const double block = m.KvBytesPerTokenPerGpu(tp) * (*engine)["block_size"].get<double>();
+  const auto cap = static_cast<int64_t>((g.memory_bytes - m.WeightBytesPerGpu(tp)) / block);
+  (*engine)["num_gpu_blocks"] = std::min((*engine)["num_gpu_blocks"].get<int64_t>(), cap);
+}
+
 json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   json s;
   s["seed"] = c.Int(0, 1000000);
@@ -372,6 +386,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   s["engine"] = Engine(c, shape, &prefix_caching);
   s["cost_model"] = CostModel(c);
   BoundTheWork(shape, limits, &s["engine"], &w);
+  CapToTheGpu(s, &s["engine"]);
   s["workload"] = std::move(w);
   // Warm-up: at most a third of the requests and of the arrivals' span, so
   // that something is measured (`servesim run` refuses a run that measured

@@ -136,7 +136,13 @@ TEST(Scenario, LengthsAndBlocksAreBounded) {
   EXPECT_EQ(ErrorOf(d, {"engine.num_gpu_blocks=1073741824"}),
             "s.json: /engine/num_gpu_blocks: expected an integer in [1, "
             "16777216], got 1073741824");
-  auto ok = ParseScenario(d, "s.json", {"engine.num_gpu_blocks=16777216"});
+  // Within the range but beyond what the GPU can hold beside the weights:
+  // an error naming the GPU's capacity (2 MiB blocks of Llama-3.1-8B).
+  EXPECT_EQ(ErrorOf(d, {"engine.num_gpu_blocks=16777216"}),
+            "s.json: /engine/num_gpu_blocks: 16777216 blocks of 2097152 bytes need "
+            "32768.0 GiB of KV per GPU, but h200 holds 141.0 GiB with 15.0 GiB of "
+            "llama-3.1-8b weights at tp 1; expected at most 64534");
+  auto ok = ParseScenario(d, "s.json", {"engine.num_gpu_blocks=64534"});
   EXPECT_TRUE(ok.ok()) << ok.status().message();
 }
 

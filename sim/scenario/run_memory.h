@@ -1,0 +1,35 @@
+// How much host memory a run will need, estimated from the scenario before
+// it starts, so that a run too big for the machine is refused with the
+// estimate instead of exhausting memory hours in (issue: num_requests=1e9,
+// cluster.replicas=4096 x a large KV cache).
+//
+// The run keeps one record per request to the end (the per-request report
+// needs them all) and, per replica, a few arrays over its KV blocks. The
+// per-item figures are upper bounds measured on this code: 1M requests of
+// the chat benchmark peak at ~330 MiB (so ~350 B a request with its block
+// table and report vectors), and the KV arrays hold ~44 B a block (ref
+// count, free-list links, hash, duplicate chain, hash-map slot).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/core/status.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+
+struct RunMemoryEstimate {
+  double requests = 0;  // expected request records
+  double bytes = 0;
+  std::string json_path;  // the setting that dominates, e.g. /workload/num_requests
+};
+
+RunMemoryEstimate EstimateRunMemory(const Scenario& sc);
+
+// Ok when the estimate fits in 80% of this machine's physical memory, or
+// when SERVESIM_ALLOW_LARGE_MEMORY=1; else a one-line error with the
+// estimate, naming the file and the dominant setting.
+Status CheckRunMemory(const Scenario& sc);
+
+}  // namespace servesim
