@@ -83,15 +83,39 @@ nlohmann::json BatchSizeHistJson(const SimulationOutput& out) {
   return hist;
 }
 
-nlohmann::json TimeseriesJson(const SimulationOutput& out, int num_gpu_blocks) {
-  const TimeSeries& ts = out.recorder.time_series();
-  if (ts.t_s.empty()) return nullptr;
-  nlohmann::json kv = nlohmann::json::array();
-  for (int64_t b : ts.kv_blocks_used) {
-    kv.push_back(num_gpu_blocks > 0 ? static_cast<double>(b) / num_gpu_blocks : 0.0);
+nlohmann::json TimeseriesJson(const SimulationOutput& out, double interval_s) {
+  if (out.steps.empty() || !(interval_s > 0)) return nullptr;
+  std::vector<const StepRecord*> steps;
+  for (const StepRecord& r : out.steps) steps.push_back(&r);
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepRecord* a, const StepRecord* b) { return a->start < b->start; });
+  int32_t replicas = 0;
+  for (const StepRecord* r : steps) replicas = std::max(replicas, r->replica + 1);
+  std::vector<const StepRecord*> latest(replicas, nullptr);
+  std::vector<int64_t> total_blocks(replicas, 0);
+  const SimTime dt = std::max<SimTime>(1, FromSeconds(interval_s));
+  nlohmann::json t = nlohmann::json::array(), kv = t, waiting = t, running = t;
+  size_t next = 0;
+  for (SimTime at = 0; at <= steps.back()->start && t.size() < 100000; at += dt) {
+    while (next < steps.size() && steps[next]->start <= at) {
+      latest[steps[next]->replica] = steps[next];
+      total_blocks[steps[next]->replica] = steps[next]->kv_blocks_total;
+      ++next;
+    }
+    int64_t used = 0, all = 0, w = 0, run = 0;
+    for (int32_t k = 0; k < replicas; ++k) {
+      all += total_blocks[k];
+      if (latest[k] == nullptr) continue;
+      used += latest[k]->kv_blocks_used;
+      w += latest[k]->num_waiting;
+      run += latest[k]->num_running;
+    }
+    t.push_back(ToSeconds(at));
+    kv.push_back(all > 0 ? static_cast<double>(used) / all : 0.0);
+    waiting.push_back(w);
+    running.push_back(run);
   }
-  return {{"t_s", ts.t_s}, {"kv_usage", kv}, {"waiting", ts.waiting},
-          {"running", ts.running}};
+  return {{"t_s", t}, {"kv_usage", kv}, {"waiting", waiting}, {"running", running}};
 }
 
 

@@ -30,9 +30,14 @@ nlohmann::json CdfsJson(const SimulationOutput& out, int max_points = 200);
 // histogram's bucket midpoints).
 nlohmann::json BatchSizeHistJson(const SimulationOutput& out);
 
-// {"t_s", "kv_usage", "waiting", "running"}, or null when the run sampled
-// no time series. num_gpu_blocks scales KV usage to a fraction.
-nlohmann::json TimeseriesJson(const SimulationOutput& out, int num_gpu_blocks);
+// {"t_s", "kv_usage", "waiting", "running"} sampled every interval_s from
+// the run's step records (SimulationInput::record_steps): the same rows
+// `run --save-steps` writes, so the report's time series and the step
+// export cannot disagree. At each sample: for every replica its latest
+// step that started by then (KV blocks used, running and waiting after
+// scheduling), summed over replicas; KV usage as a fraction of all blocks.
+// Null when the run recorded no steps.
+nlohmann::json TimeseriesJson(const SimulationOutput& out, double interval_s);
 
 
 }  // namespace servesim

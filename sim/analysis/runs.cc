@@ -67,7 +67,7 @@ RunResult RunOne(const RunSpec& spec) {
     if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
   }
   std::sort(ps.begin(), ps.end());
-  if (spec.keep_output) in.timeseries_interval_s = spec.timeseries_interval_s;
+  if (spec.keep_output) in.record_steps = spec.record_steps;
   SimulationOutput out = RunSimulation(in);
   RunResult r;
   if (spec.truncate_warmup) r.truncation = TruncateWarmup(&out);

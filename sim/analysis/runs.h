@@ -43,7 +43,7 @@ struct RunSpec {
   int replication = 0;
   std::vector<double> extra_percentiles;  // added to the scenario's set
   bool keep_output = false;               // keep the SimulationOutput
-  double timeseries_interval_s = 0;       // with keep_output
+  bool record_steps = false;              // with keep_output: fill output.steps
   // MSER-5 warm-up truncation on top of the scenario's warm-up
   // (steady_state.h): sweep and capacity points are steady-state figures.
   bool truncate_warmup = false;

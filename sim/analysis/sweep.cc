@@ -62,7 +62,7 @@ StatusOr<SweepResult> RunSweep(const Scenario& base, const SweepOptions& o) {
       spec.replication = k;
       spec.extra_percentiles = kPointPercentiles;
       spec.keep_output = o.keep_representative && i == rep_point && k == 0;
-      spec.timeseries_interval_s = TimeseriesInterval(base, rates[i]);
+      spec.record_steps = spec.keep_output;
       specs.push_back(std::move(spec));
     }
   }
@@ -87,6 +87,7 @@ StatusOr<SweepResult> RunSweep(const Scenario& base, const SweepOptions& o) {
     res.representative = std::move(r.output);
     res.representative_summary = r.summary;
     res.representative_rate = rates[rep_point];
+    res.timeseries_interval_s = TimeseriesInterval(base, rates[rep_point]);
   }
   return res;
 }

@@ -36,6 +36,7 @@ struct SweepResult {
   std::optional<SimulationOutput> representative;
   RunSummary representative_summary;
   double representative_rate = 0;
+  double timeseries_interval_s = 0;  // sampling of its step records
 };
 
 // Errors: a closed-loop scenario (use `loops`), traffic without an arrival

@@ -157,8 +157,7 @@ nlohmann::json SweepReportJson(const Scenario& sc, const SweepResult& r) {
         {"seed", sc.seed}};
     data["cdfs"] = CdfsJson(*r.representative);
     data["batch_size_hist"] = BatchSizeHistJson(*r.representative);
-    nlohmann::json ts = TimeseriesJson(*r.representative,
-                                       r.representative_summary.num_gpu_blocks);
+    nlohmann::json ts = TimeseriesJson(*r.representative, r.timeseries_interval_s);
     if (!ts.is_null()) data["timeseries"] = ts;
   }
   return data;

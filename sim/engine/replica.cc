@@ -69,6 +69,8 @@ bool Replica::Launch(SimTime now) {
     rec.cached_tokens = scheduler_.last_cached_tokens();
     rec.kv_blocks_used = scheduler_.kv().num_used();
     rec.kv_blocks_total = scheduler_.kv().num_blocks();
+    rec.num_running = static_cast<int32_t>(scheduler_.num_running());
+    rec.num_waiting = static_cast<int32_t>(scheduler_.num_waiting());
     rec.gemm_s = cost.gemm_s;
     rec.attn_prefill_s = cost.attn_prefill_s;
     rec.attn_decode_s = cost.attn_decode_s;

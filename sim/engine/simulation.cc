@@ -58,9 +58,6 @@ class Driver {
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
     out_->replicas.resize(replicas_.size());
-    if (in.timeseries_interval_s > 0) {
-      out_->recorder.EnableTimeSeries(FromSeconds(in.timeseries_interval_s));
-    }
     // Reserve for the common case, not for an absurd bound: growth beyond
     // it is amortised and bounded by limits.max_queued in overload.
     if (w_.num_requests > 0) {

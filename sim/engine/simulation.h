@@ -71,9 +71,6 @@ struct SimulationInput {
   // A cluster of identical replicas behind a router (1: a single replica).
   int32_t num_replicas = 1;
   RouterConfig router;
-  // Sample fleet levels (KV usage, queue) every this many seconds for the
-  // report's time-series charts; 0 = off.
-  double timeseries_interval_s = 0;
   // Full KV/scheduler check after every step, and the run-level
   // invariants (sim/engine/run_invariants.h) at the end; aborts on a
   // violation with a description.

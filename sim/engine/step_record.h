@@ -26,6 +26,9 @@ struct StepRecord {
   int64_t cached_tokens = 0;  // prefix-cache hits of the admitted requests
   int32_t kv_blocks_used = 0;   // after scheduling (held by requests)
   int32_t kv_blocks_total = 0;  // usable blocks of the replica's cache
+  int32_t num_running = 0;  // requests in the running queue after scheduling
+  int32_t num_waiting = 0;  // requests in the waiting queue after scheduling
+                            // (not yet admitted, or preempted)
   // The cost model's breakdown of the step, seconds.
   double gemm_s = 0, attn_prefill_s = 0, attn_decode_s = 0, comm_s = 0,
          other_s = 0, overhead_s = 0;

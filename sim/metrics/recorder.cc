@@ -19,14 +19,6 @@ void Recorder::Integrate(SimTime until) {
 }
 
 void Recorder::Advance(SimTime now) {
-  // Bounded: a sample per interval of simulated time (at most ~1e6 kept).
-  while (series_.interval > 0 && next_sample_ <= now && series_.t_s.size() < 1000000) {
-    series_.t_s.push_back(ToSeconds(next_sample_));
-    series_.kv_blocks_used.push_back(levels_.kv_blocks_used);
-    series_.waiting.push_back(levels_.waiting);
-    series_.running.push_back(levels_.running);
-    next_sample_ += series_.interval;
-  }
   Integrate(now);
   if (window_open_) {
     max_.in_system = std::max(max_.in_system, levels_.in_system);

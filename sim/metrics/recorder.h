@@ -39,20 +39,11 @@ struct StepStats {
   double flops = 0, hbm_bytes = 0;  // model work of window steps, per GPU
 };
 
-// Fleet levels sampled at a fixed interval, for time-series charts.
-struct TimeSeries {
-  SimTime interval = 0;
-  std::vector<double> t_s;
-  std::vector<int64_t> kv_blocks_used, waiting, running;
-};
-
 class Recorder {
  public:
   void Advance(SimTime now);
   // Samples levels every `interval` from t = 0 (piecewise-constant levels,
   // so a sample is the level in force at its instant).
-  void EnableTimeSeries(SimTime interval) { series_.interval = interval; }
-  const TimeSeries& time_series() const { return series_; }
   Levels& levels() { return levels_; }
   const Levels& levels() const { return levels_; }
 
@@ -95,8 +86,6 @@ class Recorder {
   bool window_open_ = false;
   LogHistogram itl_ns_;
   StepStats steps_;
-  TimeSeries series_;
-  SimTime next_sample_ = 0;
   int64_t output_tokens_ = 0;
   int64_t token_bucket_ = -1, tokens_in_bucket_ = 0, max_tokens_per_s_ = 0;
 };

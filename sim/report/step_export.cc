@@ -18,7 +18,8 @@ constexpr const char* kColumns[kNumStepColumns] = {
     "prefill_tokens", "decode_tokens", "context_tokens", "num_admitted",
     "num_preempted", "num_finishing", "cached_tokens", "kv_blocks_used",
     "kv_blocks_free", "kv_blocks_total", "gemm_ms", "attn_prefill_ms",
-    "attn_decode_ms", "comm_ms", "other_ms", "overhead_ms"};
+    "attn_decode_ms", "comm_ms", "other_ms", "overhead_ms", "num_running",
+    "num_waiting"};
 // clang-format on
 
 std::string JoinColumns() {
@@ -100,6 +101,8 @@ char* Row(int64_t step, const StepRecord& r, char* p) {
   sec(r.comm_s);
   sec(r.other_s);
   sec(r.overhead_s);
+  i(r.num_running);
+  i(r.num_waiting);
   return p;
 }
 

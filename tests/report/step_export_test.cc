@@ -45,8 +45,9 @@ std::vector<std::string> Lines(const std::string& text) {
 //  step 2 [4.5, 6.5] A, B decode; A finishes gemm 2 x 0.5
 //  step 3 [6.5, 8]   B decode; B finishes    gemm 0.5
 // Every step pays the 1 ms overhead; a 10-token prompt fills one block and
-// its decodes fit in it. The cache has 100,000 blocks, one of them vLLM's
-// null block.
+// its decodes fit in it. The cache has 60,000 blocks, one of them vLLM's
+// null block. After scheduling, the running queue holds A; A and B; A and
+// B (A leaves when its last token is committed); B; nobody waits.
 TEST(StepExport, GoldenRowsExactly) {
   ScratchDir dir;
   const std::string path = dir.Path("steps.csv");
@@ -58,19 +59,19 @@ TEST(StepExport, GoldenRowsExactly) {
       "decode_tokens,context_tokens,num_admitted,num_preempted,"
       "num_finishing,cached_tokens,kv_blocks_used,kv_blocks_free,"
       "kv_blocks_total,gemm_ms,attn_prefill_ms,attn_decode_ms,comm_ms,"
-      "other_ms,overhead_ms\n"
+      "other_ms,overhead_ms,num_running,num_waiting\n"
       "0,0,0.000000,0.000000,2.000000,2.000000,1,1,0,10,10,0,0,1,0,0,0,1,59998,"
       "59999,"
-      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000,1,0\n"
       "1,0,2.000000,2.000000,4.500000,2.500000,2,1,1,11,10,1,10,1,0,0,0,2,"
       "59997,59999,"
-      "1.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "1.500000,0.000000,0.000000,0.000000,0.000000,1.000000,2,0\n"
       "2,0,4.500000,4.500000,6.500000,2.000000,2,0,2,2,0,2,21,0,0,1,0,2,59997,"
       "59999,"
-      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000\n"
+      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000,2,0\n"
       "3,0,6.500000,6.500000,8.000000,1.500000,1,0,1,1,0,1,11,0,0,1,0,1,59998,"
       "59999,"
-      "0.500000,0.000000,0.000000,0.000000,0.000000,1.000000\n";
+      "0.500000,0.000000,0.000000,0.000000,0.000000,1.000000,1,0\n";
   EXPECT_EQ(ReadAll(path), want);
   EXPECT_EQ(dir.List(), "steps.csv");  // no temporary file left behind
   // 2 + 2.5 + 2 + 1.5 ms of steps: the replica's busy time.

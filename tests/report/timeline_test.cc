@@ -111,7 +111,7 @@ TEST(Timeline, FollowsTheTraceEventSchema) {
   EXPECT_EQ(by_name["i:request done"], 200);
   for (const json& e : events) {
     if (e["ph"] == "X" && e["tid"] == 0) {
-      EXPECT_EQ(e["args"].size(), 26u);
+      EXPECT_EQ(e["args"].size(), static_cast<size_t>(kNumStepColumns));
       EXPECT_NEAR(e["dur"].get<double>(),
                   e["args"]["duration_ms"].get<double>() * 1000, 1e-6);
       break;
