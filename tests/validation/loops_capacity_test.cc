@@ -12,9 +12,14 @@ namespace servesim {
 namespace {
 
 TEST(Loops, ClosedLoopHidesTheOpenLoopQueueAtHighLoad) {
-  // The default chat deployment (roofline, max_num_seqs 256). From half
-  // the batch limit up the closed loop runs near saturation; there the
-  // open loop at its throughput queues far longer.
+  // The default chat deployment (roofline, max_num_seqs 256). Where the
+  // closed loop runs near saturation (>= 85% of mu) the open loop at its
+  // throughput queues longer on average; at every N its TTFT tail is longer.
+  // Below that the mean can go the other way, and that is real (README,
+  // `servesim loops`): a closed-loop request is sent at the end of a step
+  // and waits one whole step, while an open-loop arrival at light load
+  // waits only the rest of one. With the kernels roofline N = 128 runs at
+  // ~82% of mu (closed 22.8 ms vs Poisson 20.8 ms mean queue).
   StatusOr<Scenario> sc = ParseScenario(EmbeddedDefaultScenario(), "<default>",
                                         {"workload.num_requests=4000"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
@@ -24,15 +29,24 @@ TEST(Loops, ClosedLoopHidesTheOpenLoopQueueAtHighLoad) {
   o.progress = false;
   StatusOr<LoopsResult> r = RunLoops(*sc, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
+  int near_saturation = 0;
   for (const LoopsPoint& p : r->points) {
-    EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_poisson.queue_ms.mean.mean)
+    EXPECT_GT(p.open_poisson.ttft_ms.p99.mean, p.closed.ttft_ms.p99.mean)
         << "N = " << p.concurrency;
-    EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_gamma.queue_ms.mean.mean)
+    EXPECT_GT(p.open_gamma.ttft_ms.p99.mean, p.closed.ttft_ms.p99.mean)
         << "N = " << p.concurrency;
+    if (p.closed.utilization >= 0.85) {
+      ++near_saturation;
+      EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_poisson.queue_ms.mean.mean)
+          << "N = " << p.concurrency;
+      EXPECT_LE(p.closed.queue_ms.mean.mean, p.open_gamma.queue_ms.mean.mean)
+          << "N = " << p.concurrency;
+    }
     // The open loops are offered what the closed loop carried.
     EXPECT_EQ(p.open_poisson.rate, p.throughput_rps);
     EXPECT_EQ(p.open_gamma.rate, p.throughput_rps);
   }
+  EXPECT_GE(near_saturation, 1);
   const LoopsPoint& top = r->points.back();
   EXPECT_GT(top.open_poisson.ttft_ms.p99.mean, 3 * top.closed.ttft_ms.p99.mean);
 }
