@@ -34,9 +34,18 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
                                          admitting while others run
   cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
-    roofline: gemm_compute_efficiency, gemm_memory_efficiency,
-      attention_compute_efficiency, attention_memory_efficiency,
-      interconnect_efficiency, allreduce_latency_s, step_overhead_s
+    roofline: preset (kernels | datasheet), then overrides per op kind:
+      gemm_{floor_s,compute_efficiency,memory_efficiency,crossover_p};
+      attention_{compute,memory}_efficiency (both kinds), or
+      {prefill,decode}_attention_{floor_s,compute_efficiency,
+      memory_efficiency,crossover_p}, prefill_attention_per_query_head_s,
+      decode_attention_per_sequence_kv_head_s;
+      elementwise_{memory_efficiency,kernel_floor_s},
+      {rmsnorm,residual_add,rotary,silu_mul,kv_cache_write}_memory_efficiency;
+      interconnect_efficiency, allreduce_latency_s (both backends),
+      custom_allreduce_{latency_s,efficiency,max_bytes},
+      nccl_allreduce_{latency_s,efficiency};
+      step_overhead_s, per_sequence_overhead_s (README, "Cost models")
   workload.arrival.process      required poisson | gamma | constant | closed
     rate (req/s, open loop), burstiness (gamma; 1 = Poisson, < 1 burstier)
     concurrency, think_time_s (0) for closed
