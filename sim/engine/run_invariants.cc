@@ -59,7 +59,9 @@
 //             E[W^2] / (2 E[W]). So the tolerance is 5% + 2 (N(start) +
 //             N(end)) max(W, R) / (lambda W T): loose for bursty traffic that
 //             leaves a queue at the window's end, tight for a stable run.
-//             Skipped when T < 10 R (window too short).
+//             Skipped when T < 10 R (window too short), and when a
+//             request in system at the window's start stays for a quarter
+//             of it (starvation: no steady state).
 #include "sim/engine/run_invariants.h"
 
 #include "sim/engine/scheduler.h"
@@ -497,6 +499,7 @@ struct WindowSums {
   int64_t unfinished = 0;    // of them, not finished
   double sojourn = 0, sojourn_sq = 0;  // of them, finish - send (seconds)
   int64_t at_start = 0, at_end = 0;    // in system when the window opens, closes
+  double longest_at_start_ns = 0;  // in-window time of those there at the start
 };
 
 WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we) {
@@ -507,6 +510,9 @@ WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we) {
     const SimTime a = std::max(r.send, ws), b = std::min(end, we);
     if (b > a) s.overlap_ns += static_cast<double>(b - a);
     s.at_start += r.send <= ws && ws < end;
+    if (r.send <= ws && ws < end) {
+      s.longest_at_start_ns = std::max(s.longest_at_start_ns, static_cast<double>(b - a));
+    }
     s.at_end += r.send <= we && we < end;
     if (r.send < ws || r.send > we) continue;
     ++s.sent;
@@ -533,6 +539,13 @@ void CheckLittle(const SimulationOutput& out, Violations* v) {
            "send/finish times give %.6f", area / span_ns, s.overlap_ns / span_ns);
   }
   if (s.sent < 500 || s.unfinished > 0 || out.stopped_at_queue_cap || out.unstable) return;
+  // Not a steady state when a request already there at the start stays for
+  // a quarter of the window: a policy that starves requests (shortest-
+  // prompt-first keeps choosing fresh prompts over a preempted one, whose
+  // prompt plus output is longer) holds them for the whole window while
+  // the rest cycle; the edge terms below assume residuals of order W.
+  // (Fuzzer seed 3007300: 18 of 20 closed-loop clients starved for 16 s.)
+  if (s.longest_at_start_ns > 0.25 * span_ns) return;
   const double T = span_ns * 1e-9;
   const double W = s.sojourn / static_cast<double>(s.sent);
   const double R = s.sojourn_sq / std::max(1e-300, s.sojourn) / 2;
