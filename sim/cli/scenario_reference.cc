@@ -32,6 +32,8 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
                                          when others wait (0 = none)
   engine.watermark              0        share of KV blocks kept free when
                                          admitting while others run
+  engine.kv_beyond_gpu_memory   false    allow num_gpu_blocks beyond the GPU's
+                                         memory minus weights (a what-if)
   cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: preset (kernels | datasheet), then overrides per op kind:

@@ -104,7 +104,7 @@ void PlanMemory(const JsonView& root, Scenario* s) {
     // not larger than the GPU minus its weights: that cannot exist.
     const double room = s->gpu.memory_bytes - weights;
     const double possible = std::floor(room / block_bytes);
-    if (s->engine.num_gpu_blocks > possible) {
+    if (s->engine.num_gpu_blocks > possible && !s->kv_beyond_gpu_memory) {
       throw ConfigError(root.file() + ": /engine/num_gpu_blocks: " +
                         std::to_string(s->engine.num_gpu_blocks) + " blocks of " +
                         std::to_string(static_cast<int64_t>(block_bytes)) + " bytes need " +
@@ -112,7 +112,8 @@ void PlanMemory(const JsonView& root, Scenario* s) {
                         s->gpu.name + " holds " + Gib(s->gpu.memory_bytes) + " with " +
                         Gib(weights) + " of " + s->model.name + " weights at tp " +
                         std::to_string(s->tp) + "; expected at most " +
-                        std::to_string(static_cast<int64_t>(possible)));
+                        std::to_string(static_cast<int64_t>(possible)) +
+                        " (or engine.kv_beyond_gpu_memory: true for a what-if)");
     }
     return;
   }

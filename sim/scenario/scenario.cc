@@ -50,7 +50,8 @@ void ParseEngine(const JsonView& root, Scenario* s) {
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
-               "long_prefill_token_threshold", "watermark"});
+               "long_prefill_token_threshold", "watermark",
+               "kv_beyond_gpu_memory"});
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(
@@ -70,6 +71,9 @@ void ParseEngine(const JsonView& root, Scenario* s) {
     e.num_gpu_blocks = static_cast<int32_t>(*n);
     s->num_gpu_blocks_given = true;
   }
+  // A what-if: a cache larger than any GPU of this kind holds (e.g. an
+  // "infinite" cache to measure a trace's reuse).
+  s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", false);
   // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
   v.Choice("preemption", "recompute", {"recompute"});
   // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).

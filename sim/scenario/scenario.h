@@ -28,6 +28,7 @@ struct Scenario {
   double activation_reserve_bytes = -1;  // < 0: derived from the model
   double kv_cache_bytes = 0;     // memory left for KV on each GPU
   bool num_gpu_blocks_given = false;
+  bool kv_beyond_gpu_memory = false;  // engine.kv_beyond_gpu_memory: allowed
   std::shared_ptr<const CostModel> cost_model;
   // Model FLOPs and bytes per step, for MFU and MBU (sim/cost/step_work.h).
   std::shared_ptr<const StepWorkCounter> work_counter;

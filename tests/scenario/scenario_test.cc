@@ -73,7 +73,8 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "max_num_batched_tokens, chunked_prefill, block_size, "
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
             "activation_reserve_gib, prefix_caching, async_scheduling, "
-            "reserve_full_prompt, long_prefill_token_threshold, watermark");
+            "reserve_full_prompt, long_prefill_token_threshold, watermark, "
+            "kv_beyond_gpu_memory");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number in [1e-06, "
             "1e+09], got 0");
@@ -141,7 +142,11 @@ TEST(Scenario, LengthsAndBlocksAreBounded) {
   EXPECT_EQ(ErrorOf(d, {"engine.num_gpu_blocks=16777216"}),
             "s.json: /engine/num_gpu_blocks: 16777216 blocks of 2097152 bytes need "
             "32768.0 GiB of KV per GPU, but h200 holds 141.0 GiB with 15.0 GiB of "
-            "llama-3.1-8b weights at tp 1; expected at most 64534");
+            "llama-3.1-8b weights at tp 1; expected at most 64534 (or "
+            "engine.kv_beyond_gpu_memory: true for a what-if)");
+  EXPECT_TRUE(ParseScenario(d, "s.json",
+                            {"engine.num_gpu_blocks=16777216", "engine.kv_beyond_gpu_memory=true"})
+                  .ok());
   auto ok = ParseScenario(d, "s.json", {"engine.num_gpu_blocks=64534"});
   EXPECT_TRUE(ok.ok()) << ok.status().message();
 }

@@ -48,7 +48,7 @@ std::vector<TraceRow> ReadTrace() {
 RunSummary Replay(int block_size, int64_t num_blocks) {
   const Scenario sc = testing::MustParse(
       R"({"seed": 1, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
-          "engine": {"prefix_caching": true, "block_size": )" +
+          "engine": {"prefix_caching": true, "kv_beyond_gpu_memory": true, "block_size": )" +
       std::to_string(block_size) + R"(, "num_gpu_blocks": )" +
       std::to_string(num_blocks) + R"(},
           "cost_model": {"type": "linear", "prefill_token_s": 1e-7,
