@@ -9,12 +9,6 @@
 namespace servesim {
 namespace {
 
-std::string Fmt(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
-
 std::string SloText(const std::vector<SloTerm>& slo) {
   std::string s;
   for (const SloTerm& t : slo) {

@@ -11,12 +11,6 @@
 namespace servesim {
 namespace {
 
-std::string Fmt(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
-
 nlohmann::json Num(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }

@@ -2,6 +2,7 @@
 #include "sim/analysis/report_data.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -23,6 +24,12 @@ nlohmann::json Cdf(std::vector<double> xs, int max_points) {
 }
 
 }  // namespace
+
+std::string Fmt(const char* fmt, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
 
 nlohmann::json ContextJson(const Scenario& sc, const RunSummary& rs,
                            const std::string& arrival,

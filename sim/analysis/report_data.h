@@ -15,6 +15,9 @@
 
 namespace servesim {
 
+// One number through a printf format ("%.2f"), for the analysis reports.
+std::string Fmt(const char* fmt, double x);
+
 // {"scenario", "model", "gpu", "tp", "arrival", "seed", "percentiles",
 //  "warmup", "prefix_hit_rate", "utilization"}; `rs` is a representative
 // run (its warm-up and hit rate), `utilization` says how load was set.

@@ -10,12 +10,6 @@
 namespace servesim {
 namespace {
 
-std::string Fmt(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
-
 const char* StatusName(SearchRow::Status s) {
   switch (s) {
     case SearchRow::Status::kEvaluated: return "evaluated";
