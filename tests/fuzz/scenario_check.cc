@@ -19,11 +19,14 @@ namespace {
 // The scenario being checked, pre-rendered with its label: a signal
 // handler may only write() it.
 std::string g_current;
-constexpr int kSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGALRM};
+constexpr int kSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGALRM, SIGXCPU};
 struct sigaction g_previous[std::size(kSignals)];
 
 void OnSignal(int sig) {
-  const char* what = sig == SIGALRM ? "timed out" : sig == SIGABRT ? "aborted" : "crashed";
+  const char* what = sig == SIGXCPU   ? "ran out of CPU time"
+                     : sig == SIGALRM ? "timed out"
+                     : sig == SIGABRT ? "aborted"
+                                      : "crashed";
   static const char kHead[] = "\n=== servesim simulation fuzzer: the run ";
   static const char kTail[] =
       " on the scenario below (save it as s.json and replay with `servesim run "
