@@ -105,17 +105,20 @@ void IndexAxes(MeasuredTable* t) {
   }
 }
 
-MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu) {
+MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
+                            const std::string& dtype) {
   MeasuredTable t;
   t.axes = {"m", "n", "k"};
+  const bool fp8 = dtype == "fp8";
+  const double in = fp8 ? 1 : 2;  // bytes of weights and inputs
   Csv csv(dir + "/gemm.csv");
   while (csv.Next()) {
-    if (csv.Str("gemm_dtype") != "bfloat16") continue;
+    if (csv.Str("gemm_dtype") != dtype) continue;
     const double m = csv.Num("m"), n = csv.Num("n"), k = csv.Num("k");
     const double s = csv.Num("latency") * 1e-3;
-    const double flops = 2 * m * n * k, bytes = 2 * (k * n + m * k + m * n);
+    const double flops = 2 * m * n * k, bytes = in * (k * n + m * k) + 2 * m * n;
     Add(&t, csv, {m, n, k}, s,
-        flops / s <= gpu.bf16_flops && bytes / s <= gpu.hbm_bytes_per_s);
+        flops / s <= gpu.GemmPeakFlops(fp8) && bytes / s <= gpu.hbm_bytes_per_s);
   }
   IndexAxes(&t);
   return t;
@@ -135,10 +138,12 @@ MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
     const double b = csv.Num("batch_size"), c = csv.Num("step");
     const double s = csv.Num("latency") * 1e-3;
     const double d = f.head_dim;
-    const double kv_bytes = b * 2 * kv * d * 2 * c;
+    const bool fp8 = f.kv_cache_dtype == "fp8";
+    const double kv_bytes = b * 2 * kv * d * (fp8 ? 1 : 2) * c;
     const double flops = b * 4 * h * d * (c + 1);
     Add(&t, csv, {h, kv, b, c}, s,
-        kv_bytes / s <= gpu.hbm_bytes_per_s && flops / s <= gpu.bf16_flops);
+        kv_bytes / s <= gpu.hbm_bytes_per_s &&
+            flops / s <= gpu.GemmPeakFlops(fp8));
   }
   IndexAxes(&t);
   return t;
@@ -158,7 +163,8 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
     const double b = csv.Num("batch_size"), n = csv.Num("isl");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
-    Add(&t, csv, {h, kv, b, n}, s, flops / s <= gpu.bf16_flops);
+    Add(&t, csv, {h, kv, b, n}, s,
+        flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
   }
   IndexAxes(&t);
   return t;

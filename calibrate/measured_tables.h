@@ -42,8 +42,10 @@ struct TableFilter {
 };
 
 // Each throws std::runtime_error naming the file and line on bad input.
-// GEMM (bf16): axes m, n, k.
-MeasuredTable LoadGemmTable(const std::string& gpu_dir, const GpuSpec& gpu);
+// GEMM ("bfloat16", or "fp8": vLLM's W8A8 CUTLASS kernel, 1-byte inputs
+// and weights, bf16 output): axes m, n, k.
+MeasuredTable LoadGemmTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                            const std::string& dtype = "bfloat16");
 // Decode attention (window 0): axes heads, kv_heads, batch, context.
 MeasuredTable LoadDecodeTable(const std::string& gpu_dir, const GpuSpec& gpu,
                               const TableFilter& f);

@@ -204,45 +204,61 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   for (const auto& n : o.heldout_gpus)
     g.names.push_back(n), train_gpu.push_back(false);
   for (const auto& n : g.names) g.specs.push_back(LoadGpuSpec(n));
-  Samples gemm, dec, pre, ar;
+  Samples gemm, dec, pre, ar, gemm8, dec8, pre8;
   const TableFilter filter;
+  TableFilter fp8_kv;
+  fp8_kv.kv_cache_dtype = "fp8";
   for (size_t gi = 0; gi < g.names.size(); ++gi) {
     const std::string dir = o.data_dir + "/" + DataGpuDir(g.names[gi]);
     const GpuSpec& spec = g.specs[gi];
     // GEMMs with the widths and depths a model's shards have (k, n >= 512):
     // the tables also time 32-wide matrices no transformer layer has.
-    AddTable(
-        LoadGemmTable(dir, spec), gi, train_gpu[gi], o,
-        [](const std::vector<double>& c, KernelSample* s) {
-          const double m = c[0], n = c[1], k = c[2];
-          if (n < 512 || k < 512) return false;
-          s->flops = 2 * m * n * k;
-          s->bytes = 2 * (k * n + m * k + m * n);
-          return true;
-        },
-        &gemm);
-    AddTable(
-        LoadDecodeTable(dir, spec, filter), gi, train_gpu[gi], o,
-        [](const std::vector<double>& c, KernelSample* s) {
-          AttentionWork w;
-          AddDecodeAttention(c[0], c[1], 128, 2, c[3], &w);
-          s->flops = c[2] * w.flops;
-          s->bytes = c[2] * w.bytes;
-          s->items = c[2] * w.items;
-          return true;
-        },
-        &dec);
-    AddTable(
-        LoadPrefillTable(dir, spec, filter), gi, train_gpu[gi], o,
-        [](const std::vector<double>& c, KernelSample* s) {
-          AttentionWork w;
-          AddPrefillAttention(c[0], c[1], 128, 2, c[3], 0, &w);
-          s->flops = c[2] * w.flops;
-          s->bytes = c[2] * w.bytes;
-          s->items = c[2] * w.items;
-          return true;
-        },
-        &pre);
+    // Weights and inputs in `in` bytes, outputs bf16.
+    const auto gemm_price = [](double in) {
+      return [in](const std::vector<double>& c, KernelSample* s) {
+        const double m = c[0], n = c[1], k = c[2];
+        if (n < 512 || k < 512) return false;
+        s->flops = 2 * m * n * k;
+        s->bytes = in * (k * n + m * k) + 2 * m * n;
+        // W8A8: the bf16 input is quantized to fp8 first (a per-element
+        // pass the GEMM's bytes do not see).
+        if (in == 1) s->items = m * k;
+        return true;
+      };
+    };
+    AddTable(LoadGemmTable(dir, spec), gi, train_gpu[gi], o, gemm_price(2),
+             &gemm);
+    AddTable(LoadGemmTable(dir, spec, "fp8"), gi, train_gpu[gi], o,
+             gemm_price(1), &gemm8);
+    // Attention rows at the KV cache's bytes per element.
+    const auto decode_price = [](double kv_bytes) {
+      return [kv_bytes](const std::vector<double>& c, KernelSample* s) {
+        AttentionWork w;
+        AddDecodeAttention(c[0], c[1], 128, kv_bytes, c[3], &w);
+        s->flops = c[2] * w.flops;
+        s->bytes = c[2] * w.bytes;
+        s->items = c[2] * w.items;
+        return true;
+      };
+    };
+    const auto prefill_price = [](double kv_bytes) {
+      return [kv_bytes](const std::vector<double>& c, KernelSample* s) {
+        AttentionWork w;
+        AddPrefillAttention(c[0], c[1], 128, kv_bytes, c[3], 0, &w);
+        s->flops = c[2] * w.flops;
+        s->bytes = c[2] * w.bytes;
+        s->items = c[2] * w.items;
+        return true;
+      };
+    };
+    AddTable(LoadDecodeTable(dir, spec, filter), gi, train_gpu[gi], o,
+             decode_price(2), &dec);
+    AddTable(LoadPrefillTable(dir, spec, filter), gi, train_gpu[gi], o,
+             prefill_price(2), &pre);
+    AddTable(LoadDecodeTable(dir, spec, fp8_kv), gi, train_gpu[gi], o,
+             decode_price(1), &dec8);
+    AddTable(LoadPrefillTable(dir, spec, fp8_kv), gi, train_gpu[gi], o,
+             prefill_price(1), &pre8);
     for (int n : {2, 4, 8}) {
       TableFilter f;
       f.num_gpus = n;
@@ -275,6 +291,21 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   p.prefill_attention = FitRates(
       pre, g, {10e-6, 0.6, p.decode_attention.memory_efficiency, 3, 1e-9},
       prefill);
+  // fp8: the same forms, compute at the fp8 tensor rate (W8A8 GEMMs;
+  // FlashAttention-3 on an fp8 cache quantizes q and runs in fp8).
+  KernelRates gemm8_start{4e-6, 0.6, 0.8, 3, 0};
+  gemm8_start.fp8_compute = true;
+  FreeParams gemm8_free;
+  gemm8_free.item = true;
+  gemm8_start.per_item_s = 1e-12;
+  p.gemm_fp8 = FitRates(gemm8, g, gemm8_start, gemm8_free);
+  KernelRates dec8_start{10e-6, 0.5, 0.8, 3, 5e-9};
+  dec8_start.fp8_compute = true;
+  p.decode_attention_fp8_kv = FitRates(dec8, g, dec8_start, attn);
+  KernelRates pre8_start{10e-6, 0.6, p.decode_attention_fp8_kv.memory_efficiency,
+                         3, 1e-9};
+  pre8_start.fp8_compute = true;
+  p.prefill_attention_fp8_kv = FitRates(pre8, g, pre8_start, prefill);
   // All-reduce: the two backends' (latency, efficiency) at once, in logs.
   auto ar_pred = [&](const AllReduceParams& a, const KernelSample& s) {
     return AllReduceTime(a, g.specs[s.gpu_index], s.gpus, s.msg_bytes);
@@ -310,6 +341,11 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   eval("gemm", gemm, old.gemm, p.gemm);
   eval("prefill attention", pre, old.prefill_attention, p.prefill_attention);
   eval("decode attention", dec, old.decode_attention, p.decode_attention);
+  eval("gemm fp8", gemm8, old.gemm_fp8, p.gemm_fp8);
+  eval("prefill attn fp8 KV", pre8, old.prefill_attention_fp8_kv,
+       p.prefill_attention_fp8_kv);
+  eval("decode attn fp8 KV", dec8, old.decode_attention_fp8_kv,
+       p.decode_attention_fp8_kv);
   Evaluate(
       "all-reduce", ar, g, train_gpu,
       [&](const KernelSample& k) { return ar_pred(old.allreduce, k); },
@@ -326,7 +362,10 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       count("gemm (bf16, n and k >= 512)", gemm),
       count("prefill attention (head_dim 128, bf16 KV)", pre),
       count("decode attention (head_dim 128, bf16 KV)", dec),
-      count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar)};
+      count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar),
+      count("gemm fp8 (W8A8, n and k >= 512)", gemm8),
+      count("prefill attention (head_dim 128, fp8 KV)", pre8),
+      count("decode attention (head_dim 128, fp8 KV)", dec8)};
   return fit;
 }
 
@@ -346,6 +385,9 @@ std::string RooflineFitReport(const RooflineFit& f) {
   rates("gemm", f.fitted.gemm);
   rates("prefill_attention", f.fitted.prefill_attention);
   rates("decode_attention", f.fitted.decode_attention);
+  rates("gemm_fp8", f.fitted.gemm_fp8);
+  rates("prefill_attn_fp8kv", f.fitted.prefill_attention_fp8_kv);
+  rates("decode_attn_fp8kv", f.fitted.decode_attention_fp8_kv);
   const AllReduceParams& a = f.fitted.allreduce;
   std::snprintf(buf, sizeof buf,
                 "  %-18s {%.3g, %.3g, 8 MiB, %.3g, %.3g}  // custom latency, "

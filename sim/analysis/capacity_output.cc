@@ -43,7 +43,7 @@ nlohmann::json EvaluationJson(const RateEvaluation& e) {
 }  // namespace
 
 void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream& os) {
-  os << "servesim capacity: " << sc.file << " (" << sc.model.name << ", "
+  os << "servesim capacity: " << sc.file << " (" << sc.model.Label() << ", "
      << sc.ArrivalDescription() << " shape)\nSLO: " << SloText(p.slo)
      << "; a rate passes when every replication is stable and each SLO "
         "percentile's upper 95% bound is within its limit\n";

@@ -68,7 +68,7 @@ std::string LoopsExplanation(const LoopsResult& r) {
 }
 
 void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os) {
-  os << "servesim loops: " << sc.file << " (" << sc.model.name << " on " << sc.tp
+  os << "servesim loops: " << sc.file << " (" << sc.model.Label() << " on " << sc.tp
      << "x " << sc.gpu.name << "); saturation throughput "
      << Fmt("%.3f", r.saturation.mu_rps) << " req/s\n"
      << "closed loop of N clients (no think time) vs open loops at the "

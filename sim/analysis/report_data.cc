@@ -39,7 +39,7 @@ nlohmann::json ContextJson(const Scenario& sc, const RunSummary& rs,
        << rs.warmup_requests << " (" << rs.excluded_warmup
        << " requests excluded in the representative run)";
   return {{"scenario", sc.file},
-          {"model", sc.model.name},
+          {"model", sc.model.Label()},
           {"gpu", sc.gpu.name},
           {"tp", sc.tp},
           {"arrival", arrival},

@@ -61,6 +61,8 @@ std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c) {
      << " --block-size " << base.engine.block_size << " --gpu-memory-utilization "
      << Fmt("%g", base.gpu_memory_utilization);
   if (!base.engine.async_scheduling) os << " --no-async-scheduling";
+  if (base.model.fp8_weights()) os << " --quantization fp8";
+  if (base.model.fp8_kv()) os << " --kv-cache-dtype fp8";
   return os.str();
 }
 
@@ -108,7 +110,7 @@ std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
 }
 
 void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os) {
-  os << "servesim search: " << sc.file << " (" << sc.model.name << ", "
+  os << "servesim search: " << sc.file << " (" << sc.model.Label() << ", "
      << sc.ArrivalDescription() << " shape), target " << Fmt("%g", r.target_rate)
      << " req/s, SLO";
   for (const SloTerm& t : r.slo) os << " " << t.name << " <= " << Fmt("%g", t.limit_ms) << " ms";
@@ -188,7 +190,7 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
   nlohmann::json data;
   data["title"] = "servesim search: " + sc.file;
   data["context"] = {{"scenario", sc.file},
-                     {"model", sc.model.name},
+                     {"model", sc.model.Label()},
                      {"arrival", sc.ArrivalDescription() + " (rate searched per candidate)"},
                      {"seed", sc.seed},
                      {"target_rate", r.target_rate},

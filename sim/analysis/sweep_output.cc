@@ -44,7 +44,7 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
                 static_cast<long long>(s.departures), s.window_s,
                 s.settled ? "" : ", NOT settled: its halves differ by > 5%",
                 1e3 * s.mean_service_s, s.scv);
-  os << "servesim sweep: " << sc.file << " (" << sc.model.name << " on "
+  os << "servesim sweep: " << sc.file << " (" << sc.model.Label() << " on "
      << sc.tp << "x " << sc.gpu.name << ", " << sc.ArrivalDescription()
      << " at each rate)\n" << line;
   os << "each point: " << (r.points.empty() ? 0 : r.points[0].replications)

@@ -8,7 +8,11 @@ const char* ScenarioReference() {
   return R"(
 Scenario keys (JSON; unknown keys are errors; absent or null = default):
   seed                          1        seeds every random stream
-  model                         required models/llm/<name>.json or a path
+  model                         required models/llm/<name>.json or a path, or
+                                         {"name": ..., "weight_dtype": ...}
+  model.weight_dtype            bf16     bf16 | fp8 (vLLM --quantization fp8:
+                                         layers' weights 1 byte; W8A8 GEMMs on
+                                         GPUs with fp8 tensor cores)
   hardware.gpu                  required models/gpu/<name>.json or a path
   hardware.tp                   1        tensor-parallel degree (divides heads)
   engine.max_num_seqs           256      running requests per step
@@ -34,6 +38,8 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
                                          admitting while others run
   engine.kv_beyond_gpu_memory   false    allow num_gpu_blocks beyond the GPU's
                                          memory minus weights (a what-if)
+  engine.kv_cache_dtype         auto     auto (= bf16) | bf16 | fp8 | fp8_e4m3
+                                         | fp8_e5m2 (vLLM --kv-cache-dtype)
   cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: preset (kernels | datasheet), then overrides per op kind:

@@ -72,6 +72,13 @@ std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
                                 "profiles time dense layers only (use "
                                 "roofline)");
   }
+  if (model.fp8_weights() || model.fp8_kv()) {
+    cfg.FailMessage("profile",
+                    "calibrated profiles hold bf16 kernel timings, but the "
+                    "scenario runs " + model.Label() +
+                        "; use cost_model.type=roofline (its fp8 rates are "
+                        "fitted to measured fp8 kernels)");
+  }
   CalibrationProfile p = LoadCalibrationProfile(ResolveDataPath(path));
   if (p.model != model.name || p.tp != tp) {
     cfg.FailMessage("profile",

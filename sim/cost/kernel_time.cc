@@ -17,7 +17,7 @@ double SmoothMax(double a, double b, double p) {
 
 double KernelTime(const KernelRates& r, const GpuSpec& gpu, double flops,
                   double bytes, double items) {
-  const double c = flops / (gpu.bf16_flops * r.compute_efficiency);
+  const double c = flops / (gpu.GemmPeakFlops(r.fp8_compute) * r.compute_efficiency);
   const double m = bytes / (gpu.hbm_bytes_per_s * r.memory_efficiency);
   return r.floor_s + r.per_item_s * items + SmoothMax(c, m, r.crossover_p);
 }

@@ -4,7 +4,7 @@
 // model does with them.
 //
 //   time = floor + per_item * items + (C^p + M^p)^(1/p)
-//   C = FLOPs / (peak bf16 * compute_efficiency)
+//   C = FLOPs / (peak bf16 or fp8 * compute_efficiency)
 //   M = bytes / (HBM bandwidth * memory_efficiency)
 //
 // The floor is what a graph-replayed launch of the kernel costs however
@@ -29,6 +29,10 @@ struct KernelRates {
   double memory_efficiency = 1;   // of GpuSpec::hbm_bytes_per_s
   double crossover_p = 0;         // p-norm exponent; 0 means max (p = inf)
   double per_item_s = 0;
+  // The compute term runs at the GPU's fp8 tensor rate (fp8 GEMMs, and
+  // FlashAttention-3 on an fp8 KV cache, which quantizes q and runs QK^T
+  // and PV in fp8); the bf16 rate otherwise or without fp8 tensor cores.
+  bool fp8_compute = false;
 };
 
 // (a^p + b^p)^(1/p) for a, b >= 0; max(a, b) when p <= 0.

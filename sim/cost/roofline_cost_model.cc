@@ -60,6 +60,11 @@ void ReadKernelKeys(const JsonView& cfg, RooflineParams* p) {
             &p->prefill_attention);
   ReadRates(cfg, "decode_attention", "per_sequence_kv_head_s",
             &p->decode_attention);
+  ReadRates(cfg, "gemm_fp8", "", &p->gemm_fp8);
+  ReadRates(cfg, "prefill_attention_fp8_kv", "per_query_head_s",
+            &p->prefill_attention_fp8_kv);
+  ReadRates(cfg, "decode_attention_fp8_kv", "per_sequence_kv_head_s",
+            &p->decode_attention_fp8_kv);
 }
 
 void ReadElementwiseKeys(const JsonView& cfg, ElementwiseParams* e) {
@@ -145,6 +150,14 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
   inter_ = static_cast<double>(model.intermediate_size) / tp;
   vocab_ = static_cast<double>(model.vocab_size) /
            tp;  // vLLM pads; the pad is noise
+  const bool w8a8 = model.fp8_weights() && gpu.fp8_flops > 0;
+  layer_gemm_ = w8a8 ? p_.gemm_fp8 : p_.gemm;
+  weight_bytes_ = model.weight_bytes;
+  gemm_in_bytes_ = w8a8 ? 1 : model.dtype_bytes;
+  prefill_attention_ =
+      model.fp8_kv() ? p_.prefill_attention_fp8_kv : p_.prefill_attention;
+  decode_attention_ =
+      model.fp8_kv() ? p_.decode_attention_fp8_kv : p_.decode_attention;
 }
 
 RooflineParams::RooflineParams() { *this = Kernels(); }
@@ -215,6 +228,21 @@ RooflineParams RooflineParams::Kernels() {
   // (0.26 ms at 256) is assumed, to within a factor of a few.
   p.step_overhead_s = 3e-4;
   p.per_sequence_overhead_s = 1e-6;
+  // fp8, fitted the same way to the fp8 rows of the same tables (gemm.csv
+  // gemm_dtype fp8: vLLM's CutlassFP8ScaledMMLinearKernel; the attention
+  // tables' kv_cache_dtype fp8 rows). W8A8 GEMMs: a 6.8 us floor, 76% of
+  // the dense fp8 peak at large M (H200 measures 1,320 TFLOPS at
+  // 16384 x 8192 x 8192), 81% of HBM bandwidth, p = 1.16, and 3.6 ps per
+  // input element for quantizing the bf16 activations (items = m k; the
+  // fit without it left 24-26% held-out error, with it 16-17%; what
+  // remains is mostly narrow GEMMs, which the fp8 kernel runs slower than
+  // bf16: H200 at m 16384, k 8192, n 512 measures 346 TFLOPS in fp8 and
+  // 688 in bf16, and no term here captures that). Attention on an fp8 cache at fp8 compute: FA3's fp8
+  // path reaches only 28-32% of the fp8 peak (about the bf16 kernels'
+  // FLOP rate) and 74% of HBM bandwidth on the halved bytes.
+  p.gemm_fp8 = {6.82e-6, 0.761, 0.812, 1.16, 3.58e-12, true};
+  p.prefill_attention_fp8_kv = {1.61e-5, 0.317, 0.739, 1, 5.6e-10, true};
+  p.decode_attention_fp8_kv = {1.37e-5, 0.279, 0.739, 1, 2.6e-8, true};
   return p;
 }
 
@@ -233,6 +261,12 @@ RooflineParams RooflineParams::Datasheet() {
   p.allreduce = {8e-6, 0.7, 8.0 * 1024 * 1024, 8e-6, 0.7};
   p.step_overhead_s = 3e-4;
   p.per_sequence_overhead_s = 0;
+  // fp8 GEMMs at the same efficiencies of the fp8 peak; attention on an
+  // fp8 cache as on a bf16 one (only its bytes halve).
+  p.gemm_fp8 = p.gemm;
+  p.gemm_fp8.fp8_compute = true;
+  p.prefill_attention_fp8_kv = p.prefill_attention;
+  p.decode_attention_fp8_kv = p.decode_attention;
   return p;
 }
 
@@ -256,13 +290,13 @@ void AddPrefillAttention(double q_heads, double kv_heads, double head_dim,
 void AddDecodeAttention(const ModelSpec& m, int tp, double c,
                         AttentionWork* w) {
   AddDecodeAttention(static_cast<double>(m.num_heads) / tp, m.KvHeadsPerGpu(tp),
-                     m.head_dim, m.dtype_bytes, c, w);
+                     m.head_dim, m.kv_bytes, c, w);
 }
 
 void AddPrefillAttention(const ModelSpec& m, int tp, double n, double c,
                          AttentionWork* w) {
   AddPrefillAttention(static_cast<double>(m.num_heads) / tp,
-                      m.KvHeadsPerGpu(tp), m.head_dim, m.dtype_bytes, n, c, w);
+                      m.KvHeadsPerGpu(tp), m.head_dim, m.kv_bytes, n, c, w);
 }
 
 std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
@@ -282,6 +316,19 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
        "decode_attention_compute_efficiency",
        "decode_attention_memory_efficiency", "decode_attention_crossover_p",
        "decode_attention_per_sequence_kv_head_s",
+       // fp8 GEMMs and attention on an fp8 KV cache
+       "gemm_fp8_floor_s", "gemm_fp8_compute_efficiency",
+       "gemm_fp8_memory_efficiency", "gemm_fp8_crossover_p",
+       "prefill_attention_fp8_kv_floor_s",
+       "prefill_attention_fp8_kv_compute_efficiency",
+       "prefill_attention_fp8_kv_memory_efficiency",
+       "prefill_attention_fp8_kv_crossover_p",
+       "prefill_attention_fp8_kv_per_query_head_s",
+       "decode_attention_fp8_kv_floor_s",
+       "decode_attention_fp8_kv_compute_efficiency",
+       "decode_attention_fp8_kv_memory_efficiency",
+       "decode_attention_fp8_kv_crossover_p",
+       "decode_attention_fp8_kv_per_sequence_kv_head_s",
        // elementwise (the first efficiency key sets all five)
        "elementwise_memory_efficiency", "elementwise_kernel_floor_s",
        "rmsnorm_memory_efficiency", "residual_add_memory_efficiency",
@@ -312,26 +359,32 @@ double RooflineCostModel::Gemm(double flops, double bytes) const {
 }
 
 // QKV, O, (router,) gate+up and down projections of one layer for T tokens.
-// Bytes are weights read once plus activations in and out.
+// Bytes are weights read once plus activations in and out (inputs in the
+// GEMM's input dtype, outputs bf16).
 double RooflineCostModel::LayerGemmTime(double t) const {
   const double h = m_.hidden_size, d = m_.head_dim, b = m_.dtype_bytes;
+  const double w = weight_bytes_, in = gemm_in_bytes_;
+  // W8A8 quantizes the m x k input first (KernelRates::per_item_s).
+  const double quantized = in < b ? 1 : 0;
+  const auto layer_gemm = [&](double m, double n, double k, double weights) {
+    return KernelTime(layer_gemm_, gpu_, 2 * m * n * k,
+                      w * (weights * k * n) + in * m * k + b * m * n,
+                      quantized * m * k);
+  };
   const double qkv = (q_heads_ + 2 * kv_heads_) * d;
   const double q = q_heads_ * d;
-  double time = Gemm(2 * t * h * qkv, b * (h * qkv + t * h + t * qkv)) +
-                Gemm(2 * t * q * h, b * (q * h + t * q + t * h));
+  double time = layer_gemm(t, qkv, h, 1) + layer_gemm(t, h, q, 1);
   // A dense MLP is the one-expert case: every token, all weights.
   double routed = t, active = 1;
   if (m_.is_moe()) {
+    // The router stays bf16 in vLLM's fp8 checkpoints.
     const double e = m_.num_experts;
     time += Gemm(2 * t * h * e, b * (h * e + t * h + t * e));
     routed = t * m_.experts_per_token;
     active = ExpectedActiveExperts(m_.num_experts, m_.experts_per_token, t);
   }
   const double i = inter_;
-  time += Gemm(2 * routed * h * 2 * i,
-               b * (active * h * 2 * i + routed * h + routed * 2 * i));
-  time +=
-      Gemm(2 * routed * i * h, b * (active * i * h + routed * i + routed * h));
+  time += layer_gemm(routed, 2 * i, h, active) + layer_gemm(routed, h, i, active);
   return time;
 }
 
@@ -363,9 +416,11 @@ double RooflineCostModel::ElementwiseTime(double t) const {
       e.kernel_floor_s +
       bytes_at(3 * inter_ * m_.experts_per_token, e.silu_mul_memory_efficiency);
   if (e.kv_cache_write) {
-    // Read the new K and V, write them into the paged cache.
+    // Read the new K and V, write them into the paged cache
+    // (K and V read in bf16, written in the cache's dtype.)
     layer += e.kernel_floor_s +
-             bytes_at(4 * kv_heads_ * d, e.kv_cache_write_memory_efficiency);
+             bytes_at(2 * kv_heads_ * d * (1 + m_.kv_bytes / b),
+                      e.kv_cache_write_memory_efficiency);
   }
   // Embedding gather (a copy) and the final norm.
   const double once = 2 * e.kernel_floor_s +
@@ -399,11 +454,11 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
   const double layers = m_.num_layers;
   cost.gemm_s = layers * LayerGemmTime(tokens) + LmHeadTime(sampling);
   if (any_pre) {
-    cost.attn_prefill_s = layers * KernelTime(p_.prefill_attention, gpu_,
+    cost.attn_prefill_s = layers * KernelTime(prefill_attention_, gpu_,
                                               pre.flops, pre.bytes, pre.items);
   }
   if (any_dec) {
-    cost.attn_decode_s = layers * KernelTime(p_.decode_attention, gpu_,
+    cost.attn_decode_s = layers * KernelTime(decode_attention_, gpu_,
                                              dec.flops, dec.bytes, dec.items);
   }
   cost.comm_s = layers * 2 * AllReduceTime(tokens);  // after attention, MLP
@@ -423,9 +478,15 @@ std::string RooflineCostModel::Describe() const {
   };
   os << "roofline (" << m_.name << " on " << gpu_.name << ", tp=" << tp_ << ", "
      << p_.preset << " preset";
-  rates("gemm", p_.gemm);
-  rates("prefill attention", p_.prefill_attention);
-  rates("decode attention", p_.decode_attention);
+  const bool w8a8 = gemm_in_bytes_ < m_.dtype_bytes;
+  rates(w8a8                ? "fp8 W8A8 gemm"
+        : m_.fp8_weights()  ? "fp8 weight-only gemm (bf16 rates)"
+                            : "gemm",
+        layer_gemm_);
+  rates(m_.fp8_kv() ? "prefill attention (fp8 KV)" : "prefill attention",
+        prefill_attention_);
+  rates(m_.fp8_kv() ? "decode attention (fp8 KV)" : "decode attention",
+        decode_attention_);
   const ElementwiseParams& e = p_.elementwise;
   os << "; elementwise floor " << e.kernel_floor_s * 1e6 << " us, rmsnorm "
      << e.rmsnorm_memory_efficiency << " / residual add "

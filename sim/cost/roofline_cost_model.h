@@ -40,6 +40,13 @@ struct RooflineParams {
   KernelRates gemm;
   KernelRates prefill_attention;  // items: query rows x query heads
   KernelRates decode_attention;   // items: sequences x KV heads
+  // fp8 (model.weight_dtype fp8; engine.kv_cache_dtype fp8): vLLM's W8A8
+  // CUTLASS GEMMs (used where the GPU has fp8 tensor cores; elsewhere
+  // fp8 weights run weight-only at the bf16 GEMM rates) and attention on
+  // an fp8 KV cache.
+  KernelRates gemm_fp8;
+  KernelRates prefill_attention_fp8_kv;
+  KernelRates decode_attention_fp8_kv;
   ElementwiseParams elementwise;
   AllReduceParams allreduce;
   double step_overhead_s = 0;          // host time per step
@@ -61,7 +68,8 @@ struct AttentionWork {
 };
 // A decode token of a sequence with `context` cached tokens attends to
 // context + 1 keys: 4 q_heads d FLOPs per key (QK^T and PV), reads the
-// K and V of every key, reads q and writes the output.
+// K and V of every key, reads q and writes the output. The model's forms
+// count bytes at its KV cache dtype (ModelSpec::kv_bytes).
 void AddDecodeAttention(const ModelSpec& m, int tp, double context,
                         AttentionWork* w);
 // A chunk of n new tokens after c cached: causal, token j (1..n) attends
@@ -94,7 +102,7 @@ class RooflineCostModel : public CostModel {
   const RooflineParams& params() const { return p_; }
 
  private:
-  double Gemm(double flops, double bytes) const;
+  double Gemm(double flops, double bytes) const;  // a layer's, in its dtype
   double LayerGemmTime(double tokens) const;
   double LmHeadTime(double sampling_seqs) const;
   double AllReduceTime(double tokens) const;
@@ -106,6 +114,12 @@ class RooflineCostModel : public CostModel {
   RooflineParams p_;
   // Per-GPU shard sizes under tensor parallelism.
   double q_heads_, kv_heads_, inter_, vocab_;
+  // Layer GEMMs: fp8 W8A8 on fp8 tensor cores (1-byte weights and
+  // inputs), fp8 weight-only elsewhere (1-byte weights, bf16 inputs), or
+  // bf16; the LM head stays bf16 either way.
+  KernelRates layer_gemm_;
+  double weight_bytes_, gemm_in_bytes_;
+  KernelRates prefill_attention_, decode_attention_;  // for the KV dtype
 };
 
 // Experts expected to receive at least one of `tokens` tokens when each token

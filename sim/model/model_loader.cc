@@ -76,6 +76,7 @@ ModelSpec ParseModelSpec(const JsonView& v) {
   m.tie_word_embeddings = v.Bool("tie_word_embeddings", false);
   m.dtype_bytes =
       static_cast<int>(v.Integer("dtype_bytes", 2, Range::Closed(1, 8)));
+  m.weight_bytes = m.kv_bytes = m.dtype_bytes;
   // Grouped-query attention shares each KV head among num_heads/num_kv_heads
   // query heads, so the ratio must be whole.
   if (m.num_heads % m.num_kv_heads != 0) {
@@ -96,7 +97,7 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
                "bf16_dense_tflops", "interconnect_gb_per_s",
                "interconnect_direction", "interconnect_topology",
-               "pcie_gb_per_s"});
+               "pcie_gb_per_s", "fp8_dense_tflops"});
   GpuSpec g;
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
@@ -110,6 +111,8 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
       v.RequireNumber("hbm_tb_per_s", Range::Closed(0.01, 1e3)) * 1e12;
   g.bf16_flops =
       v.RequireNumber("bf16_dense_tflops", Range::Closed(0.1, 1e6)) * 1e12;
+  // Optional: absent on GPUs without fp8 tensor cores.
+  g.fp8_flops = v.Number("fp8_dense_tflops", 0, Range::Closed(0, 1e6)) * 1e12;
   const double link =
       v.RequireNumber("interconnect_gb_per_s", Range::Closed(0.1, 1e6)) * 1e9;
   // Datasheets quote NVLink as the sum of both directions; the cost model

@@ -43,13 +43,30 @@ double ModelSpec::WeightBytesPerGpu(int tp) const {
   const double router = is_moe() ? h * num_experts : 0;
   const double embed = static_cast<double>(vocab_size) * h / tp;
   const double embed_and_head = tie_word_embeddings ? embed : 2 * embed;
-  return dtype_bytes *
-         (embed_and_head + num_layers * (attn + experts + router));
+  return dtype_bytes * (embed_and_head + num_layers * router) +
+         weight_bytes * num_layers * (attn + experts);
+}
+
+std::string ModelSpec::Label() const {
+  std::string q;
+  if (fp8_weights()) q = "fp8 weights";
+  if (fp8_kv()) q += std::string(q.empty() ? "" : ", ") + "fp8 KV cache";
+  return q.empty() ? name : name + " (" + q + ")";
+}
+
+void ModelSpec::SetWeightDtype(const std::string& dtype) {
+  weight_dtype = dtype;
+  weight_bytes = dtype == "fp8" ? 1 : dtype_bytes;
+}
+
+void ModelSpec::SetKvCacheDtype(const std::string& dtype) {
+  kv_cache_dtype = dtype;
+  kv_bytes = dtype == "fp8" ? 1 : dtype_bytes;
 }
 
 double ModelSpec::KvBytesPerTokenPerGpu(int tp) const {
   // K and V, each KvHeadsPerGpu * head_dim values, in every layer.
-  return 2.0 * num_layers * KvHeadsPerGpu(tp) * head_dim * dtype_bytes;
+  return 2.0 * num_layers * KvHeadsPerGpu(tp) * head_dim * kv_bytes;
 }
 
 }  // namespace servesim

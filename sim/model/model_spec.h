@@ -22,7 +22,26 @@ struct ModelSpec {
   int experts_per_token = 1;  // top-k routing; 1 for dense models
   bool tie_word_embeddings = false;
   int max_context = 0;  // max_position_embeddings
-  int dtype_bytes = 2;  // bf16 weights and KV cache
+  int dtype_bytes = 2;  // bf16: activations, and by default weights and KV
+  // Quantization as vLLM's --quantization fp8 / --kv-cache-dtype fp8 (set
+  // by the scenario's model.weight_dtype and engine.kv_cache_dtype, see
+  // SetWeightDtype / SetKvCacheDtype): bytes per parameter of the
+  // transformer layers' linear weights (vLLM keeps the embedding, the LM
+  // head and an MoE router in bf16) and per cached K or V element.
+  std::string weight_dtype = "bf16";
+  std::string kv_cache_dtype = "bf16";
+  double weight_bytes = 2;
+  double kv_bytes = 2;
+
+  bool fp8_weights() const { return weight_dtype == "fp8"; }
+  // The name, with the quantization when not bf16, e.g.
+  // "llama-3.1-8b (fp8 weights, fp8 KV cache)": every report's model line.
+  std::string Label() const;
+  bool fp8_kv() const { return kv_cache_dtype == "fp8"; }
+  // "bf16" or "fp8"; anything else is the caller's error (checked by the
+  // scenario parser, which names the JSON path).
+  void SetWeightDtype(const std::string& dtype);
+  void SetKvCacheDtype(const std::string& dtype);
 
   bool is_moe() const { return num_experts > 1; }
   // Parameters of one transformer layer's attention and MLP (all experts).
@@ -45,6 +64,14 @@ struct GpuSpec {
   double memory_bytes = 0;     // HBM capacity
   double hbm_bytes_per_s = 0;  // peak HBM bandwidth
   double bf16_flops = 0;       // dense (no sparsity) bf16 tensor FLOP/s
+  // Dense fp8 tensor FLOP/s; 0 where the GPU has no fp8 tensor cores
+  // (A100): vLLM then runs fp8 weights as weight-only W8A16 (Marlin), so
+  // GEMMs read 1-byte weights but compute at the bf16 rate.
+  double fp8_flops = 0;
+  // The tensor rate a GEMM with these weights runs at.
+  double GemmPeakFlops(bool fp8) const {
+    return fp8 && fp8_flops > 0 ? fp8_flops : bf16_flops;
+  }
   double interconnect_bytes_per_s = 0;  // per GPU, one direction
   // How the GPUs of one server are joined, which decides what bandwidth a
   // tensor-parallel all-reduce gets and whether vLLM's custom all-reduce

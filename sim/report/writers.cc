@@ -92,7 +92,7 @@ std::string PercentileName(double p) {
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
-  os << "  model " << sc.model.name << " on ";
+  os << "  model " << sc.model.Label() << " on ";
   if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
   os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
      << sc.engine.num_gpu_blocks << " KV blocks"
@@ -231,6 +231,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   j["backend"] = "servesim";
   j["label"] = nullptr;
   j["model_id"] = sc.model.name;
+  j["weight_dtype"] = sc.model.weight_dtype;    // servesim: quantization
+  j["kv_cache_dtype"] = sc.model.kv_cache_dtype;
   j["tokenizer_id"] = nullptr;
   j["num_prompts"] = s.created;
   j["request_rate"] = s.offered_rate > 0 ? nlohmann::json(s.offered_rate)

@@ -30,8 +30,23 @@ std::string Seconds(double x) {
   return os.str();
 }
 
+// "model": a name (or path), or {"name": ..., "weight_dtype": "bf16" |
+// "fp8"} -- fp8 as vLLM's --quantization fp8 (linear layers' weights in
+// fp8, the embedding and LM head in bf16).
+void ParseModel(const JsonView& root, Scenario* s) {
+  const auto m = s->json.find("model");
+  if (m == s->json.end() || !m->is_object()) {
+    s->model = LoadModelSpec(root.RequireString("model"));
+    return;
+  }
+  const JsonView v = root.Object("model");
+  v.AllowKeys({"name", "weight_dtype"});
+  s->model = LoadModelSpec(v.RequireString("name"));
+  s->model.SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
+}
+
 void ParseHardware(const JsonView& root, Scenario* s) {
-  s->model = LoadModelSpec(root.RequireString("model"));
+  ParseModel(root, s);
   const JsonView hw = root.Object("hardware");
   hw.AllowKeys({"gpu", "tp"});
   s->gpu = LoadGpuSpec(hw.RequireString("gpu"));
@@ -51,7 +66,12 @@ void ParseEngine(const JsonView& root, Scenario* s) {
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
                "long_prefill_token_threshold", "watermark",
-               "kv_beyond_gpu_memory"});
+               "kv_beyond_gpu_memory", "kv_cache_dtype"});
+  // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
+  // under fp8 weights); the fp8 formats are one byte per element.
+  const std::string kv_dtype = v.Choice(
+      "kv_cache_dtype", "auto", {"auto", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"});
+  s->model.SetKvCacheDtype(kv_dtype.rfind("fp8", 0) == 0 ? "fp8" : "bf16");
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(
@@ -327,7 +347,7 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.engine = engine;
   in.cost_model = cost_model.get();
   in.work_counter = work_counter.get();
-  in.peak_flops_per_gpu = gpu.bf16_flops;
+  in.peak_flops_per_gpu = gpu.GemmPeakFlops(model.fp8_weights());
   in.peak_hbm_bytes_per_s = gpu.hbm_bytes_per_s;
   in.metrics = metrics;
   in.limits = limits;
@@ -390,6 +410,12 @@ Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
   if (!IsValidUtf8(path)) return Status::Error("--set " + path + ": invalid UTF-8 in the key");
   if (!IsValidUtf8(text)) return Status::Error("--set " + path + ": invalid UTF-8");
   nlohmann::json* node = json;
+  // "model": "name" is shorthand for {"name": "name"}: model.weight_dtype=fp8
+  // extends it.
+  if (path.rfind("model.", 0) == 0 && json->is_object() &&
+      json->contains("model") && (*json)["model"].is_string()) {
+    (*json)["model"] = nlohmann::json{{"name", (*json)["model"]}};
+  }
   std::string done;
   std::istringstream parts(path);
   std::string key;
