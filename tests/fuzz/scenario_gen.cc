@@ -410,6 +410,13 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     s["cluster"] = {{"replicas", c.Int(1, 4)}, {"router", router}};
     if (c.Chance(0.3)) s["cluster"]["load_slack"] = c.Uniform(0, 2);
   }
+  // fp8 weights and KV cache (drawn last, so earlier seeds keep their
+  // other choices; the bf16 cap on num_gpu_blocks above stays valid, fp8
+  // only frees memory).
+  if (c.Chance(0.25)) s["model"] = {{"name", s["model"]}, {"weight_dtype", "fp8"}};
+  if (c.Chance(0.25)) {
+    s["engine"]["kv_cache_dtype"] = c.Pick<const char*>({"fp8", "fp8_e4m3", "fp8_e5m2"});
+  }
   return s;
 }
 
