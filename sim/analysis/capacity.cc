@@ -64,12 +64,7 @@ class RateEvaluator {
         specs[k].truncate_warmup = true;
         specs[k].extra_percentiles = kPointPercentiles;
         for (const SloTerm& t : o_.slo) specs[k].extra_percentiles.push_back(t.percentile);
-        specs[k].inspect = [this](const SimulationOutput& out) {
-          return GoodShare(out.requests, o_.slo);
-        };
-        specs[k].collect = [this](const SimulationOutput& out) {
-          return SloSamples(out.requests, o_.slo);
-        };
+        specs[k].slo = o_.slo;  // goodput share and SLO samples (runs.h)
       }
       if (bar_) bar_->AddTotal(add);
       for (RunResult& r : RunAll(specs, o_.jobs, bar_)) runs.push_back(std::move(r));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 namespace servesim {
 
@@ -58,7 +59,31 @@ Status CheckOpenLoop(const Scenario& sc, const char* command) {
   return Status::Ok();
 }
 
+namespace {
+
+std::mutex executor_mu;
+RunExecutor executor;
+
+}  // namespace
+
+void SetRunExecutor(RunExecutor e) {
+  std::lock_guard<std::mutex> lock(executor_mu);
+  executor = std::move(e);
+}
+
 RunResult RunOne(const RunSpec& spec) {
+  RunExecutor e;
+  {
+    std::lock_guard<std::mutex> lock(executor_mu);
+    e = executor;
+  }
+  if (e) {
+    if (std::optional<RunResult> r = e(spec)) return std::move(*r);
+  }
+  return RunHere(spec);
+}
+
+RunResult RunHere(const RunSpec& spec) {
   const Scenario& sc = *spec.scenario;
   SimulationInput in = sc.ToSimulationInput();
   in.seed = sc.seed + static_cast<uint64_t>(spec.replication);
@@ -74,6 +99,14 @@ RunResult RunOne(const RunSpec& spec) {
   r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
   if (spec.inspect) r.inspected = spec.inspect(out);
   if (spec.collect) r.collected = spec.collect(out);
+  if (!spec.slo.empty()) {
+    r.inspected = GoodShare(out.requests, spec.slo);
+    r.collected = SloSamples(out.requests, spec.slo);
+  }
+  if (spec.saturation) {
+    r.saturation = SaturationFromRequests(out.requests);
+    r.saturation->requests = static_cast<int64_t>(out.requests.size());
+  }
   if (spec.keep_output) r.output = std::move(out);
   return r;
 }

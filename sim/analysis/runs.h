@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/analysis/parallel.h"
+#include "sim/analysis/saturation.h"
+#include "sim/analysis/slo.h"
 #include "sim/analysis/steady_state.h"
 #include "sim/core/status.h"
 #include "sim/report/summary.h"
@@ -52,6 +54,12 @@ struct RunSpec {
   // Optional per-request values kept from the run (after any warm-up
   // truncation), e.g. one vector per SLO term for pooled percentiles.
   std::function<std::vector<std::vector<double>>(const SimulationOutput&)> collect;
+  // The same probes as data, so the run can be sent to another process (a
+  // Ray task, python/servesim/ray.py) and give the same result: with SLO
+  // terms, inspected = GoodShare and collected = SloSamples of them; with
+  // `saturation`, RunResult::saturation from the requests.
+  std::vector<SloTerm> slo;
+  bool saturation = false;
 };
 
 struct RunResult {
@@ -60,9 +68,18 @@ struct RunResult {
   WarmupTruncation truncation;             // with truncate_warmup
   std::vector<std::vector<double>> collected;  // with collect
   double inspected = 0;
+  std::optional<SaturationEstimate> saturation;  // with spec.saturation
 };
 
+// Runs the spec through the executor when one is set and takes it, else
+// here (RunHere).
 RunResult RunOne(const RunSpec& spec);
+RunResult RunHere(const RunSpec& spec);
+// Where RunOne's runs go: returns the result, or nullopt for a spec it
+// cannot send (closures, kept outputs), which then runs here. Must be
+// thread-safe: RunAll calls it from `jobs` threads. Empty: all runs here.
+using RunExecutor = std::function<std::optional<RunResult>(const RunSpec&)>;
+void SetRunExecutor(RunExecutor executor);
 // All specs on `jobs` threads; results in spec order.
 std::vector<RunResult> RunAll(const std::vector<RunSpec>& specs, int jobs,
                               ProgressBar* bar);

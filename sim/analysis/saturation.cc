@@ -92,11 +92,10 @@ StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
     if (!sc.ok()) return sc.status();
     RunSpec spec;
     spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
-    spec.keep_output = true;
+    spec.saturation = true;  // estimated where the run runs (runs.h)
     RunResult r = RunOne(spec);
-    e = SaturationFromRequests(r.output->requests);
+    e = *r.saturation;
     e.clients = clients;
-    e.requests = static_cast<int64_t>(r.output->requests.size());
     // A run bounded by time alone cannot be lengthened here.
     if (e.settled || n == 0) break;
   }

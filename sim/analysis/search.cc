@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "sim/analysis/capacity_plan.h"
+#include "sim/analysis/parallel.h"
 #include "sim/analysis/runs.h"
 
 namespace servesim {
@@ -110,23 +111,39 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     row.candidate = c;
     r.rows.push_back(row);
   }
-  // Fit, then mu and the lower bound on each candidate's fleet cost.
+  // Fit, then mu and the lower bound on each candidate's fleet cost. The
+  // saturating runs are independent: all candidates' at once, on `jobs`
+  // threads (or executor tasks, runs.h); the first error in grid order wins.
   std::vector<Scenario> scenarios(r.rows.size());
   std::vector<double> bound(r.rows.size(), INFINITY);
+  std::vector<Status> errors(r.rows.size(), Status::Ok());
+  ParallelFor(
+      static_cast<int>(r.rows.size()), o.capacity.jobs,
+      [&](int i) {
+        SearchRow& row = r.rows[i];
+        StatusOr<Scenario> sc = CandidateScenario(base, row.candidate);
+        if (!sc.ok()) {
+          const bool fit = sc.status().message().find("does not fit") != std::string::npos;
+          row.status = fit ? SearchRow::Status::kDoesNotFit : SearchRow::Status::kInvalid;
+          row.note = sc.status().message();
+          return;
+        }
+        scenarios[i] = *sc;
+        StatusOr<SaturationEstimate> sat = EstimateSaturation(*sc);
+        if (!sat.ok()) {
+          errors[i] = sat.status();
+          return;
+        }
+        row.saturation = *sat;
+      },
+      nullptr);
+  for (const Status& st : errors) {
+    if (!st.ok()) return st;
+  }
   for (size_t i = 0; i < r.rows.size(); ++i) {
     SearchRow& row = r.rows[i];
-    StatusOr<Scenario> sc = CandidateScenario(base, row.candidate);
-    if (!sc.ok()) {
-      const bool fit = sc.status().message().find("does not fit") != std::string::npos;
-      row.status = fit ? SearchRow::Status::kDoesNotFit : SearchRow::Status::kInvalid;
-      row.note = sc.status().message();
-      continue;
-    }
-    scenarios[i] = *sc;
-    StatusOr<SaturationEstimate> sat = EstimateSaturation(*sc);
-    if (!sat.ok()) return sat.status();
-    row.saturation = *sat;
-    const int min_replicas = ReplicasFor(o.target_rate, std::min(sat->mu.lo, sat->mu_rps));
+    if (row.status != SearchRow::Status::kEvaluated) continue;
+    const int min_replicas = ReplicasFor(o.target_rate, std::min(row.saturation.mu.lo, row.saturation.mu_rps));
     const std::optional<double> price = r.prices.Price(row.candidate.gpu);
     if (min_replicas == 0 || min_replicas > o.max_replicas) {
       row.status = SearchRow::Status::kPruned;

@@ -1,0 +1,184 @@
+// Spec and result encoding (see run_codec.h). Every field of RunSummary is
+// listed once, in SummaryFields, and that one list both writes and reads,
+// so the two directions cannot drift apart. A field added to RunSummary
+// must be added there too: tests/python/test_ray.py compares Ray against
+// local sweeps and capacity searches and fails when a reported field is lost.
+#include "python/src/run_codec.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+// ADL picks these up for the nested structs of a summary.
+void to_json(nlohmann::json& j, const SampleStats& s) {
+  j = {s.count, s.mean, s.stddev, s.median, s.min, s.max, s.percentiles};
+}
+void from_json(const nlohmann::json& j, SampleStats& s) {
+  j.at(0).get_to(s.count), j.at(1).get_to(s.mean), j.at(2).get_to(s.stddev);
+  j.at(3).get_to(s.median), j.at(4).get_to(s.min), j.at(5).get_to(s.max);
+  j.at(6).get_to(s.percentiles);
+}
+void to_json(nlohmann::json& j, const ReplicaStats& s) {
+  j = {s.routed, s.steps, s.busy_s, s.cached_prompt_tokens, s.prompt_tokens};
+}
+void from_json(const nlohmann::json& j, ReplicaStats& s) {
+  j.at(0).get_to(s.routed), j.at(1).get_to(s.steps), j.at(2).get_to(s.busy_s);
+  j.at(3).get_to(s.cached_prompt_tokens), j.at(4).get_to(s.prompt_tokens);
+}
+void to_json(nlohmann::json& j, const StepCost& c) {
+  j = {c.gemm_s, c.attn_prefill_s, c.attn_decode_s, c.comm_s, c.other_s, c.overhead_s};
+}
+void from_json(const nlohmann::json& j, StepCost& c) {
+  j.at(0).get_to(c.gemm_s), j.at(1).get_to(c.attn_prefill_s);
+  j.at(2).get_to(c.attn_decode_s), j.at(3).get_to(c.comm_s);
+  j.at(4).get_to(c.other_s), j.at(5).get_to(c.overhead_s);
+}
+void to_json(nlohmann::json& j, const Interval& i) { j = {i.mean, i.lo, i.hi, i.n}; }
+void from_json(const nlohmann::json& j, Interval& i) {
+  j.at(0).get_to(i.mean), j.at(1).get_to(i.lo), j.at(2).get_to(i.hi), j.at(3).get_to(i.n);
+}
+
+namespace py {
+namespace {
+
+// f(name, field) for every field of a summary, in one place for both ways.
+template <typename S, typename F>
+void SummaryFields(S& s, F&& f) {
+  f("seed", s.seed), f("arrival", s.arrival), f("offered_rate", s.offered_rate);
+  f("max_concurrency", s.max_concurrency), f("block_size", s.block_size);
+  f("percentiles", s.percentiles), f("warmup_s", s.warmup_s);
+  f("warmup_requests", s.warmup_requests), f("created", s.created);
+  f("completed", s.completed), f("excluded_warmup", s.excluded_warmup);
+  f("rejected", s.rejected), f("failed", s.failed), f("incomplete", s.incomplete);
+  f("total_input_tokens", s.total_input_tokens);
+  f("total_output_tokens", s.total_output_tokens), f("preemptions", s.preemptions);
+  f("preempted_requests", s.preempted_requests), f("duration_s", s.duration_s);
+  f("request_throughput", s.request_throughput);
+  f("input_throughput", s.input_throughput);
+  f("output_throughput", s.output_throughput);
+  f("total_token_throughput", s.total_token_throughput);
+  f("arrival_window_s", s.arrival_window_s);
+  f("steady_request_throughput", s.steady_request_throughput);
+  f("steady_output_throughput", s.steady_output_throughput);
+  f("max_concurrent_requests", s.max_concurrent_requests);
+  f("max_output_tokens_per_s", s.max_output_tokens_per_s);
+  f("ttft_ms", s.ttft_ms), f("ttft_from_arrival_ms", s.ttft_from_arrival_ms);
+  f("tpot_ms", s.tpot_ms), f("itl_ms", s.itl_ms), f("e2el_ms", s.e2el_ms);
+  f("e2el_from_arrival_ms", s.e2el_from_arrival_ms), f("queue_ms", s.queue_ms);
+  f("slot_wait_ms", s.slot_wait_ms), f("window_s", s.window_s);
+  f("gpu_busy_fraction", s.gpu_busy_fraction), f("mfu", s.mfu), f("mbu", s.mbu);
+  f("kv_usage_mean", s.kv_usage_mean), f("kv_usage_max", s.kv_usage_max);
+  f("num_gpu_blocks", s.num_gpu_blocks), f("mean_in_system", s.mean_in_system);
+  f("mean_waiting", s.mean_waiting), f("mean_running", s.mean_running);
+  f("max_waiting", s.max_waiting), f("steps", s.steps);
+  f("mean_batch_size", s.mean_batch_size);
+  f("mean_tokens_per_step", s.mean_tokens_per_step);
+  f("max_batch_size", s.max_batch_size), f("batch_size_p50", s.batch_size_p50);
+  f("batch_size_p99", s.batch_size_p99), f("total_cost", s.total_cost);
+  f("prefix_caching", s.prefix_caching);
+  f("prompt_tokens_admitted", s.prompt_tokens_admitted);
+  f("cached_prompt_tokens", s.cached_prompt_tokens);
+  f("prompt_full_blocks", s.prompt_full_blocks), f("cached_blocks", s.cached_blocks);
+  f("token_hit_rate", s.token_hit_rate), f("block_hit_rate", s.block_hit_rate);
+  f("resume_cached_tokens", s.resume_cached_tokens), f("evictions", s.evictions);
+  f("cached_block_occupancy", s.cached_block_occupancy);
+  f("num_replicas", s.num_replicas), f("replicas", s.replicas);
+  f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
+  f("cut_short", s.cut_short), f("unstable", s.unstable);
+  f("unstable_reason", s.unstable_reason), f("reject_reasons", s.reject_reasons);
+}
+
+template <typename S, typename F>
+void SaturationFields(S& e, F&& f) {
+  f("mu_rps", e.mu_rps), f("mu", e.mu), f("settled", e.settled);
+  f("requests", e.requests), f("mean_service_s", e.mean_service_s), f("scv", e.scv);
+  f("clients", e.clients), f("departures", e.departures), f("window_s", e.window_s);
+  f("output_tokens_per_s", e.output_tokens_per_s);
+}
+
+nlohmann::json SummaryToJson(const RunSummary& s) {
+  nlohmann::json j = nlohmann::json::object();
+  SummaryFields(s, [&j](const char* k, const auto& v) { j[k] = v; });
+  return j;
+}
+
+void SummaryFromJson(const nlohmann::json& j, RunSummary* s) {
+  SummaryFields(*s, [&j](const char* k, auto& v) { j.at(k).get_to(v); });
+}
+
+}  // namespace
+
+std::optional<std::string> EncodeSpec(const RunSpec& spec) {
+  if (spec.inspect || spec.collect || spec.keep_output || spec.record_steps) {
+    return std::nullopt;
+  }
+  nlohmann::json slo = nlohmann::json::array();
+  for (const SloTerm& t : spec.slo) {
+    slo.push_back({static_cast<int>(t.metric), t.percentile, t.limit_ms, t.name});
+  }
+  const nlohmann::json j = {{"scenario", spec.scenario->json.dump()},
+                            {"file", spec.scenario->file},
+                            {"replication", spec.replication},
+                            {"extra_percentiles", spec.extra_percentiles},
+                            {"truncate_warmup", spec.truncate_warmup},
+                            {"slo", slo},
+                            {"saturation", spec.saturation}};
+  const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(j);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string RunEncodedSpec(const std::string& spec_bytes) {
+  const nlohmann::json j = nlohmann::json::from_cbor(spec_bytes);
+  // The same text through the same parser: the scenario the caller built.
+  StatusOr<Scenario> sc = ParseScenario(j.at("scenario").get<std::string>(),
+                                        j.at("file").get<std::string>(), {});
+  if (!sc.ok()) throw std::runtime_error(sc.status().message());
+  RunSpec spec;
+  spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
+  j.at("replication").get_to(spec.replication);
+  j.at("extra_percentiles").get_to(spec.extra_percentiles);
+  j.at("truncate_warmup").get_to(spec.truncate_warmup);
+  j.at("saturation").get_to(spec.saturation);
+  for (const nlohmann::json& t : j.at("slo")) {
+    SloTerm term;
+    term.metric = static_cast<SloMetric>(t.at(0).get<int>());
+    t.at(1).get_to(term.percentile), t.at(2).get_to(term.limit_ms), t.at(3).get_to(term.name);
+    spec.slo.push_back(term);
+  }
+  const RunResult r = RunHere(spec);
+  nlohmann::json out = {{"summary", SummaryToJson(r.summary)},
+                        {"truncation",
+                         {r.truncation.requests, r.truncation.settled, r.truncation.drift}},
+                        {"collected", r.collected},
+                        {"inspected", r.inspected}};
+  if (r.saturation) {
+    nlohmann::json e = nlohmann::json::object();
+    SaturationFields(*r.saturation, [&e](const char* k, const auto& v) { e[k] = v; });
+    out["saturation"] = e;
+  }
+  const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(out);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+RunResult DecodeResult(const std::string& result_bytes) {
+  const nlohmann::json j = nlohmann::json::from_cbor(result_bytes);
+  RunResult r;
+  SummaryFromJson(j.at("summary"), &r.summary);
+  const nlohmann::json& t = j.at("truncation");
+  t.at(0).get_to(r.truncation.requests), t.at(1).get_to(r.truncation.settled);
+  t.at(2).get_to(r.truncation.drift);
+  j.at("collected").get_to(r.collected);
+  j.at("inspected").get_to(r.inspected);
+  if (j.contains("saturation")) {
+    SaturationEstimate e;
+    SaturationFields(e, [&j](const char* k, auto& v) { j.at("saturation").at(k).get_to(v); });
+    r.saturation = e;
+  }
+  return r;
+}
+
+}  // namespace py
+}  // namespace servesim
