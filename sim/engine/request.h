@@ -24,22 +24,16 @@ enum class RequestStatus : uint8_t {
   kRejected,  // can never be served (reason in reject_reason)
 };
 
+// Fields the scheduler touches every step come first, so a decoding
+// request costs one or two cache lines per step.
 struct Request {
   int64_t id = 0;
-  int32_t prompt_len = 0;
-  int32_t output_len = 0;
-  int32_t client = -1;    // closed-loop client, -1 for open loop
-  int32_t replica = -1;   // where the router sent it
-  bool measured = true;   // false for warm-up requests
-
   // Timestamps; -1 until they happen.
-  SimTime arrival = -1;          // intended send time (open-loop schedule)
-  SimTime send = -1;             // actually sent to the server
   SimTime first_scheduled = -1;  // first step that computed any of its tokens
   SimTime first_token = -1;
   SimTime last_token = -1;
-  SimTime finish = -1;
-
+  int32_t prompt_len = 0;
+  int32_t output_len = 0;
   int32_t num_computed = 0;  // advanced when a step is scheduled (as vLLM)
   int32_t num_output = 0;    // tokens delivered
   // Async scheduling: tokens scheduled for sampling but not delivered yet
@@ -49,18 +43,25 @@ struct Request {
   int32_t placeholders = 0;
   int32_t in_flight = 0;
   int32_t stale = 0;
-  int32_t preemptions = 0;
   RequestStatus status = RequestStatus::kPending;
+  bool measured = true;        // false for warm-up requests
+  std::vector<int32_t> blocks;  // KV blocks held, in sequence order
+
+  SimTime arrival = -1;  // intended send time (open-loop schedule)
+  SimTime send = -1;     // actually sent to the server
+  SimTime finish = -1;
   const char* reject_reason = nullptr;  // static string
-  std::vector<int32_t> blocks;          // KV blocks held, in sequence order
+  int32_t client = -1;   // closed-loop client, -1 for open loop
+  int32_t replica = -1;  // where the router sent it
+  int32_t preemptions = 0;
+  int32_t session_turn = 0;  // multi-turn sessions: 0-based turn
 
   // Prefix caching.
-  PromptContent content;
-  std::vector<uint64_t> block_hashes;  // chained, of full blocks, lazily
-  int32_t num_registered = 0;          // leading blocks registered in cache
+  int32_t num_registered = 0;  // leading blocks registered in cache
   int32_t cached_tokens = -1;  // prompt tokens served from cache at the
                                // first admission; -1 before it
-  int32_t session_turn = 0;    // multi-turn sessions: 0-based turn
+  PromptContent content;
+  std::vector<uint64_t> block_hashes;  // chained, of full blocks, lazily
 
   int32_t known_tokens() const { return prompt_len + num_output; }
   int32_t total_len() const { return prompt_len + output_len; }

@@ -14,7 +14,19 @@ int32_t BlocksFor(int32_t tokens, int32_t block_size) {
   return (tokens + block_size - 1) / block_size;
 }
 
+// log2 of a power-of-two block size, else -1.
+int32_t ShiftOf(int32_t block_size) {
+  if (block_size <= 0 || (block_size & (block_size - 1)) != 0) return -1;
+  return __builtin_ctz(static_cast<unsigned>(block_size));
+}
+
 }  // namespace
+
+int32_t Scheduler::BlocksFor(int32_t tokens) const {
+  // A shift rather than a division on the per-step path.
+  if (block_shift_ >= 0) return (tokens + config_.block_size - 1) >> block_shift_;
+  return servesim::BlocksFor(tokens, config_.block_size);
+}
 
 Scheduler::Scheduler(const EngineConfig& config,
                      std::unique_ptr<SchedulerPolicy> policy,
@@ -24,11 +36,12 @@ Scheduler::Scheduler(const EngineConfig& config,
       requests_(requests),
       // Of all blocks, the null block included (vLLM: watermark * num_blocks).
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
+      block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
           config.prefix_caching) {}
 
 const char* Scheduler::CheckServable(const Request& r) const {
-  if (BlocksFor(r.max_cached_tokens(), config_.block_size) >
+  if (BlocksFor(r.max_cached_tokens()) >
       kv_.num_blocks()) {
     return "needs more KV blocks than the whole cache holds";
   }
@@ -47,8 +60,7 @@ void Scheduler::AddWaiting(int64_t id) {
 }
 
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens) {
-  const int32_t need =
-      BlocksFor(tokens, config_.block_size) - static_cast<int32_t>(r.blocks.size());
+  const int32_t need = BlocksFor(tokens) - static_cast<int32_t>(r.blocks.size());
   return need <= 0 || kv_.Acquire(nullptr, 0, need, need, &r.blocks);
 }
 
@@ -66,10 +78,10 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   if (cap > 0) left = std::min(left, cap);
   if (!config_.chunked_prefill && left > budget) return 0;
   const int32_t n = std::min(left, budget);
-  const int32_t fresh = BlocksFor(cached + n, bs) - hits;
+  const int32_t fresh = BlocksFor(cached + n) - hits;
   const int32_t watermark = running_.empty() ? 0 : watermark_blocks_;
   const int32_t reserve = watermark + (config_.reserve_full_prompt
-                                           ? BlocksFor(r.known_tokens(), bs) - hits
+                                           ? BlocksFor(r.known_tokens()) - hits
                                            : fresh);
   if (!kv_.Acquire(r.block_hashes.data(), hits, fresh, reserve, &r.blocks)) {
     return 0;
@@ -219,6 +231,10 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
                        Recorder* recorder, std::vector<int64_t>* finished) {
   RequestTable& reqs = *requests_;
   bool any_finished = false;
+  // Equal gaps in a row (the decoders of the previous step) go to the
+  // histogram as one weighted sample, in the same order.
+  SimTime run_gap = -1;
+  int64_t run_length = 0;
   for (const ScheduledSeq& s : batch) {
     Request& r = reqs[s.id];
     r.in_flight -= s.new_tokens;
@@ -234,7 +250,13 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
     if (r.first_token < 0) {
       r.first_token = now;
     } else if (r.measured) {
-      recorder->RecordItlNanos(now - r.last_token);
+      const SimTime gap = now - r.last_token;
+      if (gap != run_gap) {
+        if (run_length > 0) recorder->RecordItlNanos(run_gap, run_length);
+        run_gap = gap;
+        run_length = 0;
+      }
+      ++run_length;
     }
     r.last_token = now;
     if (!stale && r.placeholders > 0) --r.placeholders;
@@ -247,6 +269,7 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
       Finish(now, r, finished);
     }
   }
+  if (run_length > 0) recorder->RecordItlNanos(run_gap, run_length);
   if (any_finished) {
     std::erase_if(running_, [&](int64_t id) {
       return reqs[id].status == RequestStatus::kFinished;
@@ -268,7 +291,7 @@ void Scheduler::CheckInvariants() const {
     }
     for (int32_t b : r.blocks) held += owners[b]++ == 0;  // distinct blocks
     if (static_cast<int64_t>(r.blocks.size()) <
-        BlocksFor(r.num_computed, config_.block_size)) {
+        BlocksFor(r.num_computed)) {
       std::fprintf(stderr, "servesim: request %lld has too few blocks\n",
                    static_cast<long long>(id));
       std::abort();

@@ -93,6 +93,7 @@ class Scheduler {
   // Grows r's block list to cover `tokens` cached tokens; false if the pool
   // is short.
   bool EnsureBlocks(Request& r, int32_t tokens);
+  int32_t BlocksFor(int32_t tokens) const;  // blocks holding `tokens`
   // Admission of a waiting request with at most `budget` new tokens: prefix
   // lookup and block allocation. Returns the tokens scheduled, 0 if it does
   // not fit (nothing changed).
@@ -109,6 +110,7 @@ class Scheduler {
   std::unique_ptr<SchedulerPolicy> policy_;
   RequestTable* requests_;
   int32_t watermark_blocks_;
+  int32_t block_shift_;  // log2(block_size), -1 if not a power of two
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
   std::deque<int64_t> waiting_;

@@ -15,8 +15,16 @@ namespace {
 
 }  // namespace
 
-BlockPool::BlockPool(int32_t num_blocks)
-    : ref_(num_blocks, 0), prev_(num_blocks, -1), next_(num_blocks, -1) {
+BlockPool::BlockPool(int32_t num_blocks, bool stack_only)
+    : ref_(num_blocks, 0), stack_only_(stack_only) {
+  if (stack_only_) {
+    stack_.reserve(num_blocks);
+    for (int32_t b = num_blocks - 1; b >= 0; --b) stack_.push_back(b);
+    num_free_ = num_blocks;
+    return;
+  }
+  prev_.assign(num_blocks, -1);
+  next_.assign(num_blocks, -1);
   for (int32_t b = 0; b < num_blocks; ++b) PushTail(b);
 }
 
@@ -45,7 +53,10 @@ void BlockPool::Unlink(int32_t b) {
 }
 
 void BlockPool::AddRef(int32_t b) {
-  if (ref_[b] == 0) Unlink(b);
+  if (ref_[b] == 0) {
+    if (stack_only_) InvariantBroken("free block taken from a stack-only pool", b);
+    Unlink(b);
+  }
   ++ref_[b];
 }
 
@@ -60,6 +71,17 @@ int32_t BlockPool::PopHead() {
 
 bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
   if (n > num_free_) return false;
+  if (stack_only_) {
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t b = stack_.back();
+      stack_.pop_back();
+      if (ref_[b] != 0) InvariantBroken("free block has references", b);
+      ref_[b] = 1;
+      out->push_back(b);
+    }
+    num_free_ -= n;
+    return true;
+  }
   for (int32_t i = 0; i < n; ++i) {
     const int32_t b = PopHead();
     if (ref_[b] != 0) InvariantBroken("free block has references", b);
@@ -78,13 +100,23 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
       InvariantBroken("release of a block that is not in use", b);
     }
     if (--ref_[b] != 0) continue;
-    if (cached != nullptr && cached[b] != 0) {
+    if (stack_only_) {
+      if (cached != nullptr && cached[b] != 0) {
+        InvariantBroken("cached block released to a stack-only pool", b);
+      }
+      to_head_.push_back(b);
+    } else if (cached != nullptr && cached[b] != 0) {
       PushTail(b);
     } else {
       to_head_.push_back(b);
     }
   }
   // Prepend as a run: the first block freed ends up at the head.
+  if (stack_only_) {
+    stack_.insert(stack_.end(), to_head_.rbegin(), to_head_.rend());
+    num_free_ += static_cast<int32_t>(to_head_.size());
+    return;
+  }
   int32_t after = -1;
   for (int32_t b : to_head_) {
     InsertAfter(after, b);
@@ -95,6 +127,12 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
 void BlockPool::CheckInvariants() const {
   std::vector<char> on_queue(ref_.size(), 0);
   int32_t count = 0, last = -1;
+  for (int32_t b : stack_) {
+    if (on_queue[b]) InvariantBroken("block twice on the free stack", b);
+    if (ref_[b] != 0) InvariantBroken("block on free stack is in use", b);
+    on_queue[b] = 1;
+    ++count;
+  }
   for (int32_t b = head_; b >= 0; b = next_[b]) {
     if (on_queue[b]) InvariantBroken("free queue has a cycle", b);
     if (prev_[b] != last) InvariantBroken("free queue links disagree", b);

@@ -9,6 +9,10 @@
 // vLLM (>= 0.33, v1/core/block_pool.py free_blocks), a freed block that holds
 // no cached prefix goes to the head (reused first: it can never be hit), a
 // cached one to the tail (least recently freed cached block evicted first).
+// Without prefix caching every block goes to the head and none leaves the
+// queue from the middle, so the queue is a stack: kept as a contiguous
+// array then (the same blocks in the same order, without the dependent
+// loads of a linked list).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +22,9 @@ namespace servesim {
 
 class BlockPool {
  public:
-  explicit BlockPool(int32_t num_blocks);
+  // stack_only: no block will ever be released as cached or taken from
+  // the middle of the free queue (no prefix caching).
+  explicit BlockPool(int32_t num_blocks, bool stack_only = false);
 
   int32_t num_blocks() const { return static_cast<int32_t>(ref_.size()); }
   int32_t num_free() const { return num_free_; }
@@ -48,6 +54,8 @@ class BlockPool {
   void Unlink(int32_t b);
 
   std::vector<int32_t> ref_;
+  bool stack_only_;
+  std::vector<int32_t> stack_;        // stack_only: free queue, head last
   std::vector<int32_t> prev_, next_;  // free-queue links, -1 = none
   int32_t head_ = -1, tail_ = -1;
   int32_t num_free_ = 0;

@@ -17,7 +17,7 @@ namespace {
 }  // namespace
 
 KvCache::KvCache(int32_t num_blocks, bool prefix_caching)
-    : pool_(num_blocks),
+    : pool_(num_blocks, /*stack_only=*/!prefix_caching),
       prefix_caching_(prefix_caching),
       by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
   if (prefix_caching_) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/metrics/repeated_sum.h"
+
 namespace servesim {
 namespace {
 
@@ -41,6 +43,21 @@ void LogHistogram::Add(int64_t value) {
   const double x = static_cast<double>(value);
   sum_ += x;
   sum_sq_ += x * x;
+}
+
+void LogHistogram::Add(int64_t value, int64_t times) {
+  if (times == 1) return Add(value);
+  buckets_[BucketOf(value)] += times;
+  if (count_ == 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  count_ += times;
+  const double x = static_cast<double>(value);
+  sum_ = RepeatedSum(sum_, x, times);
+  sum_sq_ = RepeatedSum(sum_sq_, x * x, times);
 }
 
 void LogHistogram::Merge(const LogHistogram& other) {

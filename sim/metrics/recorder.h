@@ -52,6 +52,8 @@ class Recorder {
   bool in_window() const { return window_open_; }
 
   void RecordItlNanos(SimTime gap) { itl_ns_.Add(gap); }
+  // `times` equal gaps in a row (one weighted sample; same statistics).
+  void RecordItlNanos(SimTime gap, int64_t times) { itl_ns_.Add(gap, times); }
   void RecordStep(int64_t seqs, int64_t tokens);
   // The model FLOPs and HBM bytes (per GPU) of the step just recorded.
   void RecordWork(double flops, double hbm_bytes);
