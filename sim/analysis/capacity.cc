@@ -199,4 +199,16 @@ StatusOr<CapacityResult> FindCapacity(const Scenario& base,
   return res;
 }
 
+double MaxRateIfStepsSlower(const CapacityResult& r, double slower) {
+  const double scale = 1 + slower;
+  double best = 0;
+  for (const RateEvaluation& e : r.trail) {
+    if (!e.feasible) continue;
+    bool holds = true;
+    for (const SloCheck& c : e.checks) holds = holds && c.value_ms.hi * scale <= c.limit_ms;
+    if (holds) best = std::max(best, e.point.rate / scale);
+  }
+  return best;
+}
+
 }  // namespace servesim

@@ -87,4 +87,16 @@ struct CapacityResult {
 StatusOr<CapacityResult> FindCapacity(const Scenario& base,
                                       const CapacityOptions& o);
 
+// The SLO max if every step took (1 + slower) times as long, from the
+// rates already evaluated, with no new run. Time scaling is exact in this
+// simulator: with every step cost multiplied by s and the arrival rate
+// divided by s, each request's timestamps are the same run's times s (the
+// same seeds draw the same lengths and unit gaps), so every latency is
+// s times its value at the original rate. A rate r that passed with each
+// SLO percentile's upper bound times s still within its limit therefore
+// passes at r / s with slower steps; the answer is the largest such r / s
+// (0 when none). Exact for open-loop arrivals; a time-based warm-up
+// (warmup_s) or think time does not scale with it.
+double MaxRateIfStepsSlower(const CapacityResult& r, double slower);
+
 }  // namespace servesim

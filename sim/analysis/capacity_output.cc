@@ -5,6 +5,7 @@
 
 #include "sim/analysis/capacity_plan.h"
 #include "sim/analysis/report_data.h"
+#include "sim/report/writers.h"
 
 namespace servesim {
 namespace {
@@ -98,6 +99,22 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
     if (c.where == BisectionResult::Where::kInside) {
       os << "       next rate up, " << Fmt("%.3f", c.infeasible_rate) << "/s, fails\n";
     }
+    if (r.cost_error.known()) {
+      const double e = r.cost_error.worst();
+      os << "       margin: step costs +/-" << Fmt("%.1f", 100 * e) << "% ("
+         << r.cost_error.source << "); if every step is " << Fmt("%.1f", 100 * e)
+         << "% slower the SLO max is "
+         << (r.max_rate_if_slower > 0 ? Fmt("%.3f", r.max_rate_if_slower) + "/s"
+                                      : std::string("below every rate tried"))
+         << " (time scaling of the rates evaluated)";
+      if (p.target_rate > 0 && r.max_rate_if_slower > 0) {
+        os << ", " << ReplicasFor(p.target_rate, r.max_rate_if_slower)
+           << " replicas for the target";
+      }
+      os << "\n";
+    } else {
+      os << "       margin: unknown (the cost model's constants are set by hand)\n";
+    }
   }
   for (const PlanRow& r : p.rows) {
     if (!r.fits) os << "\n" << r.candidate.gpu << ":" << r.candidate.tp << ": " << r.note;
@@ -134,6 +151,9 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
       row["cost_per_million_output_tokens"] = OrNull(r.cost_per_million_output_tokens);
       row["goodput_rps"] = IntervalJson(c.at_max.goodput_rps);
       row["at_max"] = EvaluationJson(c.at_max);
+      row["cost_model_error"] = CostErrorJson(r.cost_error);
+      row["max_rate_if_steps_slower"] =
+          r.cost_error.known() ? nlohmann::json(r.max_rate_if_slower) : nlohmann::json(nullptr);
       nlohmann::json trail = nlohmann::json::array();
       for (const RateEvaluation& e : c.trail) trail.push_back(EvaluationJson(e));
       row["evaluations"] = trail;

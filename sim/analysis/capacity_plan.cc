@@ -95,6 +95,10 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
     StatusOr<CapacityResult> r = FindCapacity(*sc, o);
     if (!r.ok()) return r.status();
     row.result = *r;
+    row.cost_error = sc->cost_model->Error();
+    if (row.cost_error.known()) {
+      row.max_rate_if_slower = MaxRateIfStepsSlower(*r, row.cost_error.worst());
+    }
     row.replicas = ReplicasFor(target_rate, r->max_rate);
     row.gpus = row.replicas * c.tp;
     if (r->where == BisectionResult::Where::kBelowRange) {

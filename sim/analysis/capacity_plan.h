@@ -34,6 +34,10 @@ struct PlanRow {
   int gpus = 0;
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> cost_per_million_output_tokens;
+  // The candidate's step-cost error bar and the SLO max if its steps are
+  // that much slower (MaxRateIfStepsSlower; 0 when unknown).
+  CostModelError cost_error;
+  double max_rate_if_slower = 0;
 };
 
 // ceil(target / max_rate) under an ideal router; 0 when max_rate is 0.

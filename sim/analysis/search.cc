@@ -172,6 +172,10 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     StatusOr<CapacityResult> c = FindCapacity(scenarios[i], co);
     if (!c.ok()) return c.status();
     row.capacity = *c;
+    row.cost_error = scenarios[i].cost_model->Error();
+    if (row.cost_error.known()) {
+      row.max_rate_if_slower = MaxRateIfStepsSlower(*c, row.cost_error.worst());
+    }
     Fill(r, &row);
     if (row.replicas > o.max_replicas) {
       row.note = "needs " + std::to_string(row.replicas) + " replicas (more than " +

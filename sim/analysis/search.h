@@ -56,6 +56,10 @@ struct SearchRow {
   double output_tokens_per_s_per_gpu = 0;  // at the SLO max
   double tokens_per_s_per_user = 0;        // 1000 / TPOT p50 at the SLO max
   double ttft_p99_ms = 0;                  // at the SLO max
+  // The step-cost error bar and the SLO max if steps are that much slower
+  // (MaxRateIfStepsSlower; 0 when unknown).
+  CostModelError cost_error;
+  double max_rate_if_slower = 0;
   bool pareto_throughput = false;  // tokens/s/GPU vs tokens/s/user
   bool pareto_cost = false;        // $/M output tokens vs TTFT p99
 };

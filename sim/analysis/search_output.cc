@@ -4,8 +4,10 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/analysis/capacity_plan.h"
 #include "sim/analysis/report_data.h"
 #include "sim/analysis/search.h"
+#include "sim/report/writers.h"
 
 namespace servesim {
 namespace {
@@ -151,6 +153,20 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
        << best.candidate.Name() << ", " << best.replicas << " replicas, " << best.gpus
        << " GPUs, $" << Fmt("%.2f", *best.fleet_usd_per_hour) << "/h\n  "
        << VllmServeCommand(sc, best.candidate) << "\n";
+    if (best.cost_error.known()) {
+      const double e = best.cost_error.worst();
+      os << "  margin: step costs +/-" << Fmt("%.1f", 100 * e) << "% ("
+         << best.cost_error.source << "); if every step is " << Fmt("%.1f", 100 * e)
+         << "% slower, its SLO max is ";
+      if (best.max_rate_if_slower > 0) {
+        os << Fmt("%.2f", best.max_rate_if_slower) << "/s per replica: "
+           << ReplicasFor(r.target_rate, best.max_rate_if_slower) << " replicas for the target\n";
+      } else {
+        os << "below every rate tried\n";
+      }
+    } else {
+      os << "  margin: unknown (the cost model's constants are set by hand)\n";
+    }
   } else {
     os << "\nno candidate meets the SLO at the target within the replica limit\n";
   }
@@ -173,6 +189,10 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
     }
     if (row.status == SearchRow::Status::kEvaluated) {
       j["max_rate_per_replica"] = row.capacity.max_rate;
+      j["cost_model_error"] = CostErrorJson(row.cost_error);
+      j["max_rate_if_steps_slower"] = row.cost_error.known()
+                                          ? nlohmann::json(row.max_rate_if_slower)
+                                          : nlohmann::json(nullptr);
       j["replicas"] = row.replicas;
       j["gpus"] = row.gpus;
       j["fleet_usd_per_hour"] = OrNull(row.fleet_usd_per_hour);

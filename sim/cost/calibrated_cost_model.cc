@@ -94,6 +94,19 @@ std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
                                                measured, gpu, tp);
 }
 
+CostModelError CalibratedCostModel::Error() const {
+  const double e = profile_.WorstHeldoutMapePct() / 100;
+  std::string source = "calibrated profile " + profile_path_ +
+                       ": worst held-out kernel error of its measured ops "
+                       "(elementwise kernels and host time not measured)";
+  if (profile_.synthetic) source += " (SYNTHETIC profile: not a measurement)";
+  if (projected_) {
+    source += " (projected from " + measured_.name + " to " + target_.name +
+              " by roofline ratios: larger)";
+  }
+  return {e, e, source};
+}
+
 double CalibratedCostModel::Op(ProfileOp op, const OpShape& shape) const {
   const OpFeatures f = FeaturesOf(op, shape, m_, tp_);
   double t = PredictOp(profile_.Fit(op), f);

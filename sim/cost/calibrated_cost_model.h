@@ -38,6 +38,9 @@ class CalibratedCostModel : public CostModel {
 
   StepCost StepTime(const BatchShape& batch) const override;
   std::string Describe() const override;
+  // The profile's worst held-out kernel error (its measured ops); a
+  // profile projected onto another GPU says so.
+  CostModelError Error() const override;
 
   bool projected() const { return projected_; }
   const CalibrationProfile& profile() const { return profile_; }

@@ -61,10 +61,25 @@ struct StepCost {
   }
 };
 
+// How far this model's step times may be from a real GPU's: the mean
+// relative error of whole steps against measured kernel timings (README,
+// "Cost models"), for prefill-heavy steps (what TTFT is made of) and
+// decode steps (TPOT, ITL). Latencies near saturation move more than their
+// steps do (queueing amplifies); capacity answers carry it through the
+// time-scaling identity (sim/analysis/capacity.h). An empty source means
+// unknown (hand-set constants).
+struct CostModelError {
+  double prefill = 0, decode = 0;  // relative, e.g. 0.074
+  std::string source;
+  bool known() const { return !source.empty(); }
+  double worst() const { return prefill > decode ? prefill : decode; }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual StepCost StepTime(const BatchShape& batch) const = 0;
+  virtual CostModelError Error() const { return {}; }
   // One line for reports, e.g. "roofline (h200, tp=1, gemm eff 0.70 ...)".
   virtual std::string Describe() const = 0;
 };

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sim/cost/roofline_error.h"
+
 namespace servesim {
 namespace {
 
@@ -465,6 +467,10 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
   cost.other_s = ElementwiseTime(tokens);
   cost.overhead_s = p_.step_overhead_s + p_.per_sequence_overhead_s * seqs;
   return cost;
+}
+
+CostModelError RooflineCostModel::Error() const {
+  return RooflineStepError(gpu_.name, p_.preset, m_);
 }
 
 std::string RooflineCostModel::Describe() const {

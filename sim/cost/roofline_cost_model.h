@@ -99,6 +99,7 @@ class RooflineCostModel : public CostModel {
 
   StepCost StepTime(const BatchShape& batch) const override;
   std::string Describe() const override;
+  CostModelError Error() const override;
   const RooflineParams& params() const { return p_; }
 
  private:

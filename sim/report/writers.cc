@@ -89,6 +89,23 @@ std::string PercentileName(double p) {
   return os.str();
 }
 
+std::string CostErrorText(const CostModelError& e) {
+  if (!e.known()) {
+    return "unknown (the cost model's constants are set by hand; no "
+           "measurement bounds its step times)";
+  }
+  return "+/-" + Fmt("%.1f", 100 * e.prefill) + "% on prefill steps (TTFT), +/-" +
+         Fmt("%.1f", 100 * e.decode) + "% on decode steps (TPOT, ITL), from the " +
+         e.source + "; near saturation latencies move more than steps do";
+}
+
+nlohmann::json CostErrorJson(const CostModelError& e) {
+  if (!e.known()) return nullptr;
+  return {{"prefill_step_pct", 100 * e.prefill},
+          {"decode_step_pct", 100 * e.decode},
+          {"source", e.source}};
+}
+
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
@@ -156,6 +173,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   } else {
     WriteLatencyTable(s, os);
   }
+  os << "  step-cost error bar: " << CostErrorText(sc.cost_model->Error()) << "\n";
   os << "\nReplica over the window of " << Fmt("%.1f", s.window_s)
      << " s (first to last measured arrival):\n"
      << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean)
@@ -233,6 +251,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   j["model_id"] = sc.model.name;
   j["weight_dtype"] = sc.model.weight_dtype;    // servesim: quantization
   j["kv_cache_dtype"] = sc.model.kv_cache_dtype;
+  // servesim: how far the cost model's steps may be from a real GPU's.
+  j["cost_model_error"] = CostErrorJson(sc.cost_model->Error());
   j["tokenizer_id"] = nullptr;
   j["num_prompts"] = s.created;
   j["request_rate"] = s.offered_rate > 0 ? nlohmann::json(s.offered_rate)

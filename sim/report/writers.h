@@ -19,6 +19,10 @@ void WriteConsoleReport(const Scenario& scenario, const RunSummary& s,
 nlohmann::json ResultJson(const Scenario& scenario, const RunSummary& s);
 // One row per request created (finished, rejected or unfinished).
 void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os);
+// The cost model's step-time error bar, as one line and as JSON (null when
+// unknown).
+std::string CostErrorText(const CostModelError& e);
+nlohmann::json CostErrorJson(const CostModelError& e);
 // "99" for 99, "99.9" for 99.9: the spelling vLLM uses in key names.
 std::string PercentileName(double p);
 
