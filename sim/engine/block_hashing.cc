@@ -1,6 +1,9 @@
 // Chained content hashes of KV blocks (see block_hashing.h).
 #include "sim/engine/block_hashing.h"
 
+#include <algorithm>
+#include <climits>
+
 namespace servesim {
 namespace {
 
@@ -38,6 +41,21 @@ uint64_t BlockContent(const Request& r, int32_t i, int32_t bs) {
 }
 
 }  // namespace
+
+int32_t FirstPrivateBlock(const Request& r, int32_t bs) {
+  const PromptContent& c = r.content;
+  if (c.shared_stream) return INT32_MAX;
+  // As BlockContent: block i is a prefix block while (i + 1) * bs <=
+  // prefix_len, a trace block while (i + 1) * bs <= min(prompt_len, the
+  // tokens the trace names).
+  int64_t shared = c.prefix_len / bs;
+  if (c.trace_hashes) {
+    const int64_t named =
+        static_cast<int64_t>(c.trace_hashes->size()) * c.trace_block_tokens;
+    shared = std::max<int64_t>(shared, std::min<int64_t>(r.prompt_len, named) / bs);
+  }
+  return static_cast<int32_t>(std::min<int64_t>(shared, INT32_MAX));
+}
 
 void EnsureBlockHashes(Request* r, int32_t blocks, int32_t block_size) {
   auto& h = r->block_hashes;

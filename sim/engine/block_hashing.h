@@ -13,4 +13,10 @@ namespace servesim {
 // Extends r->block_hashes to cover the first `blocks` blocks.
 void EnsureBlockHashes(Request* r, int32_t blocks, int32_t block_size);
 
+// The first block from which on every block is the request's own stream
+// content (past its shared prefix and trace blocks): no other request can
+// ever hit those blocks, only this one if it is preempted and resumes.
+// INT32_MAX when the stream is shared (sessions).
+int32_t FirstPrivateBlock(const Request& r, int32_t block_size);
+
 }  // namespace servesim

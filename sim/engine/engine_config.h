@@ -29,6 +29,11 @@ struct EngineConfig {
   // vLLM's watermark: share of the KV blocks kept free when admitting a
   // waiting request while others run.
   double watermark = 0;
+  // Not a scenario setting: run the simple engine the fast paths must
+  // match byte for byte (tests/fuzz/reference_equivalence_test.cc): every
+  // full block hashed and put in the prefix cache's map, the linked free
+  // queue, one histogram call per token.
+  bool reference_engine = false;
 };
 
 }  // namespace servesim

@@ -4,6 +4,7 @@
 #include "sim/engine/block_hashing.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,7 +39,12 @@ Scheduler::Scheduler(const EngineConfig& config,
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching) {}
+          config.prefix_caching, /*stack_pool=*/!config.reference_engine) {}
+
+int32_t Scheduler::FirstPrivate(const Request& r) const {
+  return config_.reference_engine ? INT32_MAX
+                                  : FirstPrivateBlock(r, config_.block_size);
+}
 
 const char* Scheduler::CheckServable(const Request& r) const {
   if (BlocksFor(r.max_cached_tokens()) >
@@ -69,9 +75,11 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   int32_t hits = 0;
   if (kv_.prefix_caching()) {
     // At least the last known token is computed to produce logits.
-    const int32_t lookup = (r.known_tokens() - 1) / bs;
+    int32_t lookup = (r.known_tokens() - 1) / bs;
+    // Before any preemption its own stream's blocks are in no cache.
+    if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
     EnsureBlockHashes(&r, lookup, bs);
-    hits = kv_.CountHits(r.block_hashes.data(), lookup);
+    hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
   }
   const int32_t cached = hits * bs;
   int32_t left = r.known_tokens() - cached;
@@ -83,7 +91,7 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   const int32_t reserve = watermark + (config_.reserve_full_prompt
                                            ? BlocksFor(r.known_tokens()) - hits
                                            : fresh);
-  if (!kv_.Acquire(r.block_hashes.data(), hits, fresh, reserve, &r.blocks)) {
+  if (!kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve, &r.blocks)) {
     return 0;
   }
   r.num_computed = cached;
@@ -97,18 +105,39 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
 }
 
 void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
-  const int32_t full = tokens / config_.block_size;
+  const int32_t bs = config_.block_size;
+  const int32_t full = tokens / bs;
   if (full <= r.num_registered) return;
-  EnsureBlockHashes(&r, full, config_.block_size);
+  // Blocks of its own stream are hashed only once it is preempted (Preempt
+  // publishes those it holds): until then no request can hit them.
+  const int32_t shared =
+      r.preemptions == 0 ? std::min(full, FirstPrivate(r)) : full;
+  EnsureBlockHashes(&r, shared, bs);
   for (int32_t i = r.num_registered; i < full; ++i) {
-    kv_.Register(r.blocks[i], r.block_hashes[i]);
+    if (i < shared) {
+      kv_.Register(r.blocks[i], r.block_hashes[i]);
+    } else {
+      kv_.RegisterPrivate(r.blocks[i]);
+    }
   }
   r.num_registered = full;
+}
+
+void Scheduler::PublishPrivateBlocks(Request& r) {
+  const int32_t bs = config_.block_size;
+  const int32_t first = FirstPrivate(r);
+  if (first >= r.num_registered) return;
+  EnsureBlockHashes(&r, r.num_registered, bs);
+  for (int32_t i = first; i < r.num_registered; ++i) {
+    kv_.Publish(r.blocks[i], r.block_hashes[i]);
+  }
 }
 
 void Scheduler::Preempt(size_t running_index) {
   const int64_t id = running_[running_index];
   Request& r = (*requests_)[id];
+  // It may resume from its own blocks: from now on they are hashed.
+  if (kv_.prefix_caching() && r.preemptions == 0) PublishPrivateBlocks(r);
   kv_.Release(r.blocks);
   r.blocks.clear();
   r.num_computed = 0;
@@ -251,12 +280,15 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
       r.first_token = now;
     } else if (r.measured) {
       const SimTime gap = now - r.last_token;
-      if (gap != run_gap) {
+      if (config_.reference_engine) {
+        recorder->RecordItlNanos(gap);
+      } else if (gap != run_gap) {
         if (run_length > 0) recorder->RecordItlNanos(run_gap, run_length);
         run_gap = gap;
-        run_length = 0;
+        run_length = 1;
+      } else {
+        ++run_length;
       }
-      ++run_length;
     }
     r.last_token = now;
     if (!stale && r.placeholders > 0) --r.placeholders;

@@ -100,6 +100,10 @@ class Scheduler {
   int32_t Admit(Request& r, int32_t budget, int32_t cap);
   // Registers r's full blocks covering its first `tokens` tokens.
   void RegisterFullBlocks(Request& r, int32_t tokens);
+  // Puts the blocks r registered privately into the cache's map.
+  void PublishPrivateBlocks(Request& r);
+  // FirstPrivateBlock, or none with EngineConfig::reference_engine.
+  int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index);
   // Adds r's next n tokens to the batch and advances its counters.
   void Add(SimTime now, Request& r, int32_t n, std::vector<ScheduledSeq>* batch,
@@ -116,6 +120,7 @@ class Scheduler {
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
+  std::vector<int32_t> hit_blocks_;  // scratch: Admit's prefix-cache hits
   std::vector<int64_t> last_preempted_;
   int32_t last_admitted_ = 0;
   int64_t last_cached_tokens_ = 0;

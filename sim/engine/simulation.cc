@@ -2,6 +2,7 @@
 #include "sim/engine/simulation.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <deque>
 #include <numeric>
@@ -184,6 +185,7 @@ class Driver {
       s.turns = std::max(1, w_.sessions->turns->Sample(session_rng_));
       s.first = next_spec_.content;
       s.first.stream_id = s.stream_id;
+      s.first.shared_stream = true;  // later turns resend this stream
       next_spec_.content = s.first;
       sessions_.push_back(s);
       session_of_.resize(created_ + 1, -1);
@@ -269,7 +271,11 @@ class Driver {
     rr.prompt_len = r.prompt_len;
     if (router_->wants_block_hashes()) {
       const int32_t bs = in_.engine.block_size;
-      const int32_t n = (r.prompt_len - 1) / bs;  // what admission looks up
+      // What admission looks up: a new request hits none of its own blocks.
+      const int32_t n = std::min((r.prompt_len - 1) / bs,
+                                 in_.engine.reference_engine
+                                     ? INT32_MAX
+                                     : FirstPrivateBlock(r, bs));
       EnsureBlockHashes(&r, n, bs);
       rr.block_hashes = r.block_hashes.data();
       rr.num_block_hashes = n;

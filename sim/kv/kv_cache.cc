@@ -16,32 +16,48 @@ namespace {
 
 }  // namespace
 
-KvCache::KvCache(int32_t num_blocks, bool prefix_caching)
-    : pool_(num_blocks, /*stack_only=*/!prefix_caching),
+KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool stack_pool)
+    : pool_(num_blocks, /*stack_only=*/stack_pool && !prefix_caching),
       prefix_caching_(prefix_caching),
       by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
   if (prefix_caching_) {
     hash_.assign(num_blocks, 0);
+    private_.assign(num_blocks, 0);
     dup_next_.assign(num_blocks, -1);
   }
 }
 
-int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n) const {
+int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n,
+                           std::vector<int32_t>* found) const {
+  if (found != nullptr) found->clear();
   if (!prefix_caching_) return 0;
   int32_t hits = 0;
-  while (hits < n && by_hash_.Find(hashes[hits]) >= 0) ++hits;
+  for (; hits < n; ++hits) {
+    const int32_t b = by_hash_.Find(hashes[hits]);
+    if (b < 0) break;
+    if (found != nullptr) found->push_back(b);
+  }
   return hits;
 }
 
 bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
                       int32_t reserve, std::vector<int32_t>* blocks) {
+  if (hits == 0) return AcquireFound(nullptr, 0, fresh, reserve, blocks);
+  std::vector<int32_t> found;
+  for (int32_t i = 0; i < hits; ++i) found.push_back(by_hash_.Find(hashes[i]));
+  return AcquireFound(found.data(), hits, fresh, reserve, blocks);
+}
+
+bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
+                           int32_t fresh, int32_t reserve,
+                           std::vector<int32_t>* blocks) {
   int32_t hits_on_free_queue = 0;
   for (int32_t i = 0; i < hits; ++i) {
-    if (pool_.ref_count(by_hash_.Find(hashes[i])) == 0) ++hits_on_free_queue;
+    if (pool_.ref_count(hit_blocks[i]) == 0) ++hits_on_free_queue;
   }
   if (std::max(fresh, reserve) > pool_.num_free() - hits_on_free_queue) return false;
   for (int32_t i = 0; i < hits; ++i) {
-    const int32_t b = by_hash_.Find(hashes[i]);
+    const int32_t b = hit_blocks[i];
     if (pool_.ref_count(b) == 0) --num_cached_free_;
     pool_.AddRef(b);
     blocks->push_back(b);
@@ -57,6 +73,13 @@ bool KvCache::Acquire(const uint64_t* hashes, int32_t hits, int32_t fresh,
 }
 
 void KvCache::Evict(int32_t b) {
+  if (private_[b]) {
+    private_[b] = 0;
+    hash_[b] = 0;
+    --num_cached_free_;
+    ++evictions_;
+    return;
+  }
   const uint64_t h = hash_[b];
   const int32_t first = by_hash_.Find(h);
   if (first == b) {
@@ -88,6 +111,20 @@ void KvCache::Register(int32_t block, uint64_t hash) {
   dup_next_[block] = -1;
 }
 
+void KvCache::RegisterPrivate(int32_t block) {
+  if (!prefix_caching_ || hash_[block] != 0) return;
+  if (pool_.ref_count(block) <= 0) Broken("register of a free block", block, 0);
+  hash_[block] = 1;  // any non-zero value: "registered"
+  private_[block] = 1;
+}
+
+void KvCache::Publish(int32_t block, uint64_t hash) {
+  if (!prefix_caching_ || !private_[block]) return;
+  private_[block] = 0;
+  hash_[block] = 0;
+  Register(block, hash);
+}
+
 void KvCache::Release(const std::vector<int32_t>& blocks) {
   pool_.Release(blocks, prefix_caching_ ? hash_.data() : nullptr);
   if (!prefix_caching_) return;
@@ -102,7 +139,12 @@ void KvCache::CheckInvariants() const {
   int32_t cached_free = 0, registered = 0, chained = 0, heads = 0;
   for (int32_t b = 0; b < pool_.num_blocks(); ++b) {
     if (hash_[b] == 0) {
+      if (private_[b]) Broken("unregistered block marked private", b, 0);
       if (dup_next_[b] != -1) Broken("unregistered block in a chain", b, dup_next_[b]);
+      continue;
+    }
+    if (private_[b]) {
+      if (pool_.ref_count(b) == 0) ++cached_free;
       continue;
     }
     ++registered;

@@ -12,8 +12,13 @@
 // chain first, because BlockPool::Release frees a sequence's blocks in
 // reverse); blocks holding nothing cached are reused before any of them.
 //
-// Invariants (CheckInvariants): every registered block is reachable from the
-// map under its own hash and nowhere else; cached-free + plain-free +
+// A block that only its own request could ever hit (its private stream) is
+// registered privately: cached, freed to the tail and evicted exactly as a
+// hashed one, but kept out of the map — no hash, insert or erase — unless
+// its request is preempted and may resume from it (Publish).
+//
+// Invariants (CheckInvariants): every registered block but the private ones
+// is reachable from the map under its own hash and nowhere else; cached-free + plain-free +
 // in-use = total; no block is freed while referenced (BlockPool aborts).
 #pragma once
 
@@ -27,7 +32,9 @@ namespace servesim {
 
 class KvCache {
  public:
-  KvCache(int32_t num_blocks, bool prefix_caching);
+  // stack_pool: without prefix caching, the free queue as a stack
+  // (BlockPool's stack_only; same blocks in the same order).
+  KvCache(int32_t num_blocks, bool prefix_caching, bool stack_pool = true);
 
   bool prefix_caching() const { return prefix_caching_; }
   const BlockPool& pool() const { return pool_; }
@@ -38,7 +45,12 @@ class KvCache {
   int64_t evictions() const { return evictions_; }
 
   // How many of hashes[0..n) are cached, as a leading run. Changes nothing.
-  int32_t CountHits(const uint64_t* hashes, int32_t n) const;
+  // With `found`, also replaces its contents with the hit blocks.
+  int32_t CountHits(const uint64_t* hashes, int32_t n,
+                    std::vector<int32_t>* found = nullptr) const;
+  // As Acquire below, with the hit blocks already looked up (CountHits).
+  bool AcquireFound(const int32_t* hit_blocks, int32_t hits, int32_t fresh,
+                    int32_t reserve, std::vector<int32_t>* blocks);
   // Appends the `hits` cached blocks of hashes[0..hits) (taking a reference
   // on each) and `fresh` new blocks to *blocks. All or nothing: false and no
   // change when the free queue cannot supply `reserve` (>= fresh) blocks once
@@ -52,6 +64,11 @@ class KvCache {
   // Registers a full, held block under `hash` (after any other block that
   // already holds it); a block already registered keeps its hash.
   void Register(int32_t block, uint64_t hash);
+  // Registers a full, held block of a private stream (see above).
+  void RegisterPrivate(int32_t block);
+  // A privately registered block joins the map under `hash`; others are
+  // left as they are.
+  void Publish(int32_t block, uint64_t hash);
   bool registered(int32_t block) const {
     return prefix_caching_ && hash_[block] != 0;
   }
@@ -66,6 +83,7 @@ class KvCache {
   bool prefix_caching_;
   BlockHashMap by_hash_;
   std::vector<uint64_t> hash_;  // 0: not registered
+  std::vector<uint8_t> private_;  // registered privately: not in the map
   // Blocks sharing a hash, in registration order: the map names the first,
   // dup_next_ the one after (-1: none).
   std::vector<int32_t> dup_next_;

@@ -23,6 +23,9 @@ struct PromptContent {
   uint64_t stream_id = 0;   // names every other token
   std::shared_ptr<const std::vector<uint64_t>> trace_hashes;  // may be null
   int32_t trace_block_tokens = 0;
+  // The stream continues in later requests (multi-turn sessions), so its
+  // blocks can be hit by another request; otherwise only by this one.
+  bool shared_stream = false;
 };
 
 // The drawn shape of one request before it is sent.

@@ -4,7 +4,9 @@
 //    violation aborts, and the abort reporter prints the scenario's JSON;
 //  - same seed => same output: a second run (without the checks, which must
 //    not change anything) gives byte-identical result JSON and per-request
-//    CSV;
+//    CSV; that run uses the simple reference engine
+//    (EngineConfig::reference_engine), so it also proves the fast paths
+//    change no result;
 //  - throughput is not above the deployment's saturation throughput mu
 //    (sim/analysis/saturation.h) by more than noise, where that comparison
 //    is meaningful: one replica, traffic from distributions (no trace,
