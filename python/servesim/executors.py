@@ -28,7 +28,7 @@ def executor_scope(executor):
         yield None
         return
     if isinstance(executor, str):
-        if executor == "ray" or executor.startswith("ray:") or executor.startswith("ray://"):
+        if executor == "ray" or executor.startswith("ray:"):  # ray:ADDR, ray://HOST
             from .ray import RayExecutor
 
             address = None

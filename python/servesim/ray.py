@@ -101,7 +101,8 @@ class RayExecutor:
             if callable(self.progress):
                 self.progress(self.done, self.running, self.failed,
                               time.monotonic() - self._started)
-            elif self.progress and time.monotonic() - self._last_print >= 1.0:
+            elif self.progress and time.monotonic() - self._last_print >= (
+                    1.0 if sys.stderr.isatty() else 10.0):  # a log gets fewer lines
                 self._print()
 
     def _print(self, final=False):

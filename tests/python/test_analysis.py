@@ -1,5 +1,4 @@
 """sweep / capacity / search from Python against the CLI's own outputs."""
-import io
 import json
 
 import pandas as pd

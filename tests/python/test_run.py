@@ -90,6 +90,7 @@ def test_errors_carry_the_cli_line(small_file, args, kwargs):
 def test_missing_file_and_dict_errors_name_their_source(tmp_path):
     missing = tmp_path / "nope.json"
     rc, _, err = run_cli("run", missing, "-q")
+    assert rc == 2
     with pytest.raises(servesim.ScenarioError) as e:
         servesim.run(missing)
     assert "servesim: error: " + str(e.value) == err.strip()
