@@ -199,6 +199,12 @@ StatusOr<CapacityResult> FindCapacity(const Scenario& base,
   return res;
 }
 
+StatusOr<RateEvaluation> EvaluateRate(const Scenario& base, double rate,
+                                      const CapacityOptions& o) {
+  RateEvaluator evaluator(base, o, nullptr);
+  return evaluator.Evaluate(rate);
+}
+
 double MaxRateIfStepsSlower(const CapacityResult& r, double slower) {
   const double scale = 1 + slower;
   double best = 0;

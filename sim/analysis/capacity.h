@@ -87,6 +87,12 @@ struct CapacityResult {
 StatusOr<CapacityResult> FindCapacity(const Scenario& base,
                                       const CapacityOptions& o);
 
+// One rate judged by the rules above (replications, drift doubling,
+// intervals): the verdict capacity would give it. `base` may be a cluster
+// (search's router check runs the fleet this way).
+StatusOr<RateEvaluation> EvaluateRate(const Scenario& base, double rate,
+                                      const CapacityOptions& o);
+
 // The SLO max if every step took (1 + slower) times as long, from the
 // rates already evaluated, with no new run. Time scaling is exact in this
 // simulator: with every step cost multiplied by s and the arrival rate

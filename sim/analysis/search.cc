@@ -77,6 +77,56 @@ void MarkFront(std::vector<SearchRow>& rows, A better_x, B better_y, bool Search
 
 int Cmp(double better, double worse) { return better > worse ? 1 : better < worse ? -1 : 0; }
 
+// The fleet of n replicas behind `router` at the full target rate.
+StatusOr<RateEvaluation> FleetVerdict(const Scenario& one, int n, const std::string& router,
+                                      const SearchOptions& o) {
+  StatusOr<Scenario> fleet = EditScenario(one, [&](nlohmann::json& j) {
+    j["cluster"]["replicas"] = n;
+    j["cluster"]["router"] = router;
+    // The same requests per replica as the per-replica search ran.
+    if (j["workload"].contains("num_requests")) {
+      j["workload"]["num_requests"] = j["workload"]["num_requests"].get<int64_t>() * n;
+    }
+  });
+  if (!fleet.ok()) return fleet.status();
+  return EvaluateRate(*fleet, o.target_rate, o.capacity);
+}
+
+StatusOr<RouterCheck> CheckRouter(const Scenario& one, int ideal, const std::string& router,
+                                  const SearchOptions& o) {
+  RouterCheck c;
+  c.router = router;
+  c.ideal_replicas = ideal;
+  auto judge = [&](int n) -> StatusOr<bool> {
+    StatusOr<RateEvaluation> e = FleetVerdict(one, n, router, o);
+    if (!e.ok()) return e.status();
+    c.tried.emplace_back(n, e->feasible);
+    if (e->feasible || c.replicas == 0) c.at = *e;
+    return e->feasible;
+  };
+  StatusOr<bool> ok = judge(ideal);
+  if (!ok.ok()) return ok.status();
+  if (*ok) {
+    c.replicas = ideal;
+    for (int n = ideal - 1; n >= 1; --n) {  // fewer may do behind a load-aware router
+      StatusOr<bool> fewer = judge(n);
+      if (!fewer.ok()) return fewer.status();
+      if (!*fewer) break;
+      c.replicas = n;
+    }
+    return c;
+  }
+  for (int n = ideal + 1; n <= o.max_replicas; ++n) {
+    StatusOr<bool> more = judge(n);
+    if (!more.ok()) return more.status();
+    if (*more) {
+      c.replicas = n;
+      break;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
@@ -204,6 +254,14 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       },
       [](const SearchRow& a, const SearchRow& b) { return Cmp(-a.ttft_p99_ms, -b.ttft_p99_ms); },
       &SearchRow::pareto_cost);
+  if (r.cheapest && !space.routers.empty()) {
+    for (const std::string& router : space.routers) {
+      StatusOr<RouterCheck> c =
+          CheckRouter(scenarios[*r.cheapest], r.rows[*r.cheapest].replicas, router, o);
+      if (!c.ok()) return c.status();
+      r.router_checks.push_back(*c);
+    }
+  }
   return r;
 }
 

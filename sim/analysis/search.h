@@ -11,6 +11,9 @@
 //    replicas is a lower bound on its fleet; candidates are evaluated from
 //    the lowest bound up, and one whose bound exceeds the cheapest fleet
 //    found so far (or needs more than max_replicas) is listed as pruned.
+// With routers given, the cheapest is then run as a cluster behind each
+// router at the target rate (RouterCheck): the replica count an even split
+// assumes, checked against a real router's imbalance.
 // With `exhaustive` every fitting candidate is evaluated (the Pareto fronts
 // then cover the whole grid; otherwise they cover the evaluated ones).
 #pragma once
@@ -33,6 +36,9 @@ struct SearchSpace {
   std::vector<int> max_num_seqs;
   std::vector<int> max_num_batched_tokens;
   std::vector<bool> chunked_prefill;
+  // Routers to check the cheapest deployment with (empty: the ideal even
+  // split only). See RouterCheck.
+  std::vector<std::string> routers;
 };
 
 // The scenario's own values for every empty axis.
@@ -71,12 +77,26 @@ struct SearchOptions {
   bool exhaustive = false;
 };
 
+// The cheapest deployment (by the ideal-router count) run as a real
+// cluster: `replicas` copies behind `router` at the full target rate,
+// judged by capacity's rules (EvaluateRate). The fewest replicas that pass,
+// searched from the ideal count down (a router that balances by load can
+// beat an even random split) and up (one that does not needs more).
+struct RouterCheck {
+  std::string router;
+  int replicas = 0;           // fewest that pass; 0: none up to the limit
+  int ideal_replicas = 0;     // ceil(target / SLO max per replica)
+  RateEvaluation at;          // the verdict at `replicas` (or the last tried)
+  std::vector<std::pair<int, bool>> tried;  // replicas, passed
+};
+
 struct SearchResult {
   std::vector<SloTerm> slo;
   double target_rate = 0;
   PriceTable prices;
   std::vector<SearchRow> rows;  // in grid order
   std::optional<size_t> cheapest;  // index into rows
+  std::vector<RouterCheck> router_checks;  // of the cheapest, per router
 };
 
 StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,

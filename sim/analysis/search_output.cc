@@ -170,6 +170,27 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
   } else {
     os << "\nno candidate meets the SLO at the target within the replica limit\n";
   }
+  if (!r.router_checks.empty()) {
+    os << "\nrouter check: the cheapest run as one cluster at " << Fmt("%g", r.target_rate)
+       << " req/s behind each router (same rules as a capacity rate; the table assumed an "
+          "even split)\n";
+    for (const RouterCheck& c : r.router_checks) {
+      os << "  " << c.router << ": ";
+      if (c.replicas > 0) {
+        os << c.replicas << " replicas (even split: " << c.ideal_replicas << ")";
+      } else {
+        os << "no fleet up to the replica limit meets the SLO (even split: " << c.ideal_replicas
+           << ")";
+      }
+      os << "; tried";
+      for (const auto& [n, ok] : c.tried) os << " " << n << (ok ? " pass" : " fail");
+      for (const SloCheck& k : c.at.checks) {
+        os << "; " << k.name << " " << Fmt("%.1f", k.value_ms.mean) << " ms ["
+           << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "]";
+      }
+      os << " at " << (c.replicas > 0 ? c.replicas : c.tried.back().first) << " replicas\n";
+    }
+  }
 }
 
 nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
@@ -229,6 +250,21 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
   } else {
     data["search"]["cheapest"] = nullptr;
   }
+  nlohmann::json checks = nlohmann::json::array();
+  for (const RouterCheck& c : r.router_checks) {
+    nlohmann::json tried = nlohmann::json::array();
+    for (const auto& [n, ok] : c.tried) tried.push_back({{"replicas", n}, {"passed", ok}});
+    nlohmann::json slo_at = nlohmann::json::object();
+    for (const SloCheck& k : c.at.checks) {
+      slo_at[k.name] = {{"limit_ms", k.limit_ms}, {"value_ms", IntervalJson(k.value_ms)}};
+    }
+    checks.push_back({{"router", c.router},
+                      {"replicas", c.replicas > 0 ? nlohmann::json(c.replicas) : nlohmann::json(nullptr)},
+                      {"even_split_replicas", c.ideal_replicas},
+                      {"tried", tried},
+                      {"slo", slo_at}});
+  }
+  data["search"]["router_checks"] = checks;
   return data;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/analysis/search.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/cluster/router.h"
 #include "sim/core/output_file.h"
 
 namespace servesim {
@@ -17,7 +18,7 @@ namespace {
 struct SearchCliOptions : AnalysisCliOptions {
   SearchCliOptions() { replications = 3; }
   std::string slo, prices, csv, vllm_args, k8s;
-  std::string gpus, tps, seqs, tokens, chunked;
+  std::string gpus, tps, seqs, tokens, chunked, routers;
   double target_rate = 0;
   int max_replications = 20, max_replicas = 64;
   double precision = 0.05;
@@ -77,6 +78,19 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   space.max_num_seqs = *seqs;
   space.max_num_batched_tokens = *tokens;
   space.chunked_prefill = *chunked;
+  {
+    const std::vector<std::string> known = RouterNames();
+    std::istringstream in(o.routers);
+    for (std::string name; std::getline(in, name, ',');) {
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+        return Status::Error("--routers: unknown router \"" + name + "\"; expected some of " +
+                             list);
+      }
+      space.routers.push_back(name);
+    }
+  }
   StatusOr<PriceTable> prices =
       LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
   if (!prices.ok()) return prices.status();
@@ -137,6 +151,10 @@ Command AddSearchCommand(CLI::App* app) {
   cmd->add_option("--max-num-batched-tokens", o->tokens, "e.g. 2048,8192 (default: the scenario's)")
       ->check(NotAnOption());
   cmd->add_option("--chunked-prefill", o->chunked, "on,off (default: the scenario's)")
+      ->check(NotAnOption());
+  cmd->add_option("--routers", o->routers,
+                  "Run the cheapest as a cluster behind each router at the target rate, "
+                  "e.g. round_robin,least_outstanding (default: even split only)")
       ->check(NotAnOption());
   cmd->add_option("--max-replicas", o->max_replicas, "Largest fleet per candidate (default 64)")
       ->check(CLI::Range(1, 100000));

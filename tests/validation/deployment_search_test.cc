@@ -87,5 +87,48 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
   EXPECT_NE(serve.find("meta-llama/Llama-3.1-8B"), std::string::npos);
 }
 
+TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesNot) {
+  StatusOr<Scenario> sc =
+      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json",
+                       {"workload.num_requests=2000", "metrics.warmup_requests=200"});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  StatusOr<PriceTable> prices = LoadPriceTable(DefaultPriceTablePath());
+  ASSERT_TRUE(prices.ok());
+  SearchSpace space;
+  space.routers = {"round_robin", "least_outstanding"};
+  SearchOptions o;
+  StatusOr<std::vector<SloTerm>> slo = ParseSlo("ttft_p99=2s,tpot_p99=100ms");
+  ASSERT_TRUE(slo.ok());
+  o.capacity.slo = *slo;
+  o.capacity.progress = false;
+  o.target_rate = 70;  // above one H200's saturation (~47-57 req/s)
+  StatusOr<SearchResult> r = SearchDeployments(*sc, space, o, *prices);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->cheapest.has_value());
+  ASSERT_EQ(r->router_checks.size(), 2u);
+  for (const RouterCheck& c : r->router_checks) {
+    ASSERT_GE(c.replicas, 2) << c.router;  // one replica cannot carry 70 req/s
+    // Independent judges: one long run of the fleet behind that router, at
+    // the target rate, meets both limits; with one replica fewer the
+    // fleet cannot keep up (its throughput falls short of the target).
+    auto fleet = [&](int n) {
+      return testing::MustParse(sc->json.dump(),
+                                {"cluster.replicas=" + std::to_string(n),
+                                 "cluster.router=" + c.router, "workload.arrival.rate=70",
+                                 "workload.num_requests=" + std::to_string(20000 * n),
+                                 "seed=99"});
+    };
+    const RunSummary ok = testing::RunScenario(fleet(c.replicas));
+    EXPECT_FALSE(ok.unstable) << c.router;
+    EXPECT_LE(PercentileValue(ok.ttft_ms, 99), 2000) << c.router;
+    EXPECT_LE(PercentileValue(ok.tpot_ms, 99), 100) << c.router;
+    const RunSummary fewer = testing::RunScenario(fleet(c.replicas - 1));
+    EXPECT_TRUE(fewer.unstable || PercentileValue(fewer.ttft_ms, 99) > 2000) << c.router;
+  }
+  // The JSON carries the checks.
+  const nlohmann::json j = nlohmann::json::parse(SearchJson(*sc, *r).dump());
+  EXPECT_EQ(j["search"]["router_checks"].size(), 2u);
+}
+
 }  // namespace
 }  // namespace servesim
