@@ -45,9 +45,12 @@ std::tuple<int, std::string, std::string> Cli(std::vector<std::string> args,
     if (capture) {
       std::lock_guard<std::mutex> lock(capture_mu);
       std::ostringstream buffer;
-      std::streambuf* old = std::cout.rdbuf(buffer.rdbuf());
+      // Restored even when the command throws (nanobind then raises).
+      struct Redirect {
+        std::streambuf* old;
+        ~Redirect() { std::cout.rdbuf(old); }
+      } redirect{std::cout.rdbuf(buffer.rdbuf())};
       rc = CliMain(static_cast<int>(argv.size()), argv.data(), &error);
-      std::cout.rdbuf(old);
       out = buffer.str();
     } else {
       rc = CliMain(static_cast<int>(argv.size()), argv.data(), &error);
