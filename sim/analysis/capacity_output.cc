@@ -91,6 +91,14 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
        << Fmt("%.0f", a.mean_truncated) << " requests/run, " << a.rejected << " rejected, "
        << a.incomplete << " unfinished; saturating run " << mu.requests << " requests"
        << (mu.settled ? "" : " (NOT settled: its halves differ by > 5%)") << "\n";
+    if (r.cost_per_million_output_tokens) {
+      os << "       $ per million tokens at the SLO max: "
+         << Fmt("%.3f", *r.cost_per_million_output_tokens) << " output only, "
+         << (r.cost_per_million_input_tokens ? Fmt("%.3f", *r.cost_per_million_input_tokens)
+                                             : std::string("-"))
+         << " input only, " << Fmt("%.3f", *r.cost_per_million_tokens)
+         << " all tokens (the replica-hour charged to each in turn)\n";
+    }
     for (const SloCheck& k : a.checks) {
       os << "         " << k.name << " = " << Fmt("%.1f", k.value_ms.mean) << " ms ["
          << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "] (limit "
@@ -149,6 +157,8 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
       row["fleet_usd_per_hour"] =
           r.usd_per_gpu_hour ? nlohmann::json(r.gpus * *r.usd_per_gpu_hour) : nlohmann::json(nullptr);
       row["cost_per_million_output_tokens"] = OrNull(r.cost_per_million_output_tokens);
+      row["cost_per_million_input_tokens"] = OrNull(r.cost_per_million_input_tokens);
+      row["cost_per_million_tokens"] = OrNull(r.cost_per_million_tokens);
       row["goodput_rps"] = IntervalJson(c.at_max.goodput_rps);
       row["at_max"] = EvaluationJson(c.at_max);
       row["cost_model_error"] = CostErrorJson(r.cost_error);

@@ -23,6 +23,12 @@ void Price(const CapacityPlan& plan, PlanRow* row) {
   const double usd_per_replica_hour = *row->usd_per_gpu_hour * row->candidate.tp;
   row->cost_per_million_output_tokens =
       usd_per_replica_hour / (OutputRate(*row) * 3600) * 1e6;
+  const double input = row->result.at_max.point.input_tokens_per_s.mean;
+  if (input > 0) {
+    row->cost_per_million_input_tokens = usd_per_replica_hour / (input * 3600) * 1e6;
+  }
+  row->cost_per_million_tokens =
+      usd_per_replica_hour / ((OutputRate(*row) + input) * 3600) * 1e6;
 }
 
 double RankKey(const CapacityPlan& plan, const PlanRow& r) {

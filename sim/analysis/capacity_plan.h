@@ -33,7 +33,11 @@ struct PlanRow {
   int replicas = 0;  // for the target rate (1 without one); 0: unreachable
   int gpus = 0;
   std::optional<double> usd_per_gpu_hour;
+  // $ per million tokens at the SLO max, each with the whole replica-hour
+  // charged to that kind (output, input, or all tokens together): one GPU
+  // hour buys both, so a split between them would be a pricing choice.
   std::optional<double> cost_per_million_output_tokens;
+  std::optional<double> cost_per_million_input_tokens, cost_per_million_tokens;
   // The candidate's step-cost error bar and the SLO max if its steps are
   // that much slower (MaxRateIfStepsSlower; 0 when unknown).
   CostModelError cost_error;

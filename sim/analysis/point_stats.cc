@@ -58,6 +58,8 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
       Over(runs, [](const RunSummary& r) { return r.steady_request_throughput; });
   p.output_tokens_per_s =
       Over(runs, [](const RunSummary& r) { return r.steady_output_throughput; });
+  p.input_tokens_per_s =
+      Over(runs, [](const RunSummary& r) { return r.steady_input_throughput; });
   p.gpu_busy = Over(runs, [](const RunSummary& r) { return r.gpu_busy_fraction; });
   p.mfu = Over(runs, [](const RunSummary& r) { return r.mfu; });
   p.mbu = Over(runs, [](const RunSummary& r) { return r.mbu; });

@@ -25,7 +25,7 @@ struct PointStats {
   double utilization = 0;  // rate / saturation throughput
   int replications = 0;
   double stable_fraction = 0;
-  Interval throughput_rps, output_tokens_per_s, gpu_busy;
+  Interval throughput_rps, output_tokens_per_s, input_tokens_per_s, gpu_busy;
   Interval mfu, mbu;  // model FLOPs / memory-bandwidth utilization
   // Summed over replications: measured requests rejected (vLLM's
   // "failed") and left unfinished when the run ended.

@@ -115,6 +115,9 @@ std::string CapacityTable(const json& cap) {
       {"usd_per_gpu_hour", "$/GPU-h"},
       {"fleet_usd_per_hour", "Fleet $/h"},
       {"cost_per_million_output_tokens", "$ per 1M output tokens"},
+      {"cost_per_million_input_tokens", "$ per 1M input tokens"},
+      {"cost_per_million_tokens", "$ per 1M tokens (all)"},
+      {"max_rate_if_steps_slower", "SLO max if steps are slower by the error bar"},
       {"note", "Note"}};
   out += "<table class=\"capacity\">\n<tr>";
   for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
@@ -135,7 +138,10 @@ std::string CapacityTable(const json& cap) {
     out += "<p class=\"note\">Highlighted: the cheapest (first-ranked) configuration "
            "meeting the SLO. Saturation &mu; is throughput flat out (no SLO); the SLO max "
            "never exceeds its lower bound; &rho; = SLO max / &mu;; goodput and "
-           "throughput are over the arrival window.</p>\n";
+           "throughput are over the arrival window. Each $ per 1M tokens charges the "
+           "whole replica-hour to that kind of token (one GPU-hour buys both). The "
+           "slower-steps column is the SLO max if every step takes the cost model's "
+           "error bar longer (exact time scaling of the rates evaluated).</p>\n";
   }
   return out;
 }

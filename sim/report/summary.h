@@ -44,7 +44,8 @@ struct RunSummary {
   // completed * (n - 1) / n / window. For a stable run it estimates the
   // arrival rate.
   double arrival_window_s = 0;
-  double steady_request_throughput = 0, steady_output_throughput = 0;
+  double steady_request_throughput = 0, steady_output_throughput = 0,
+         steady_input_throughput = 0;
   // As vllm bench serve: most completed requests in flight at one instant
   // ([send, finish) intervals, a finish before a send at the same instant),
   // and most output tokens delivered in one second counted from the start of
