@@ -27,7 +27,6 @@ enum class RequestStatus : uint8_t {
 // Fields the scheduler touches every step come first, so a decoding
 // request costs one or two cache lines per step.
 struct Request {
-  int64_t id = 0;
   // Timestamps; -1 until they happen.
   SimTime first_scheduled = -1;  // first step that computed any of its tokens
   SimTime first_token = -1;
@@ -43,9 +42,14 @@ struct Request {
   int32_t placeholders = 0;
   int32_t in_flight = 0;
   int32_t stale = 0;
+  int32_t num_registered = 0;  // leading blocks registered in prefix cache
   RequestStatus status = RequestStatus::kPending;
   bool measured = true;        // false for warm-up requests
+  int32_t cached_tokens = -1;  // prompt tokens served from the prefix cache
+                               // at the first admission; -1 before it
+                               // (here: fills the line's padding)
   std::vector<int32_t> blocks;  // KV blocks held, in sequence order
+  int64_t id = 0;
 
   SimTime arrival = -1;  // intended send time (open-loop schedule)
   SimTime send = -1;     // actually sent to the server
@@ -57,9 +61,6 @@ struct Request {
   int32_t session_turn = 0;  // multi-turn sessions: 0-based turn
 
   // Prefix caching.
-  int32_t num_registered = 0;  // leading blocks registered in cache
-  int32_t cached_tokens = -1;  // prompt tokens served from cache at the
-                               // first admission; -1 before it
   PromptContent content;
   std::vector<uint64_t> block_hashes;  // chained, of full blocks, lazily
 

@@ -23,6 +23,11 @@ int32_t ShiftOf(int32_t block_size) {
 
 }  // namespace
 
+int32_t Scheduler::FullBlocks(int32_t tokens) const {
+  if (block_shift_ >= 0) return tokens >> block_shift_;
+  return tokens / config_.block_size;
+}
+
 int32_t Scheduler::BlocksFor(int32_t tokens) const {
   // A shift rather than a division on the per-step path.
   if (block_shift_ >= 0) return (tokens + config_.block_size - 1) >> block_shift_;
@@ -106,7 +111,7 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
 
 void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
   const int32_t bs = config_.block_size;
-  const int32_t full = tokens / bs;
+  const int32_t full = FullBlocks(tokens);
   if (full <= r.num_registered) return;
   // Blocks of its own stream are hashed only once it is preempted (Preempt
   // publishes those it holds): until then no request can hit them.
@@ -153,12 +158,13 @@ void Scheduler::Preempt(size_t running_index) {
   waiting_.push_front(id);
 }
 
-void Scheduler::Add(SimTime now, Request& r, int32_t n,
+void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
                     std::vector<ScheduledSeq>* batch, BatchShape* shape) {
   // Blocks become cacheable as soon as their tokens are scheduled, up to
   // the tokens known (never a placeholder's).
   if (kv_.prefix_caching()) {
-    RegisterFullBlocks(r, std::min(r.num_computed + n, r.known_tokens()));
+    const int32_t upto = std::min(r.num_computed + n, r.known_tokens());
+    if (FullBlocks(upto) > r.num_registered) RegisterFullBlocks(r, upto);
   }
   const int32_t context = r.num_computed;
   r.num_computed += n;
@@ -168,7 +174,7 @@ void Scheduler::Add(SimTime now, Request& r, int32_t n,
   // The token sampled is the num_output + (tokens in flight before it) + 1st;
   // a request is never readmitted with stale output in flight.
   const bool last = samples && r.num_output + std::max(r.placeholders, 1) == r.output_len;
-  batch->push_back({r.id, n, samples, last});
+  batch->push_back({id, n, samples, last});
   shape->seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -211,7 +217,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
       if (self_preempted) break;
     }
     if (self_preempted) continue;  // running_[i] is now the next request
-    Add(now, r, n, batch, shape);
+    Add(now, running_[i], r, n, batch, shape);
     budget -= n;
     ++i;
   }
@@ -234,7 +240,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     running_.push_back(r.id);
     ++last_admitted_;
     last_cached_tokens_ += r.num_computed;
-    Add(now, r, n, batch, shape);
+    Add(now, r.id, r, n, batch, shape);
     budget -= n;
   }
   waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());

@@ -94,6 +94,7 @@ class Scheduler {
   // is short.
   bool EnsureBlocks(Request& r, int32_t tokens);
   int32_t BlocksFor(int32_t tokens) const;  // blocks holding `tokens`
+  int32_t FullBlocks(int32_t tokens) const;  // blocks `tokens` fill
   // Admission of a waiting request with at most `budget` new tokens: prefix
   // lookup and block allocation. Returns the tokens scheduled, 0 if it does
   // not fit (nothing changed).
@@ -106,8 +107,8 @@ class Scheduler {
   int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index);
   // Adds r's next n tokens to the batch and advances its counters.
-  void Add(SimTime now, Request& r, int32_t n, std::vector<ScheduledSeq>* batch,
-           BatchShape* shape);
+  void Add(SimTime now, int64_t id, Request& r, int32_t n,
+           std::vector<ScheduledSeq>* batch, BatchShape* shape);
   void Finish(SimTime now, Request& r, std::vector<int64_t>* finished);
 
   EngineConfig config_;

@@ -59,10 +59,11 @@ class Driver {
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
     out_->replicas.resize(replicas_.size());
-    // Reserve for the common case, not for an absurd bound: growth beyond
-    // it is amortised and bounded by limits.max_queued in overload.
+    // Reserve the whole bound (pages are not resident until used; growing
+    // past a reservation copies the table at twice its size), up to 32M
+    // requests, not an absurd bound: growth beyond is amortised.
     if (w_.num_requests > 0) {
-      out_->requests.reserve(std::min<int64_t>(w_.num_requests, 1 << 21));
+      out_->requests.reserve(std::min<int64_t>(w_.num_requests, 1 << 25));
     }
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
   }

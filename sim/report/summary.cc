@@ -22,13 +22,37 @@ SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
 }
 
 // The most requests whose [send, finish) intervals overlap at one instant:
-// (time, +1 send / -1 finish) sorted, so a finish comes before a send at
-// the same instant.
-int64_t PeakConcurrency(std::vector<std::pair<SimTime, int>>& events) {
-  std::sort(events.begin(), events.end());
+// sends and finishes each sorted and merged, a finish before a send at the
+// same instant.
+int64_t PeakConcurrency(std::vector<SimTime>& sends, std::vector<SimTime>& finishes) {
+  std::sort(sends.begin(), sends.end());
+  std::sort(finishes.begin(), finishes.end());
   int64_t now = 0, peak = 0;
-  for (const auto& [t, d] : events) peak = std::max(peak, now += d);
+  size_t j = 0;
+  for (SimTime t : sends) {
+    while (j < finishes.size() && finishes[j] <= t) ++j, --now;
+    peak = std::max(peak, ++now);
+  }
   return peak;
+}
+
+// What Summarize gives for n zeros, without the array.
+SampleStats Zeros(int64_t n, const std::vector<double>& ps) {
+  SampleStats s;
+  s.count = n;
+  for (double p : ps) s.percentiles.emplace_back(p, 0.0);
+  return s;
+}
+
+// Whether any completed, measured request waited for a concurrency slot
+// (else the from-arrival latencies equal the from-send ones).
+bool AnySlotWait(const std::vector<Request>& requests) {
+  for (const Request& r : requests) {
+    if (r.measured && r.status == RequestStatus::kFinished && r.send != r.arrival) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -61,7 +85,8 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.evictions = out.evictions;
 
   std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
-  std::vector<std::pair<SimTime, int>> flight;  // completed: send +1, finish -1
+  std::vector<SimTime> sends, finishes;  // of completed requests
+  const bool slot_waits = AnySlotWait(out.requests);
   SimTime first_arrival = kNever, last_finish = 0;
   SimTime first_measured = kNever, last_measured = 0;
   int64_t measured = 0;
@@ -98,13 +123,15 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     first_arrival = std::min(first_arrival, r.arrival);
     last_finish = std::max(last_finish, r.finish);
     ttft.push_back(ToMillis(r.first_token - r.send));
-    ttft_arr.push_back(ToMillis(r.first_token - r.arrival));
     e2el.push_back(ToMillis(r.finish - r.send));
-    e2el_arr.push_back(ToMillis(r.finish - r.arrival));
+    if (slot_waits) {
+      ttft_arr.push_back(ToMillis(r.first_token - r.arrival));
+      e2el_arr.push_back(ToMillis(r.finish - r.arrival));
+      slot.push_back(ToMillis(r.send - r.arrival));
+    }
     queue.push_back(ToMillis(r.first_scheduled - r.send));
-    slot.push_back(ToMillis(r.send - r.arrival));
-    flight.emplace_back(r.send, +1);
-    flight.emplace_back(r.finish, -1);
+    sends.push_back(r.send);
+    finishes.push_back(r.finish);
     // vLLM's TPOT: time after the first token per remaining token.
     if (r.output_len > 1) {
       tpot.push_back(ToMillis(r.finish - r.first_token) / (r.output_len - 1));
@@ -112,15 +139,21 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   }
   const auto& ps = s.percentiles;
   s.ttft_ms = Summarize(ttft, ps);
-  s.ttft_from_arrival_ms = Summarize(ttft_arr, ps);
   s.tpot_ms = Summarize(tpot, ps);
   s.e2el_ms = Summarize(e2el, ps);
-  s.e2el_from_arrival_ms = Summarize(e2el_arr, ps);
   s.queue_ms = Summarize(queue, ps);
-  s.slot_wait_ms = Summarize(slot, ps);
+  if (slot_waits) {
+    s.ttft_from_arrival_ms = Summarize(ttft_arr, ps);
+    s.e2el_from_arrival_ms = Summarize(e2el_arr, ps);
+    s.slot_wait_ms = Summarize(slot, ps);
+  } else {  // the same samples: no need to sort them again
+    s.ttft_from_arrival_ms = s.ttft_ms;
+    s.e2el_from_arrival_ms = s.e2el_ms;
+    s.slot_wait_ms = Zeros(s.completed, ps);
+  }
   s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
-  s.max_concurrent_requests = PeakConcurrency(flight);
+  s.max_concurrent_requests = PeakConcurrency(sends, finishes);
   const Recorder& recorder = out.recorder;
   if (recorder.output_tokens() > 0 || s.completed == 0) {
     s.max_output_tokens_per_s = recorder.max_output_tokens_per_s();
@@ -138,7 +171,6 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     const double per_s = static_cast<double>(measured - 1) / measured / s.arrival_window_s;
     s.steady_request_throughput = s.completed * per_s;
     s.steady_output_throughput = s.total_output_tokens * per_s;
-    s.steady_input_throughput = s.total_input_tokens * per_s;
   }
 
   const Recorder& rec = out.recorder;
