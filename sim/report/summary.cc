@@ -171,6 +171,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     const double per_s = static_cast<double>(measured - 1) / measured / s.arrival_window_s;
     s.steady_request_throughput = s.completed * per_s;
     s.steady_output_throughput = s.total_output_tokens * per_s;
+    s.steady_input_throughput = s.total_input_tokens * per_s;
   }
 
   const Recorder& rec = out.recorder;
