@@ -22,7 +22,9 @@ nlohmann::json OrNull(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
-nlohmann::json EvaluationJson(const RateEvaluation& e) {
+}  // namespace
+
+nlohmann::json RateEvaluationJson(const RateEvaluation& e) {
   nlohmann::json slo = nlohmann::json::object();
   for (const SloCheck& c : e.checks) {
     slo[c.name] = {{"limit_ms", c.limit_ms}, {"value_ms", IntervalJson(c.value_ms)}};
@@ -41,7 +43,6 @@ nlohmann::json EvaluationJson(const RateEvaluation& e) {
           {"point", PointJson(e.point)}};
 }
 
-}  // namespace
 
 void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream& os) {
   os << "servesim capacity: " << sc.file << " (" << sc.model.Label() << ", "
@@ -160,12 +161,12 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
       row["cost_per_million_input_tokens"] = OrNull(r.cost_per_million_input_tokens);
       row["cost_per_million_tokens"] = OrNull(r.cost_per_million_tokens);
       row["goodput_rps"] = IntervalJson(c.at_max.goodput_rps);
-      row["at_max"] = EvaluationJson(c.at_max);
+      row["at_max"] = RateEvaluationJson(c.at_max);
       row["cost_model_error"] = CostErrorJson(r.cost_error);
       row["max_rate_if_steps_slower"] =
           r.cost_error.known() ? nlohmann::json(r.max_rate_if_slower) : nlohmann::json(nullptr);
       nlohmann::json trail = nlohmann::json::array();
-      for (const RateEvaluation& e : c.trail) trail.push_back(EvaluationJson(e));
+      for (const RateEvaluation& e : c.trail) trail.push_back(RateEvaluationJson(e));
       row["evaluations"] = trail;
     }
     rows.push_back(row);

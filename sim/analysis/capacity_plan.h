@@ -44,6 +44,10 @@ struct PlanRow {
   double max_rate_if_slower = 0;
 };
 
+// One rate's verdict as report JSON: rate, utilization, feasible, stop
+// rule, replications, SLO checks with intervals, the point's figures.
+nlohmann::json RateEvaluationJson(const RateEvaluation& e);
+
 // ceil(target / max_rate) under an ideal router; 0 when max_rate is 0.
 int ReplicasFor(double target_rate, double max_rate);
 

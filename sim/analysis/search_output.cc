@@ -223,6 +223,9 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
       j["ttft_p99_ms_at_max"] = row.ttft_p99_ms;
       j["pareto_throughput"] = row.pareto_throughput;
       j["pareto_cost"] = row.pareto_cost;
+      nlohmann::json trail = nlohmann::json::array();
+      for (const RateEvaluation& e : row.capacity.trail) trail.push_back(RateEvaluationJson(e));
+      j["evaluations"] = trail;
     }
     rows.push_back(j);
   }

@@ -313,8 +313,74 @@ function buildSearch(search) {
         'pareto_cost', 'TTFT p99 at the SLO max (ms, log scale)', '$ per million output tokens', true);
 }
 
+// Capacity and search: for each candidate, every SLO percentile at every
+// rate its bisection tried (mean with its 95% interval as an error bar;
+// green passed, red failed), the limit as a dashed line, the SLO max as a
+// vertical line -- latency against load, where the answer came from.
+function buildTrails(section, rows) {
+  rows.forEach(function (r) {
+    var evals = (r.evaluations || []).slice().sort(function (a, b) { return a.rate - b.rate; });
+    if (!evals.length) return;
+    var name = r.gpu + ' tp' + r.tp + (r.max_num_seqs ? ' seqs' + r.max_num_seqs +
+               ' tokens' + r.max_num_batched_tokens + (r.chunked_prefill ? ' chunked' : '') : '');
+    var terms = Object.keys(evals[0].slo || {});
+    terms.forEach(function (term) {
+      var limit = num(evals[0].slo[term].limit_ms);
+      function pts(passed) {
+        return evals.filter(function (e) { return !!e.feasible === passed; }).map(function (e) {
+          var v = e.slo[term].value_ms || {};
+          return {x: e.rate, y: pos(v.mean), lo: pos(v.lo), hi: pos(v.hi)};
+        }).filter(function (p) { return p.y !== null; });
+      }
+      var ds = [line('passed', '#2ca02c', pts(true), {pointRadius: 4}),
+                line('failed', '#d62728', pts(false), {pointRadius: 4})];
+      var xs = evals.map(function (e) { return e.rate; });
+      var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+      if (limit !== null) {
+        ds.push(line('limit ' + fmt(limit) + ' ms', '#555', [{x: lo, y: limit}, {x: hi, y: limit}],
+                     {showLine: true, pointRadius: 0, borderDash: [6, 4], borderWidth: 1.5}));
+      }
+      var errorBars = {id: 'errorBars', afterDatasetsDraw: function (c) {
+        var ctx = c.ctx, yScale = c.scales.y;
+        ctx.save();
+        [0, 1].forEach(function (di) {
+          var meta = c.getDatasetMeta(di);
+          ctx.strokeStyle = c.data.datasets[di].borderColor;
+          meta.data.forEach(function (el, i) {
+            var p = c.data.datasets[di].data[i];
+            if (!p || p.lo === null || p.hi === null) return;
+            ctx.beginPath();
+            ctx.moveTo(el.x, yScale.getPixelForValue(p.lo));
+            ctx.lineTo(el.x, yScale.getPixelForValue(p.hi));
+            ctx.stroke();
+          });
+        });
+        ctx.restore();
+      }};
+      var maxRate = num(r.max_rate_per_replica);
+      var title = name + ': ' + term + ' vs rate tried' +
+                  (maxRate ? ' (SLO max ' + fmt(maxRate) + ' req/s)' : '');
+      addChart(section, title, {type: 'scatter', data: {datasets: ds}, plugins: [errorBars],
+        options: {scales: {x: axis('arrival rate per replica (req/s)'),
+                           y: axis(term + ' (ms, log scale; bars: 95% interval)',
+                                   'logarithmic')}}});
+    });
+  });
+}
+
+function buildCapacity(cap) {
+  buildTrails('capacity', (cap.rows || []).filter(function (r) { return r.fits !== false; }));
+}
+
 var builders = [['sweep', buildSweep], ['cdfs', buildCdfs], ['timeseries', buildTimeseries],
-                ['batch_size_hist', buildBatch], ['loops', buildLoops], ['search', buildSearch]];
+                ['batch_size_hist', buildBatch], ['loops', buildLoops],
+                ['search', function (s) {
+                  buildSearch(s);
+                  buildTrails('search', (s.rows || []).filter(function (r) {
+                    return r.status === 'evaluated';
+                  }));
+                }],
+                ['capacity', buildCapacity]];
 try {
   if (typeof Chart === 'undefined') throw new Error('Chart.js did not load');
   var data = JSON.parse(document.getElementById('servesim-data').textContent);

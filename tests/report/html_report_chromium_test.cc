@@ -22,8 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Charts in the full sample: sweep (throughput + 4 metrics), 3 CDFs,
-// KV + queue, batch sizes, 2 loop charts, 2 search fronts.
-constexpr int kSampleCharts = 15;  // + 2 search fronts
+// KV + queue, batch sizes, 2 loop charts, 2 search fronts, the latency-vs-
+// rate trails of one search candidate (1 SLO term) and one capacity row (2).
+constexpr int kSampleCharts = 18;
 // A plot whose data drew has thousands of coloured pixels; axes and text
 // alone have none.
 constexpr int kMinColouredPixels = 300;

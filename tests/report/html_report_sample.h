@@ -102,6 +102,24 @@ inline nlohmann::json SampleLoops() {
            "arrivals (Poisson, and bursty gamma) see far longer waits."}};
 }
 
+// A capacity bisection's rates with each SLO term's interval: passes
+// below the answer, fails above it (as RateEvaluationJson writes them).
+inline nlohmann::json SampleTrail(const std::vector<std::pair<std::string, double>>& terms,
+                                  double max_rate) {
+  nlohmann::json trail = nlohmann::json::array();
+  for (double f : {0.02, 0.5, 0.75, 0.9, 0.97, 1.0, 1.03, 1.1}) {
+    const double rate = max_rate * f;
+    nlohmann::json slo = nlohmann::json::object();
+    for (const auto& [name, limit] : terms) {
+      const double v = limit * 0.2 / std::max(0.05, 1.05 - f);
+      slo[name] = {{"limit_ms", limit},
+                   {"value_ms", {{"mean", v}, {"lo", 0.8 * v}, {"hi", 1.25 * v}}}};
+    }
+    trail.push_back({{"rate", rate}, {"feasible", f <= 1.0}, {"slo", slo}});
+  }
+  return trail;
+}
+
 // Four evaluated candidates (two on each front), one pruned, one too big.
 inline nlohmann::json SampleSearch() {
   auto row = [](const char* gpu, int tp, int seqs, double tps_gpu, double tps_user,
@@ -115,7 +133,9 @@ inline nlohmann::json SampleSearch() {
                           {"tokens_per_s_per_user", tps_user}, {"ttft_p99_ms_at_max", ttft},
                           {"pareto_throughput", front_t}, {"pareto_cost", front_c}};
   };
-  nlohmann::json rows = {row("h200", 1, 256, 13000, 70, 0.074, 130, true, true),
+  nlohmann::json first = row("h200", 1, 256, 13000, 70, 0.074, 130, true, true);
+  first["evaluations"] = SampleTrail({{"ttft_p99", 2000}}, 38.0);
+  nlohmann::json rows = {first,
                          row("h200", 2, 256, 10000, 100, 0.097, 120, true, true),
                          row("h100-sxm", 1, 64, 5600, 90, 0.124, 1300, false, false),
                          row("h100-sxm", 2, 64, 4300, 80, 0.159, 1100, false, false),
@@ -142,7 +162,8 @@ inline nlohmann::json SampleReportData() {
          {"replicas", 14}, {"gpus", 14}, {"cost_per_million_output_tokens", 1.82},
          {"goodput_rps", {{"mean", 7.3}, {"lo", 7.1}, {"hi", 7.5}}},
          {"saturation_ci", {{"mean", 8.0}, {"lo", 7.8}, {"hi", 8.2}}},
-         {"utilization_at_max", 0.93}, {"fleet_usd_per_hour", 49.0}},
+         {"utilization_at_max", 0.93}, {"fleet_usd_per_hour", 49.0},
+         {"evaluations", SampleTrail({{"ttft_p99", 500}, {"tpot_p99", 50}}, 7.4)}},
         {{"gpu", "h100"}, {"tp", 1}, {"max_rate_per_replica", 5.1},
          {"replicas", 20}, {"gpus", 20}, {"cost_per_million_output_tokens", 2.35},
          {"goodput_rps", {{"mean", 5.0}, {"lo", 4.9}, {"hi", 5.1}}}},
