@@ -57,13 +57,49 @@ int32_t FirstPrivateBlock(const Request& r, int32_t bs) {
   return static_cast<int32_t>(std::min<int64_t>(shared, INT32_MAX));
 }
 
-void EnsureBlockHashes(Request* r, int32_t blocks, int32_t block_size) {
-  auto& h = r->block_hashes;
+namespace {
+
+// Block i's hash from its parent's (0x5eed for the first).
+uint64_t Chained(const std::vector<uint64_t>& h, uint64_t content) {
+  const uint64_t x = Combine(h.empty() ? 0x5eedULL : h.back(), content);
+  return x == 0 ? 1 : x;  // 0 means "not registered" in the cache
+}
+
+}  // namespace
+
+const std::vector<uint64_t>* PrefixHashMemo::Chain(uint64_t prefix_id,
+                                                   int32_t blocks) {
+  auto it = chains_.find(prefix_id);
+  if (it == chains_.end()) {
+    if (hashes_ >= kMaxHashes) return nullptr;
+    it = chains_.emplace(prefix_id, std::vector<uint64_t>()).first;
+  }
+  std::vector<uint64_t>& h = it->second;
   while (static_cast<int32_t>(h.size()) < blocks) {
     const int32_t i = static_cast<int32_t>(h.size());
-    const uint64_t parent = h.empty() ? 0x5eedULL : h.back();
-    uint64_t x = Combine(parent, BlockContent(*r, i, block_size));
-    h.push_back(x == 0 ? 1 : x);  // 0 means "not registered" in the cache
+    h.push_back(Chained(h, Combine(Combine(kPrefixTag, prefix_id), i)));
+    ++hashes_;
+  }
+  return &h;
+}
+
+void EnsureBlockHashes(Request* r, int32_t blocks, int32_t block_size,
+                       PrefixHashMemo* memo) {
+  auto& h = r->block_hashes;
+  const PromptContent& c = r->content;
+  // Without a trace, blocks i < prefix_len / block_size are prefix blocks
+  // (BlockContent), named by the prefix alone.
+  const int32_t prefix_blocks = std::min(blocks, c.prefix_len / block_size);
+  if (memo != nullptr && !c.trace_hashes &&
+      static_cast<int32_t>(h.size()) < prefix_blocks) {
+    if (const std::vector<uint64_t>* chain = memo->Chain(c.prefix_id, prefix_blocks)) {
+      h.insert(h.end(), chain->begin() + static_cast<ptrdiff_t>(h.size()),
+               chain->begin() + prefix_blocks);
+    }
+  }
+  while (static_cast<int32_t>(h.size()) < blocks) {
+    const int32_t i = static_cast<int32_t>(h.size());
+    h.push_back(Chained(h, BlockContent(*r, i, block_size)));
   }
 }
 

@@ -44,7 +44,9 @@ Scheduler::Scheduler(const EngineConfig& config,
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching, /*stack_pool=*/!config.reference_engine) {}
+          config.prefix_caching, /*stack_pool=*/!config.reference_engine) {
+  if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
+}
 
 int32_t Scheduler::FirstPrivate(const Request& r) const {
   return config_.reference_engine ? INT32_MAX
@@ -83,7 +85,7 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
     int32_t lookup = (r.known_tokens() - 1) / bs;
     // Before any preemption its own stream's blocks are in no cache.
     if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
-    EnsureBlockHashes(&r, lookup, bs);
+    EnsureBlockHashes(&r, lookup, bs, hash_memo_);
     hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
   }
   const int32_t cached = hits * bs;
@@ -117,7 +119,7 @@ void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
   // publishes those it holds): until then no request can hit them.
   const int32_t shared =
       r.preemptions == 0 ? std::min(full, FirstPrivate(r)) : full;
-  EnsureBlockHashes(&r, shared, bs);
+  EnsureBlockHashes(&r, shared, bs, hash_memo_);
   for (int32_t i = r.num_registered; i < full; ++i) {
     if (i < shared) {
       kv_.Register(r.blocks[i], r.block_hashes[i]);
@@ -132,7 +134,7 @@ void Scheduler::PublishPrivateBlocks(Request& r) {
   const int32_t bs = config_.block_size;
   const int32_t first = FirstPrivate(r);
   if (first >= r.num_registered) return;
-  EnsureBlockHashes(&r, r.num_registered, bs);
+  EnsureBlockHashes(&r, r.num_registered, bs, hash_memo_);
   for (int32_t i = first; i < r.num_registered; ++i) {
     kv_.Publish(r.blocks[i], r.block_hashes[i]);
   }

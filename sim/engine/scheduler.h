@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "sim/cost/cost_model.h"
+#include "sim/engine/block_hashing.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
@@ -122,6 +123,8 @@ class Scheduler {
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
   std::vector<int32_t> hit_blocks_;  // scratch: Admit's prefix-cache hits
+  PrefixHashMemo prefix_hashes_;
+  PrefixHashMemo* hash_memo_ = nullptr;  // &prefix_hashes_ unless reference
   std::vector<int64_t> last_preempted_;
   int32_t last_admitted_ = 0;
   int64_t last_cached_tokens_ = 0;

@@ -277,7 +277,8 @@ class Driver {
                                  in_.engine.reference_engine
                                      ? INT32_MAX
                                      : FirstPrivateBlock(r, bs));
-      EnsureBlockHashes(&r, n, bs);
+      EnsureBlockHashes(&r, n, bs,
+                        in_.engine.reference_engine ? nullptr : &route_hashes_);
       rr.block_hashes = r.block_hashes.data();
       rr.num_block_hashes = n;
     }
@@ -399,6 +400,7 @@ class Driver {
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot
   std::vector<int64_t> finished_;
   std::vector<int32_t> in_system_seen_;  // at each measured arrival
+  PrefixHashMemo route_hashes_;          // the router's prefix lookups
   std::vector<Session> sessions_;
   std::vector<int64_t> session_of_;      // request id -> session, -1 none
   SimTime now_ = 0;
