@@ -118,12 +118,14 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
   return e;
 }
 
-GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu) {
+GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp8) {
   const std::string dir = data_dir + "/" + DataGpuDir(gpu.name);
   GpuTables t;
   t.gpu = gpu.name;
-  t.gemm = LoadGemmTable(dir, gpu);
+  t.gemm = LoadGemmTable(dir, gpu, fp8 ? "fp8" : "bfloat16");
+  t.lm_head_gemm = fp8 ? LoadGemmTable(dir, gpu, "bfloat16") : t.gemm;
   TableFilter f;
+  if (fp8) f.kv_cache_dtype = "fp8";
   t.decode = LoadDecodeTable(dir, gpu, f);
   t.prefill = LoadPrefillTable(dir, gpu, f);
   for (int g : {2, 4, 8}) {
@@ -139,6 +141,8 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   CalibrationProfile p;
   p.gpu = gpu.name;
   p.model = m.name;
+  p.dtype = m.weight_dtype;
+  p.kv_cache_dtype = m.kv_cache_dtype;
   p.tp = tp;
   p.device.name = t.device;
   p.device.memory_bytes = gpu.memory_bytes;
@@ -152,10 +156,11 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     const GemmDims d = GemmDimsOf(op, m, tp);
     GridLine line;
     bool any_out = false;
-    for (double mm : t.gemm.axis_values[0]) {
+    const MeasuredTable& table = op == ProfileOp::kGemmLmHead ? t.lm_head_gemm : t.gemm;
+    for (double mm : table.axis_values[0]) {
       bool out = false;
       const std::optional<double> s =
-          InterpolateTable(t.gemm, {mm, d.n, d.k}, {0, 1, 2}, &out);
+          InterpolateTable(table, {mm, d.n, d.k}, {0, 1, 2}, &out);
       if (!s) continue;
       any_out |= out;
       line.x.push_back(mm);
@@ -164,9 +169,9 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     char note[200];
     std::snprintf(
         note, sizeof note,
-        "measured bf16 GEMMs interpolated in log n, log k to "
+        "measured %s GEMMs interpolated in log n, log k to "
         "n=%.0f k=%.0f at every measured m%s",
-        d.n, d.k,
+        op == ProfileOp::kGemmLmHead || !m.fp8_weights() ? "bf16" : "fp8 (W8A8)", d.n, d.k,
         any_out ? "; n or k beyond the measured grid: EXTRAPOLATED" : "");
     OpFit f = GridFit(op, GridTable{{std::move(line)}}, note);
     SetError(&f, gemm_e);
@@ -314,7 +319,7 @@ ImportResult ImportAll(const ImportOptions& o0) {
   ImportResult r;
   for (const std::string& gname : o.gpus) {
     const GpuSpec gpu = LoadGpuSpec(gname);
-    GpuTables t = LoadGpuTables(o.data_dir, gpu);
+    GpuTables t = LoadGpuTables(o.data_dir, gpu, o.fp8);
     for (const auto& e : pv.manifest) {
       if (e.value("gpu", "") == DataGpuDir(gname) &&
           e.contains("constant_columns")) {
@@ -353,7 +358,11 @@ ImportResult ImportAll(const ImportOptions& o0) {
     errs.push_back(ar);
     r.errors.insert(r.errors.end(), errs.begin(), errs.end());
     for (const std::string& mname : o.models) {
-      const ModelSpec m = LoadModelSpec(mname);
+      ModelSpec m = LoadModelSpec(mname);
+      if (o.fp8) {
+        m.SetWeightDtype("fp8");
+        m.SetKvCacheDtype("fp8");
+      }
       for (int tp : o.tps) {
         const std::string label =
             mname + " tp=" + std::to_string(tp) + " on " + gname;
@@ -371,7 +380,7 @@ ImportResult ImportAll(const ImportOptions& o0) {
         p.date = pv.source_date;
         p.import_info = ImportInfo(pv, DataGpuDir(gname), errs, gname, o);
         const std::string path = o.out_dir + "/" + gname + "-" + mname + "-tp" +
-                                 std::to_string(tp) + ".json";
+                                 std::to_string(tp) + (o.fp8 ? "-fp8" : "") + ".json";
         if (Status st = WriteProfile(path, p); !st.ok()) {
           throw std::runtime_error(st.message());
         }

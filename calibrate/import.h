@@ -40,6 +40,9 @@ struct ImportOptions {
   std::vector<std::string> models = {"llama-3.1-8b", "llama-3.1-70b"};
   std::vector<int> tps = {1, 2, 4, 8};
   std::string date;  // import date (ISO 8601); empty: now
+  // fp8 weights (W8A8 GEMM rows) and an fp8 KV cache (fp8 attention rows):
+  // profiles <gpu>-<model>-tp<N>-fp8.json.
+  bool fp8 = false;
 };
 
 // Held-out error of one op kind on one GPU.
@@ -68,12 +71,14 @@ std::string DataGpuDir(const std::string& gpu);
 struct GpuTables {
   std::string gpu, device;
   MeasuredTable gemm, decode, prefill;
+  MeasuredTable lm_head_gemm;  // bf16 GEMMs: the LM head stays bf16 under fp8
   std::map<int, MeasuredTable> allreduce;  // by GPU count
 };
 CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
                                  const GpuSpec& gpu, int tp,
                                  const std::vector<KindError>& errors);
-GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu);
+GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu,
+                        bool fp8 = false);
 
 // Everything: read, check, split, evaluate, write. Throws
 // std::runtime_error on unreadable input.

@@ -104,6 +104,7 @@ nlohmann::json ProfileToJson(const CalibrationProfile& p) {
   j["date"] = p.date;
   j["model"] = p.model;
   j["dtype"] = p.dtype;
+  j["kv_cache_dtype"] = p.kv_cache_dtype;
   j["tp"] = p.tp;
   j["step_overhead_s"] = p.step_overhead_s;
   j["step_overhead_source"] = p.step_overhead_source;

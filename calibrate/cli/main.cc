@@ -317,6 +317,9 @@ Status CompareCommand(const std::vector<std::string>& profiles,
     StatusOr<ModelSpec> model =
         CatchConfigErrors([&] { return LoadModelSpec(p->model); });
     if (!model.ok()) return model.status();
+    // The roofline prices the profile's dtypes (fp8 profiles: fp8 rates).
+    model->SetWeightDtype(p->dtype);
+    model->SetKvCacheDtype(p->kv_cache_dtype);
     StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(p->gpu); });
     if (!gpu.ok()) return gpu.status();
     const RooflineCostModel roofline(*model, *gpu, p->tp,
@@ -324,7 +327,7 @@ Status CompareCommand(const std::vector<std::string>& profiles,
                                          ? RooflineParams::Datasheet()
                                          : RooflineParams::Kernels());
     const std::string title = "servesim-calibrate compare-models: " + path +
-                              " (" + p->model + " tp=" + std::to_string(p->tp) +
+                              " (" + model->Label() + " tp=" + std::to_string(p->tp) +
                               " on " + p->gpu + "; roofline " + preset +
                               " preset)";
     const CalibratedCostModel cal(*p, path, *model, *gpu, *gpu, p->tp);
@@ -412,6 +415,9 @@ int main(int argc, char** argv) {
                   "Fraction of rows held out")
       ->check(CLI::Range(0.05, 0.5));
   imp->add_option("--date", imp_o.date, "Import date to record (ISO 8601)");
+  imp->add_flag("--fp8", imp_o.fp8,
+                "fp8 weights (W8A8 GEMM rows) and KV cache (fp8 attention rows): "
+                "profiles named <gpu>-<model>-tp<N>-fp8.json");
   servesim::calibrate::RooflineFitOptions fit_o;
   CLI::App* fit = app.add_subcommand(
       "fit-roofline",

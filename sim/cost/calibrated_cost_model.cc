@@ -72,14 +72,14 @@ std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
                                 "profiles time dense layers only (use "
                                 "roofline)");
   }
-  if (model.fp8_weights() || model.fp8_kv()) {
-    cfg.FailMessage("profile",
-                    "calibrated profiles hold bf16 kernel timings, but the "
-                    "scenario runs " + model.Label() +
-                        "; use cost_model.type=roofline (its fp8 rates are "
-                        "fitted to measured fp8 kernels)");
-  }
   CalibrationProfile p = LoadCalibrationProfile(ResolveDataPath(path));
+  if (p.dtype != model.weight_dtype || p.kv_cache_dtype != model.kv_cache_dtype) {
+    cfg.FailMessage("profile",
+                    path + " holds kernel timings with " + p.dtype + " weights and a " +
+                        p.kv_cache_dtype + " KV cache, but the scenario runs " +
+                        model.Label() + "; use a profile of the same dtypes (imported "
+                        "fp8 profiles end in -fp8.json) or cost_model.type=roofline");
+  }
   if (p.model != model.name || p.tp != tp) {
     cfg.FailMessage("profile",
                     path + " was calibrated for " + p.model + " at tp=" +

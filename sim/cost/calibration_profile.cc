@@ -281,7 +281,7 @@ double CalibrationProfile::WorstHeldoutMapePct() const {
 
 CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
   v.AllowKeys({"format", "synthetic", "note", "device", "gpu", "date", "model",
-               "dtype", "tp", "step_overhead_s", "step_overhead_source",
+               "dtype", "kv_cache_dtype", "tp", "step_overhead_s", "step_overhead_source",
                "holdout_every", "ops", "timings", "allreduce", "import"});
   if (v.RequireString("format") != "servesim-calibration-profile/1") {
     v.Fail("format", "\"servesim-calibration-profile/1\"");
@@ -292,7 +292,8 @@ CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
   p.gpu = v.RequireString("gpu");
   p.date = v.RequireString("date");
   p.model = v.RequireString("model");
-  p.dtype = v.Choice("dtype", "bf16", {"bf16"});
+  p.dtype = v.Choice("dtype", "bf16", {"bf16", "fp8"});
+  p.kv_cache_dtype = v.Choice("kv_cache_dtype", "bf16", {"bf16", "fp8"});
   p.tp = static_cast<int>(v.RequireInteger("tp", Range::Closed(1, 1024)));
   p.step_overhead_s = v.RequireNumber("step_overhead_s", Range::NonNegative());
   p.step_overhead_source = v.String("step_overhead_source", "");

@@ -95,7 +95,8 @@ struct CalibrationProfile {
   std::string gpu;         // models/gpu name of the device, e.g. "h200"
   std::string date;        // ISO 8601, UTC
   std::string model;       // models/llm name
-  std::string dtype = "bf16";
+  std::string dtype = "bf16";           // weights: bf16 | fp8 (W8A8 GEMMs)
+  std::string kv_cache_dtype = "bf16";  // bf16 | fp8
   int tp = 1;
   double step_overhead_s = 3e-4;
   std::string step_overhead_source;

@@ -82,7 +82,10 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
     const GemmDims g = DimsOf(op, m, tp);
     const double t = static_cast<double>(s.tokens);
     f.flops = 2 * t * g.k * g.n;
-    f.bytes = b * (g.k * g.n + t * g.k + t * g.n);  // weights + in + out
+    // Weights in their dtype (the LM head stays bf16 under fp8), input and
+    // output in bf16.
+    const double w = op == ProfileOp::kGemmLmHead ? b : m.weight_bytes;
+    f.bytes = w * (g.k * g.n) + b * (t * g.k + t * g.n);  // weights + in + out
     f.x = {f.flops, f.bytes};
     f.count = 2;
     f.size = f.flops;
@@ -94,7 +97,7 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
       // One new token per sequence attends to context + 1 keys.
       const double n = static_cast<double>(s.batch);
       const double keys = static_cast<double>(s.context) + 1;
-      const double kv_bytes = n * b * 2 * kv * d * keys;
+      const double kv_bytes = n * m.kv_bytes * 2 * kv * d * keys;
       f.flops = n * 4 * q * d * keys;
       f.bytes = kv_bytes + n * b * 2 * q * d;  // + q in, out
       f.x = {n, kv_bytes};
@@ -108,7 +111,7 @@ OpFeatures FeaturesOf(ProfileOp op, const OpShape& s, const ModelSpec& m,
       // Causal: new token j (1..n) attends to context + j keys.
       const double n = static_cast<double>(s.tokens);
       const double c = static_cast<double>(s.context);
-      const double kv_bytes = b * 2 * kv * d * (c + n);
+      const double kv_bytes = m.kv_bytes * 2 * kv * d * (c + n);
       f.flops = 4 * q * d * n * (c + (n + 1) / 2);
       f.bytes = kv_bytes + b * 2 * q * d * n;
       f.x = {f.flops, kv_bytes};

@@ -158,7 +158,7 @@ TEST(ImportTest, HeldOutSplitIsSeededAndDisjoint) {
 }
 
 // Every shipped imported profile runs the default scenario with its model,
-// GPU and tp (what `servesim run --set cost_model.type=calibrated --set
+// GPU, tp and dtypes (what `servesim run --set cost_model.type=calibrated --set
 // cost_model.profile=...` does).
 TEST(ImportTest, EveryShippedProfileRunsTheDefaultScenario) {
   int n = 0;
@@ -171,7 +171,8 @@ TEST(ImportTest, EveryShippedProfileRunsTheDefaultScenario) {
         EmbeddedDefaultScenario(), "default",
         {"model=" + p.model, "hardware.gpu=" + p.gpu,
          "hardware.tp=" + std::to_string(p.tp), "cost_model.type=calibrated",
-         "cost_model.profile=" + path});
+         "cost_model.profile=" + path, "model.weight_dtype=" + p.dtype,
+         "engine.kv_cache_dtype=" + p.kv_cache_dtype});
     ASSERT_TRUE(sc.ok()) << path << ": " << sc.status().message();
     const SimulationOutput out = RunSimulation(sc->ToSimulationInput());
     EXPECT_GT(out.total_cost.Total(), 0) << path;

@@ -151,12 +151,35 @@ TEST(Fp8, BadKeysNameTheirPath) {
   EXPECT_NE(ErrorOf({"engine.kv_cache_dtype=int8"}).find("/engine/kv_cache_dtype"),
             std::string::npos);
   EXPECT_NE(ErrorOf({"model.dtype=fp8"}).find("/model"), std::string::npos);
-  // Calibrated profiles hold bf16 timings: fp8 is refused, not mispriced.
+  // A calibrated profile prices only the dtypes it measured: a bf16
+  // profile refuses an fp8 run, and the other way round.
   const std::string e = ErrorOf(
       {"model.weight_dtype=fp8", "cost_model.type=calibrated",
        "cost_model.profile=models/profiles/h200-llama-3.1-8b-tp1.json"});
   EXPECT_NE(e.find("/cost_model/profile"), std::string::npos) << e;
-  EXPECT_NE(e.find("bf16"), std::string::npos) << e;
+  EXPECT_NE(e.find("bf16 weights"), std::string::npos) << e;
+  const std::string e8 = ErrorOf(
+      {"cost_model.type=calibrated",
+       "cost_model.profile=models/profiles/h200-llama-3.1-8b-tp1-fp8.json"});
+  EXPECT_NE(e8.find("fp8 weights and a fp8 KV cache"), std::string::npos) << e8;
+}
+
+TEST(Fp8, ImportedFp8ProfilePricesFp8Runs) {
+  const std::vector<std::string> calibrated = {
+      "cost_model.type=calibrated",
+      "cost_model.profile=models/profiles/h200-llama-3.1-8b-tp1-fp8.json"};
+  std::vector<std::string> fp8 = calibrated;
+  fp8.push_back("model.weight_dtype=fp8");
+  fp8.push_back("engine.kv_cache_dtype=fp8");
+  const Scenario s8 = Load(fp8);
+  const Scenario s16 = Load({"cost_model.type=calibrated",
+                             "cost_model.profile=models/profiles/h200-llama-3.1-8b-tp1.json"});
+  // Measured W8A8 GEMMs and fp8-KV attention: a decode batch prices below
+  // the bf16 profile's, and the error bar is the fp8 profile's own.
+  BatchShape batch;
+  batch.seqs.assign(64, SeqWork{1, 2000, true});
+  EXPECT_LT(s8.cost_model->StepTime(batch).Kernels(), s16.cost_model->StepTime(batch).Kernels());
+  EXPECT_NE(s8.cost_model->Error().source.find("-fp8.json"), std::string::npos);
 }
 
 }  // namespace
