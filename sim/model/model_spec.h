@@ -34,10 +34,10 @@ struct ModelSpec {
   double kv_bytes = 2;
 
   bool fp8_weights() const { return weight_dtype == "fp8"; }
+  bool fp8_kv() const { return kv_cache_dtype == "fp8"; }
   // The name, with the quantization when not bf16, e.g.
   // "llama-3.1-8b (fp8 weights, fp8 KV cache)": every report's model line.
   std::string Label() const;
-  bool fp8_kv() const { return kv_cache_dtype == "fp8"; }
   // "bf16" or "fp8"; anything else is the caller's error (checked by the
   // scenario parser, which names the JSON path).
   void SetWeightDtype(const std::string& dtype);
