@@ -1,8 +1,7 @@
 // Spec and result encoding (see run_codec.h). Every field of RunSummary is
 // listed once, in SummaryFields, and that one list both writes and reads,
-// so the two directions cannot drift apart. A field added to RunSummary
-// must be added there too: tests/python/test_ray.py compares Ray against
-// local sweeps and capacity searches and fails when a reported field is lost.
+// so the two directions cannot drift apart; a size check below stops the
+// build when RunSummary gains a field not listed there.
 #include "python/src/run_codec.h"
 
 #include <stdexcept>
@@ -44,6 +43,17 @@ void from_json(const nlohmann::json& j, Interval& i) {
 namespace py {
 namespace {
 
+// A field added to RunSummary or SaturationEstimate changes its size: this
+// stops the build until the field is listed below (then update the size).
+// A result that crosses to a Ray task without it would differ from a local
+// one (the tests compare them, but only where a report shows the field).
+static_assert(sizeof(RunSummary) == 1216,
+              "RunSummary changed: list the new field in SummaryFields "
+              "(python/src/run_codec.cc) and update this size");
+static_assert(sizeof(SaturationEstimate) == 104,
+              "SaturationEstimate changed: list the new field in SaturationFields "
+              "(python/src/run_codec.cc) and update this size");
+
 // f(name, field) for every field of a summary, in one place for both ways.
 template <typename S, typename F>
 void SummaryFields(S& s, F&& f) {
@@ -63,6 +73,7 @@ void SummaryFields(S& s, F&& f) {
   f("arrival_window_s", s.arrival_window_s);
   f("steady_request_throughput", s.steady_request_throughput);
   f("steady_output_throughput", s.steady_output_throughput);
+  f("steady_input_throughput", s.steady_input_throughput);
   f("max_concurrent_requests", s.max_concurrent_requests);
   f("max_output_tokens_per_s", s.max_output_tokens_per_s);
   f("ttft_ms", s.ttft_ms), f("ttft_from_arrival_ms", s.ttft_from_arrival_ms);

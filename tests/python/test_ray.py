@@ -46,7 +46,7 @@ def test_capacity_on_ray_equals_local(cluster, small_file):
     assert ex.failed == 0
 
 
-def test_search_cli_with_ray_equals_cli(cluster, small_file, tmp_path):
+def test_search_cli_with_ray_equals_cli(cluster, small_file, tmp_path, capfd):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     args = ["search", small_file, "--slo", "ttft_p99=1s", "--target-rate", "30",
             "--max-num-seqs", "16,32"]
@@ -57,6 +57,9 @@ def test_search_cli_with_ray_equals_cli(cluster, small_file, tmp_path):
 
     assert main([str(x) for x in args] + ["--json", str(b), "--ray", "auto"]) == 0
     assert json.loads(a.read_text()) == json.loads(b.read_text())
+    out, err = capfd.readouterr()
+    assert "cheapest meeting the SLO at 30 req/s" in out  # the CLI's table
+    assert "servesim.ray: " in err and " simulations done, 0 running" in err
 
 
 def test_package_works_without_ray(small_file):
