@@ -31,7 +31,10 @@ def _remote_simulate():
 
         @ray.remote(num_cpus=1)
         def simulate(spec, cwd, root):
-            os.environ["SERVESIM_ROOT"] = root
+            # The driver's models/ when this node has that folder too (same
+            # machine, shared file system), else this node's package copy.
+            if os.path.isdir(os.path.join(root, "models")):
+                os.environ["SERVESIM_ROOT"] = root
             if os.path.isdir(cwd):
                 os.chdir(cwd)  # relative paths inside scenarios, as on the driver
             from servesim import _core
