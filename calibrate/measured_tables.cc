@@ -10,6 +10,8 @@
 // says so for other versions of these tables).
 #include "calibrate/measured_tables.h"
 
+#include "sim/cost/roofline_cost_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -165,6 +167,31 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
     const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
     Add(&t, csv, {h, kv, b, n}, s,
         flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
+  }
+  IndexAxes(&t);
+  return t;
+}
+
+MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
+                           const ModelSpec& m) {
+  MeasuredTable t;
+  t.axes = {"moe_tp", "tokens"};
+  Csv csv(dir + "/moe.csv");
+  while (csv.Next()) {
+    if (csv.Num("hidden_size") != m.hidden_size ||
+        csv.Num("inter_size") != m.intermediate_size ||
+        csv.Num("topk") != m.experts_per_token || csv.Num("num_experts") != m.num_experts ||
+        csv.Num("moe_ep_size") != 1 || csv.Str("moe_dtype") != "bfloat16" ||
+        csv.Str("distribution") != "balanced") {
+      continue;
+    }
+    const double tp = csv.Num("moe_tp_size"), tokens = csv.Num("num_tokens");
+    const double s = csv.Num("latency") * 1e-3;
+    // Every expert's weights at most once: a floor on the bytes.
+    const double weights = 2.0 * m.num_experts * 3 * m.hidden_size * m.intermediate_size / tp;
+    const double active = ExpectedActiveExperts(m.num_experts, m.experts_per_token, tokens);
+    Add(&t, csv, {tp, tokens}, s,
+        active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
   }
   IndexAxes(&t);
   return t;

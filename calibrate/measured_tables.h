@@ -55,6 +55,11 @@ MeasuredTable LoadPrefillTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                const TableFilter& f);
 // All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
 // all-reduce below f.custom_allreduce_max_bytes, NCCL all_reduce above.
+// Fused MoE (moe.csv, bf16, expert parallelism 1, balanced routing) of one
+// model's expert shape: axes moe_tp (the expert MLPs' tensor-parallel
+// split), tokens.
+MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                           const ModelSpec& model);
 MeasuredTable LoadAllReduceTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                  const TableFilter& f);
 

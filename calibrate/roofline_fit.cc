@@ -204,7 +204,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   for (const auto& n : o.heldout_gpus)
     g.names.push_back(n), train_gpu.push_back(false);
   for (const auto& n : g.names) g.specs.push_back(LoadGpuSpec(n));
-  Samples gemm, dec, pre, ar, gemm8, dec8, pre8;
+  Samples gemm, dec, pre, ar, gemm8, dec8, pre8, moe;
   const TableFilter filter;
   TableFilter fp8_kv;
   fp8_kv.kv_cache_dtype = "fp8";
@@ -259,6 +259,24 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
              decode_price(1), &dec8);
     AddTable(LoadPrefillTable(dir, spec, fp8_kv), gi, train_gpu[gi], o,
              prefill_price(1), &pre8);
+    // Mixtral-8x7B's experts (the only MoE shape the project models) at
+    // every moe_tp, priced as RooflineCostModel prices a fused MoE layer.
+    const ModelSpec mixtral = LoadModelSpec("mixtral-8x7b");
+    AddTable(
+        LoadMoeTable(dir, spec, mixtral), gi, train_gpu[gi], o,
+        [&mixtral](const std::vector<double>& c, KernelSample* s) {
+          const double tp = c[0], t = c[1], h = mixtral.hidden_size;
+          const double i = mixtral.intermediate_size / tp;
+          const double routed = t * mixtral.experts_per_token;
+          const double active =
+              ExpectedActiveExperts(mixtral.num_experts, mixtral.experts_per_token, t);
+          if (tp > 8) return false;  // beyond any tp the project runs
+          s->flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+          s->bytes = 2 * (active * h * 2 * i + routed * h + routed * 2 * i) +
+                     2 * (active * i * h + routed * i + routed * h);
+          return true;
+        },
+        &moe);
     for (int n : {2, 4, 8}) {
       TableFilter f;
       f.num_gpus = n;
@@ -293,6 +311,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       prefill);
   // fp8: the same forms, compute at the fp8 tensor rate (W8A8 GEMMs;
   // FlashAttention-3 on an fp8 cache quantizes q and runs in fp8).
+  p.moe = FitRates(moe, g, {20e-6, 0.6, 0.8, 3, 0}, FreeParams{});
   KernelRates gemm8_start{4e-6, 0.6, 0.8, 3, 0};
   gemm8_start.fp8_compute = true;
   FreeParams gemm8_free;
@@ -341,6 +360,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   eval("gemm", gemm, old.gemm, p.gemm);
   eval("prefill attention", pre, old.prefill_attention, p.prefill_attention);
   eval("decode attention", dec, old.decode_attention, p.decode_attention);
+  eval("fused MoE", moe, old.moe, p.moe);
   eval("gemm fp8", gemm8, old.gemm_fp8, p.gemm_fp8);
   eval("prefill attn fp8 KV", pre8, old.prefill_attention_fp8_kv,
        p.prefill_attention_fp8_kv);
@@ -363,6 +383,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       count("prefill attention (head_dim 128, bf16 KV)", pre),
       count("decode attention (head_dim 128, bf16 KV)", dec),
       count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar),
+      count("fused MoE (Mixtral experts, bf16, balanced, tp 1-8)", moe),
       count("gemm fp8 (W8A8, n and k >= 512)", gemm8),
       count("prefill attention (head_dim 128, fp8 KV)", pre8),
       count("decode attention (head_dim 128, fp8 KV)", dec8)};
@@ -385,6 +406,7 @@ std::string RooflineFitReport(const RooflineFit& f) {
   rates("gemm", f.fitted.gemm);
   rates("prefill_attention", f.fitted.prefill_attention);
   rates("decode_attention", f.fitted.decode_attention);
+  rates("moe", f.fitted.moe);
   rates("gemm_fp8", f.fitted.gemm_fp8);
   rates("prefill_attn_fp8kv", f.fitted.prefill_attention_fp8_kv);
   rates("decode_attn_fp8kv", f.fitted.decode_attention_fp8_kv);

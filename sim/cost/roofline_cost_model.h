@@ -44,6 +44,9 @@ struct RooflineParams {
   // CUTLASS GEMMs (used where the GPU has fp8 tensor cores; elsewhere
   // fp8 weights run weight-only at the bf16 GEMM rates) and attention on
   // an fp8 KV cache.
+  // vLLM's fused MoE (routing, permutation and both expert GEMMs of a
+  // layer priced as one kernel on their summed FLOPs and bytes).
+  KernelRates moe;
   KernelRates gemm_fp8;
   KernelRates prefill_attention_fp8_kv;
   KernelRates decode_attention_fp8_kv;

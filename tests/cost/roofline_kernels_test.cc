@@ -104,6 +104,33 @@ TEST(RooflineKernelsTest, OneTokenDecodeFloorsByHand) {
 // Two all-reduces per layer of T x 4096 bf16 values. At tp 2 the bus
 // traffic is 2(2-1)/2 = 1x the buffer. vLLM's custom all-reduce takes
 // messages under 8 MiB (T < 1024), NCCL the rest.
+// Mixtral's experts: one fused-MoE kernel on both expert GEMMs' summed
+// FLOPs and bytes (2 of 8 experts' weights at one token), on top of the
+// attention GEMMs and the bf16 router; the dense layers keep the GEMM rates.
+TEST(RooflineKernelsTest, FusedMoeByHand) {
+  const auto moe = Make("mixtral-8x7b", 2);
+  const auto attn_only = Make("mixtral-8x7b", 2, {{"type", "roofline"}, {"moe_floor_s", 0.5}});
+  const RooflineParams p = RooflineParams::Kernels();
+  const GpuSpec h200 = LoadGpuSpec("h200");
+  const double h = 4096, i = 14336 / 2.0, routed = 2, active = 2;  // one token, top-2
+  const double flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+  const double bytes = 2 * (active * h * 2 * i + routed * h + routed * 2 * i) +
+                       2 * (active * i * h + routed * i + routed * h);
+  const double fused = KernelTime(p.moe, h200, flops, bytes);
+  BatchShape one;
+  one.seqs = {SeqWork{1, 100, true}};
+  // Raising only the fused-MoE floor moves gemm_s by exactly the floor
+  // difference per layer: the experts are that one kernel.
+  const double a = moe->StepTime(one).gemm_s, b = attn_only->StepTime(one).gemm_s;
+  EXPECT_NEAR(b - a, 32 * (0.5 - p.moe.floor_s), 1e-12);
+  // And the kernel itself, by hand: 2 experts x 3 x 4096 x 7168 x 2 bytes
+  // = 352 MB at 83.5% of 4.8 TB/s plus the 30 us floor.
+  EXPECT_NEAR(fused, p.moe.floor_s + SmoothMax(flops / (989e12 * 0.657),
+                                               bytes / (4.8e12 * 0.835), 1.99),
+              1e-12);
+  EXPECT_GT(fused, 30e-6 + 352e6 / 4.8e12);
+}
+
 TEST(RooflineKernelsTest, AllReduceSwitchesFromCustomToNcclAt8MiB) {
   const auto m = Make("llama-3.1-8b", 2);
   auto per_allreduce = [&](int tokens) {
