@@ -48,6 +48,8 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
       {prefill,decode}_attention_{floor_s,compute_efficiency,
       memory_efficiency,crossover_p}, prefill_attention_per_query_head_s,
       decode_attention_per_sequence_kv_head_s;
+      fp8 and MoE kinds: gemm_fp8_*, moe_*, {prefill,decode}_attention_fp8_kv_*
+      (the same suffixes);
       elementwise_{memory_efficiency,kernel_floor_s},
       {rmsnorm,residual_add,rotary,silu_mul,kv_cache_write}_memory_efficiency;
       interconnect_efficiency, allreduce_latency_s (both backends),
