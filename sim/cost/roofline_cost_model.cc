@@ -4,10 +4,12 @@
 #include "sim/cost/roofline_cost_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 #include "sim/cost/roofline_error.h"
 
@@ -141,9 +143,43 @@ std::string TensorParallelProblem(const ModelSpec& m, int tp) {
   return "";
 }
 
+// Memo of the count-only terms for counts up to kMaxCount (larger ones are
+// computed each time). Slots start at -1 (terms are >= 0); threads running
+// simulations of one scenario share the model, and a slot is only ever
+// written with the value every thread computes, so relaxed atomics suffice.
+struct RooflineCostModel::CountTerms {
+  static constexpr int kTerms = 4;  // layer GEMMs, LM head, all-reduce, elementwise
+  static constexpr int kMaxCount = 16384;
+  std::vector<std::atomic<double>> slots;
+  CountTerms() : slots(static_cast<size_t>(kTerms) * (kMaxCount + 1)) {
+    for (auto& s : slots) s.store(-1, std::memory_order_relaxed);
+  }
+};
+
+double RooflineCostModel::Memo(int which, double count) const {
+  const auto compute = [&] {
+    switch (which) {
+      case 0: return m_.num_layers * LayerGemmTime(count);
+      case 1: return LmHeadTime(count);
+      case 2: return m_.num_layers * 2 * AllReduceTime(count);
+      default: return ElementwiseTime(count);
+    }
+  };
+  if (!(count >= 0 && count <= CountTerms::kMaxCount)) return compute();
+  std::atomic<double>& slot =
+      memo_->slots[static_cast<size_t>(which) * (CountTerms::kMaxCount + 1) +
+                   static_cast<size_t>(count)];
+  double v = slot.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = compute();
+    slot.store(v, std::memory_order_relaxed);
+  }
+  return v;
+}
+
 RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
                                      int tp, const RooflineParams& p)
-    : m_(model), gpu_(gpu), tp_(tp), p_(p) {
+    : m_(model), gpu_(gpu), tp_(tp), p_(p), memo_(std::make_shared<CountTerms>()) {
   if (const std::string why = TensorParallelProblem(model, tp); !why.empty()) {
     std::fprintf(stderr, "RooflineCostModel: %s\n", why.c_str());
     std::abort();
@@ -464,18 +500,19 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
     tokens += n;
     seqs += 1;
     if (s.samples) sampling += 1;
+    // The shard sizes of the (m_, tp_) overloads, computed once.
     if (IsDecode(s)) {
-      AddDecodeAttention(m_, tp_, c, &dec);
+      AddDecodeAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes, c, &dec);
       any_dec = true;
     } else {
-      AddPrefillAttention(m_, tp_, n, c, &pre);
+      AddPrefillAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes, n, c, &pre);
       any_pre = true;
     }
   }
   StepCost cost;
   if (tokens == 0) return cost;
   const double layers = m_.num_layers;
-  cost.gemm_s = layers * LayerGemmTime(tokens) + LmHeadTime(sampling);
+  cost.gemm_s = Memo(0, tokens) + Memo(1, sampling);
   if (any_pre) {
     cost.attn_prefill_s = layers * KernelTime(prefill_attention_, gpu_,
                                               pre.flops, pre.bytes, pre.items);
@@ -484,8 +521,8 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
     cost.attn_decode_s = layers * KernelTime(decode_attention_, gpu_,
                                              dec.flops, dec.bytes, dec.items);
   }
-  cost.comm_s = layers * 2 * AllReduceTime(tokens);  // after attention, MLP
-  cost.other_s = ElementwiseTime(tokens);
+  cost.comm_s = Memo(2, tokens);  // after attention and MLP
+  cost.other_s = Memo(3, tokens);
   cost.overhead_s = p_.step_overhead_s + p_.per_sequence_overhead_s * seqs;
   return cost;
 }

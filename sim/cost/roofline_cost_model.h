@@ -111,6 +111,10 @@ class RooflineCostModel : public CostModel {
   double LmHeadTime(double sampling_seqs) const;
   double AllReduceTime(double tokens) const;
   double ElementwiseTime(double tokens) const;
+  // The step's terms that depend on token counts only, memoised per count
+  // (StepTime's hot path; the same doubles as computing them each time).
+  struct CountTerms;
+  double Memo(int which, double count) const;
 
   ModelSpec m_;
   GpuSpec gpu_;
@@ -124,6 +128,7 @@ class RooflineCostModel : public CostModel {
   KernelRates layer_gemm_;
   double weight_bytes_, gemm_in_bytes_;
   KernelRates prefill_attention_, decode_attention_;  // for the KV dtype
+  std::shared_ptr<CountTerms> memo_;  // shared by copies (same parameters)
 };
 
 // Experts expected to receive at least one of `tokens` tokens when each token
