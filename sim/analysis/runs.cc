@@ -71,6 +71,11 @@ void SetRunExecutor(RunExecutor e) {
   executor = std::move(e);
 }
 
+bool HasRunExecutor() {
+  std::lock_guard<std::mutex> lock(executor_mu);
+  return static_cast<bool>(executor);
+}
+
 RunResult RunOne(const RunSpec& spec) {
   RunExecutor e;
   {

@@ -80,6 +80,7 @@ RunResult RunHere(const RunSpec& spec);
 // thread-safe: RunAll calls it from `jobs` threads. Empty: all runs here.
 using RunExecutor = std::function<std::optional<RunResult>(const RunSpec&)>;
 void SetRunExecutor(RunExecutor executor);
+bool HasRunExecutor();
 // All specs on `jobs` threads; results in spec order.
 std::vector<RunResult> RunAll(const std::vector<RunSpec>& specs, int jobs,
                               ProgressBar* bar);

@@ -193,7 +193,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
   for (size_t i = 0; i < r.rows.size(); ++i) {
     SearchRow& row = r.rows[i];
     if (row.status != SearchRow::Status::kEvaluated) continue;
-    const int min_replicas = ReplicasFor(o.target_rate, std::min(row.saturation.mu.lo, row.saturation.mu_rps));
+    const int min_replicas =
+        ReplicasFor(o.target_rate, std::min(row.saturation.mu.lo, row.saturation.mu_rps));
     const std::optional<double> price = r.prices.Price(row.candidate.gpu);
     if (min_replicas == 0 || min_replicas > o.max_replicas) {
       row.status = SearchRow::Status::kPruned;
@@ -207,6 +208,33 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&bound](size_t a, size_t b) { return bound[a] < bound[b]; });
+  // Exhaustive with an executor (Ray, runs.h): every candidate left is
+  // evaluated whatever the others give, and simulations cost this process
+  // nothing, so the candidates' capacity searches run at once, up to `jobs`
+  // of them, each with its own `jobs` threads waiting on tasks. Locally
+  // they stay one after another (each one's replications on `jobs` threads:
+  // -j bounds the simulations in memory at once), and pruning needs the
+  // cheapest fleet so far, so without --exhaustive they go in bound order.
+  std::vector<std::optional<StatusOr<CapacityResult>>> evaluated(r.rows.size());
+  if (o.exhaustive && HasRunExecutor()) {
+    std::vector<size_t> todo;
+    for (size_t i : order) {
+      if (r.rows[i].status == SearchRow::Status::kEvaluated) todo.push_back(i);
+    }
+    const int jobs = o.capacity.jobs > 0 ? o.capacity.jobs : DefaultJobs();
+    const int outer = std::max(1, std::min(jobs, static_cast<int>(todo.size())));
+    ParallelFor(
+        static_cast<int>(todo.size()), outer,
+        [&](int k) {
+          const size_t i = todo[k];
+          CapacityOptions co = o.capacity;
+          co.saturation = r.rows[i].saturation;
+          co.jobs = jobs;
+          co.progress = false;  // one bar per candidate would interleave
+          evaluated[i] = FindCapacity(scenarios[i], co);
+        },
+        nullptr);
+  }
   double best = INFINITY;
   for (size_t i : order) {
     SearchRow& row = r.rows[i];
@@ -219,7 +247,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     }
     CapacityOptions co = o.capacity;
     co.saturation = row.saturation;
-    StatusOr<CapacityResult> c = FindCapacity(scenarios[i], co);
+    StatusOr<CapacityResult> c =
+        evaluated[i] ? std::move(*evaluated[i]) : FindCapacity(scenarios[i], co);
     if (!c.ok()) return c.status();
     row.capacity = *c;
     row.cost_error = scenarios[i].cost_model->Error();

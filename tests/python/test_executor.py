@@ -2,6 +2,8 @@
 comes back through the real encoder and the same core (run_spec), and the
 analyses give exactly the local results; a run the executor declines or
 fails on is done locally."""
+import threading
+
 import pytest
 
 import servesim
@@ -11,13 +13,14 @@ from servesim import _core
 class Loopback:
     """Runs each encoded simulation here, through the bytes a Ray task gets."""
 
-    def __init__(self, decline_every=0, fail_every=0):
+    def __init__(self, decline_every=0, fail_every=0, jobs=2):
         self.sent = self.declined = self.failed = 0
-        self.decline_every, self.fail_every = decline_every, fail_every
-        self._n = 0
+        self.decline_every, self.fail_every, self.jobs = decline_every, fail_every, jobs
+        self._n = self._in_flight = self.most_in_flight = 0
+        self._mu = threading.Lock()
 
     def start(self):
-        return 2
+        return self.jobs
 
     def submit(self, spec):
         self._n += 1
@@ -28,7 +31,14 @@ class Loopback:
             self.failed += 1
             raise RuntimeError("injected failure")
         self.sent += 1
-        return _core.run_spec(spec)
+        with self._mu:
+            self._in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self._in_flight)
+        try:
+            return _core.run_spec(spec)  # releases the GIL: real concurrency
+        finally:
+            with self._mu:
+                self._in_flight -= 1
 
     def stop(self):
         pass
@@ -67,3 +77,13 @@ def test_declined_and_failed_runs_are_done_locally(small_file, capfd):
 def test_run_spec_rejects_garbage():
     with pytest.raises(RuntimeError):
         _core.run_spec(b"\x00not a spec")
+
+
+def test_exhaustive_search_runs_candidates_at_once_with_an_executor(small_file):
+    args = dict(slo="ttft_p99=1s", target_rate=30, max_num_seqs=[16, 32], exhaustive=True)
+    ex = Loopback(jobs=2)
+    got = servesim.search(small_file, executor=ex, **args)
+    assert got.attrs["report"] == servesim.search(small_file, **args).attrs["report"]
+    # One candidate's search has at most 2 (-j) simulations out: more means
+    # both candidates' searches ran at once.
+    assert ex.most_in_flight > 2
