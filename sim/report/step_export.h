@@ -47,7 +47,8 @@ char* FormatStepCsv(int64_t step, const StepRecord& r, char* out);
 // One row's "name":value pairs, comma-separated, without braces (a JSON
 // line's body, and the args of the timeline's step slices).
 char* FormatStepJsonFields(int64_t step, const StepRecord& r, char* out);
-// Fixed-point milliseconds with 6 decimals from nanoseconds ("4.500000").
+// Milliseconds from nanoseconds, exact, in the shortest form: up to 6
+// decimals without trailing zeros ("0", "4.5", "0.000001").
 char* FormatNanosAsMillis(int64_t ns, char* out);
 
 class StepExporter {

@@ -60,18 +60,10 @@ TEST(StepExport, GoldenRowsExactly) {
       "num_finishing,cached_tokens,kv_blocks_used,kv_blocks_free,"
       "kv_blocks_total,gemm_ms,attn_prefill_ms,attn_decode_ms,comm_ms,"
       "other_ms,overhead_ms,num_running,num_waiting\n"
-      "0,0,0.000000,0.000000,2.000000,2.000000,1,1,0,10,10,0,0,1,0,0,0,1,59998,"
-      "59999,"
-      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000,1,0\n"
-      "1,0,2.000000,2.000000,4.500000,2.500000,2,1,1,11,10,1,10,1,0,0,0,2,"
-      "59997,59999,"
-      "1.500000,0.000000,0.000000,0.000000,0.000000,1.000000,2,0\n"
-      "2,0,4.500000,4.500000,6.500000,2.000000,2,0,2,2,0,2,21,0,0,1,0,2,59997,"
-      "59999,"
-      "1.000000,0.000000,0.000000,0.000000,0.000000,1.000000,2,0\n"
-      "3,0,6.500000,6.500000,8.000000,1.500000,1,0,1,1,0,1,11,0,0,1,0,1,59998,"
-      "59999,"
-      "0.500000,0.000000,0.000000,0.000000,0.000000,1.000000,1,0\n";
+      "0,0,0,0,2,2,1,1,0,10,10,0,0,1,0,0,0,1,59998,59999,1,0,0,0,0,1,1,0\n"
+      "1,0,2,2,4.5,2.5,2,1,1,11,10,1,10,1,0,0,0,2,59997,59999,1.5,0,0,0,0,1,2,0\n"
+      "2,0,4.5,4.5,6.5,2,2,0,2,2,0,2,21,0,0,1,0,2,59997,59999,1,0,0,0,0,1,2,0\n"
+      "3,0,6.5,6.5,8,1.5,1,0,1,1,0,1,11,0,0,1,0,1,59998,59999,0.5,0,0,0,0,1,1,0\n";
   EXPECT_EQ(ReadAll(path), want);
   EXPECT_EQ(dir.List(), "steps.csv");  // no temporary file left behind
   // 2 + 2.5 + 2 + 1.5 ms of steps: the replica's busy time.
@@ -106,10 +98,14 @@ TEST(StepExport, JsonLinesByExtensionCarryTheSameColumns) {
 }
 
 // Fixed-point milliseconds back to integer nanoseconds (exact).
+// Exact nanoseconds from "S[.F]" milliseconds (F: 1 to 6 digits).
 int64_t ParseNanos(const std::string& ms) {
   const size_t dot = ms.find('.');
-  return std::stoll(ms.substr(0, dot)) * 1'000'000 +
-         std::stoll(ms.substr(dot + 1));
+  const int64_t whole = std::stoll(ms.substr(0, dot)) * 1'000'000;
+  if (dot == std::string::npos) return whole;
+  std::string frac = ms.substr(dot + 1);
+  frac.resize(6, '0');
+  return whole + std::stoll(frac);
 }
 
 TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
@@ -194,16 +190,21 @@ TEST(StepExport, NothingAppearsUnlessFinished) {
   EXPECT_EQ(dir.List(), "");
 }
 
-TEST(StepExport, MillisecondsAreExactFixedPoint) {
+TEST(StepExport, MillisecondsAreExactAndShortest) {
   char buf[64];
   auto f = [&](int64_t ns) {
     return std::string(buf, FormatNanosAsMillis(ns, buf));
   };
-  EXPECT_EQ(f(0), "0.000000");
+  EXPECT_EQ(f(0), "0");
   EXPECT_EQ(f(1), "0.000001");
-  EXPECT_EQ(f(4'500'000), "4.500000");
+  EXPECT_EQ(f(4'500'000), "4.5");
+  EXPECT_EQ(f(2'000'000), "2");
+  EXPECT_EQ(f(10'000'000), "10");
+  EXPECT_EQ(f(1'000'010), "1.00001");
+  EXPECT_EQ(f(1'230'000), "1.23");
   EXPECT_EQ(f(123'456'789'012), "123456.789012");
-  EXPECT_EQ(f(-1'500'000), "-1.500000");
+  EXPECT_EQ(f(-1'500'000), "-1.5");
+  EXPECT_EQ(f(-1'000'000), "-1");
 }
 
 }  // namespace
