@@ -243,12 +243,12 @@ def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates
 
 def search(scenario=None, overrides=None, *, slo, target_rate, gpus=None, tp=None,
            max_num_seqs=None, max_num_batched_tokens=None, chunked_prefill=None,
-           replications=3, max_replications=20, precision=0.05, max_replicas=64,
+           routers=None, replications=3, max_replications=20, precision=0.05, max_replicas=64,
            exhaustive=False, prices=None, jobs=None, executor=None, **dotted):
     """`servesim search`: the cheapest deployment meeting `slo` at
     `target_rate` over GPU x TP x engine settings (each a list or a comma
-    string). One row per candidate (the --csv columns, Pareto fronts
-    included)."""
+    string), and with `routers` ranked by fleets behind those routers. One
+    row per candidate (the --csv columns, Pareto fronts included)."""
     if chunked_prefill is not None and not isinstance(chunked_prefill, str):
         chunked_prefill = ",".join("on" if c else "off" for c in
                                    (chunked_prefill if isinstance(chunked_prefill, (list, tuple))
@@ -256,7 +256,8 @@ def search(scenario=None, overrides=None, *, slo, target_rate, gpus=None, tp=Non
     options = [("--slo", _slo(slo)), ("--target-rate", target_rate), ("--gpus", _list(gpus)),
                ("--tp", _list(tp)), ("--max-num-seqs", _list(max_num_seqs)),
                ("--max-num-batched-tokens", _list(max_num_batched_tokens)),
-               ("--chunked-prefill", chunked_prefill), ("-r", replications),
+               ("--chunked-prefill", chunked_prefill), ("--routers", _list(routers)),
+               ("-r", replications),
                ("--max-replications", max_replications), ("--precision", precision),
                ("--max-replicas", max_replicas), ("--exhaustive", exhaustive),
                ("--prices", prices)]

@@ -127,6 +127,25 @@ StatusOr<RouterCheck> CheckRouter(const Scenario& one, int ideal, const std::str
   return c;
 }
 
+// Every router's check of one evaluated candidate (from its even-split
+// count), and the cheapest that passes.
+Status RankRouters(const Scenario& one, const std::vector<std::string>& routers,
+                   const SearchOptions& o, const PriceTable& prices, SearchRow* row) {
+  const std::optional<double> price = prices.Price(row->candidate.gpu);
+  for (const std::string& router : routers) {
+    StatusOr<RouterCheck> c = CheckRouter(one, row->replicas, router, o);
+    if (!c.ok()) return c.status();
+    row->routed.push_back(*c);
+    if (c->replicas == 0 || !price) continue;
+    const double usd = c->replicas * row->candidate.tp * *price;
+    if (!row->routed_fleet_usd_per_hour || usd < *row->routed_fleet_usd_per_hour) {
+      row->routed_fleet_usd_per_hour = usd;
+      row->best_router = row->routed.size() - 1;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
@@ -153,6 +172,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     return Status::Error("search: --target-rate: expected the fleet's requests/s > 0");
   }
   SearchResult r;
+  const bool routed = !space.routers.empty();
+  r.routed = routed;
   r.slo = o.capacity.slo;
   r.target_rate = o.target_rate;
   r.prices = std::move(prices);
@@ -203,6 +224,10 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       continue;
     }
     bound[i] = price ? min_replicas * row.candidate.tp * *price : INFINITY;
+    if (routed) {  // a routed fleet may beat the even split, never n x mu
+      const double mu_hi = std::max(row.saturation.mu.hi, row.saturation.mu_rps);
+      bound[i] = price ? ReplicasFor(o.target_rate, mu_hi) * row.candidate.tp * *price : INFINITY;
+    }
   }
   std::vector<size_t> order(r.rows.size());
   std::iota(order.begin(), order.end(), 0);
@@ -259,7 +284,15 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     if (row.replicas > o.max_replicas) {
       row.note = "needs " + std::to_string(row.replicas) + " replicas (more than " +
                  std::to_string(o.max_replicas) + ")";
-    } else if (row.fleet_usd_per_hour && *row.fleet_usd_per_hour < best) {
+    } else if (routed && row.replicas > 0) {
+      if (Status st = RankRouters(scenarios[i], space.routers, o, r.prices, &row); !st.ok()) {
+        return st;
+      }
+      if (row.routed_fleet_usd_per_hour && *row.routed_fleet_usd_per_hour < best) {
+        best = *row.routed_fleet_usd_per_hour;
+        r.cheapest = i;
+      }
+    } else if (!routed && row.fleet_usd_per_hour && *row.fleet_usd_per_hour < best) {
       best = *row.fleet_usd_per_hour;
       r.cheapest = i;
     }
@@ -283,15 +316,19 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       },
       [](const SearchRow& a, const SearchRow& b) { return Cmp(-a.ttft_p99_ms, -b.ttft_p99_ms); },
       &SearchRow::pareto_cost);
-  if (r.cheapest && !space.routers.empty()) {
-    for (const std::string& router : space.routers) {
-      StatusOr<RouterCheck> c =
-          CheckRouter(scenarios[*r.cheapest], r.rows[*r.cheapest].replicas, router, o);
-      if (!c.ok()) return c.status();
-      r.router_checks.push_back(*c);
-    }
-  }
   return r;
+}
+
+int SearchResult::CheapestReplicas() const {
+  if (!cheapest) return 0;
+  const SearchRow& row = rows[*cheapest];
+  return routed ? row.routed[*row.best_router].replicas : row.replicas;
+}
+
+std::string SearchResult::CheapestRouter() const {
+  if (!cheapest || !routed) return "";
+  const SearchRow& row = rows[*cheapest];
+  return row.routed[*row.best_router].router;
 }
 
 }  // namespace servesim

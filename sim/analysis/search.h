@@ -11,9 +11,12 @@
 //    replicas is a lower bound on its fleet; candidates are evaluated from
 //    the lowest bound up, and one whose bound exceeds the cheapest fleet
 //    found so far (or needs more than max_replicas) is listed as pruned.
-// With routers given, the cheapest is then run as a cluster behind each
-// router at the target rate (RouterCheck): the replica count an even split
-// assumes, checked against a real router's imbalance.
+// With routers given, the router is a ranking axis: every evaluated
+// candidate is also run as one cluster behind each router at the target
+// rate (RouterCheck), and the cheapest is the candidate x router whose
+// fleet passes with the lowest $/h. A fleet of n replicas cannot carry
+// more than n x mu, so ceil(target / mu.hi) replicas bound a routed fleet
+// from below and prune as the even-split bound does.
 // With `exhaustive` every fitting candidate is evaluated (the Pareto fronts
 // then cover the whole grid; otherwise they cover the evaluated ones).
 #pragma once
@@ -36,8 +39,8 @@ struct SearchSpace {
   std::vector<int> max_num_seqs;
   std::vector<int> max_num_batched_tokens;
   std::vector<bool> chunked_prefill;
-  // Routers to check the cheapest deployment with (empty: the ideal even
-  // split only). See RouterCheck.
+  // Routers, a ranking axis (empty: the ideal even split only). See
+  // RouterCheck.
   std::vector<std::string> routers;
 };
 
@@ -49,6 +52,19 @@ struct SearchCandidate {
   int tp = 1, max_num_seqs = 0, max_num_batched_tokens = 0;
   bool chunked_prefill = true;
   std::string Name() const;  // "h200 tp1 seqs256 tokens8192 chunked"
+};
+
+// A candidate run as a real cluster: copies behind `router` at the full
+// target rate, judged by capacity's rules (EvaluateRate). The fewest
+// replicas that pass, searched from the ideal count down (a router that
+// balances by load can beat an even random split) and up (one that does
+// not needs more).
+struct RouterCheck {
+  std::string router;
+  int replicas = 0;           // fewest that pass; 0: none up to the limit
+  int ideal_replicas = 0;     // ceil(target / SLO max per replica)
+  RateEvaluation at;          // the verdict at `replicas` (or the last tried)
+  std::vector<std::pair<int, bool>> tried;  // replicas, passed
 };
 
 struct SearchRow {
@@ -66,6 +82,11 @@ struct SearchRow {
   // (MaxRateIfStepsSlower; 0 when unknown).
   CostModelError cost_error;
   double max_rate_if_slower = 0;
+  // With routers: one check per router, in the order given, and the
+  // cheapest passing one (index into `routed`) with its fleet $/h.
+  std::vector<RouterCheck> routed;
+  std::optional<size_t> best_router;
+  std::optional<double> routed_fleet_usd_per_hour;
   bool pareto_throughput = false;  // tokens/s/GPU vs tokens/s/user
   bool pareto_cost = false;        // $/M output tokens vs TTFT p99
 };
@@ -77,26 +98,18 @@ struct SearchOptions {
   bool exhaustive = false;
 };
 
-// The cheapest deployment (by the ideal-router count) run as a real
-// cluster: `replicas` copies behind `router` at the full target rate,
-// judged by capacity's rules (EvaluateRate). The fewest replicas that pass,
-// searched from the ideal count down (a router that balances by load can
-// beat an even random split) and up (one that does not needs more).
-struct RouterCheck {
-  std::string router;
-  int replicas = 0;           // fewest that pass; 0: none up to the limit
-  int ideal_replicas = 0;     // ceil(target / SLO max per replica)
-  RateEvaluation at;          // the verdict at `replicas` (or the last tried)
-  std::vector<std::pair<int, bool>> tried;  // replicas, passed
-};
-
 struct SearchResult {
   std::vector<SloTerm> slo;
   double target_rate = 0;
   PriceTable prices;
   std::vector<SearchRow> rows;  // in grid order
-  std::optional<size_t> cheapest;  // index into rows
-  std::vector<RouterCheck> router_checks;  // of the cheapest, per router
+  // Index into rows: by the even-split fleet, or with routers by the
+  // routed fleet (then rows[*cheapest].best_router says behind which).
+  std::optional<size_t> cheapest;
+  bool routed = false;  // routers were given
+  // The cheapest deployment's fleet: replicas and, when routed, the router.
+  int CheapestReplicas() const;
+  std::string CheapestRouter() const;  // "" without routers
 };
 
 StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,
@@ -106,7 +119,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
 // Kubernetes Deployment manifest (one replica spec: the GPU count and the
 // engine flags; replicas = the fleet size).
 std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c);
-std::string KubernetesManifest(const Scenario& base, const SearchRow& row);
+std::string KubernetesManifest(const Scenario& base, const SearchResult& r);  // r.cheapest set
 
 void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os);
 nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r);

@@ -68,8 +68,11 @@ std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c) {
   return os.str();
 }
 
-std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
+std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
+  const SearchRow& row = r.rows[*r.cheapest];
   const SearchCandidate& c = row.candidate;
+  const int replicas = r.CheapestReplicas();
+  const std::string router = r.CheapestRouter();
   std::ostringstream cmd;
   cmd << VllmServeCommand(base, c);
   std::istringstream words(cmd.str());
@@ -77,8 +80,9 @@ std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
   for (std::string w; words >> w;) args.push_back(w);
   std::ostringstream y;
   y << "# servesim search: cheapest deployment of " << base.model.name << " meeting the SLO\n"
-    << "# " << c.Name() << ", " << row.replicas << " replicas x " << c.tp << " " << c.gpu
-    << " (ideal router assumed: put a load balancer in front)\n"
+    << "# " << c.Name() << ", " << replicas << " replicas x " << c.tp << " " << c.gpu
+    << (router.empty() ? " (ideal router assumed: put a load balancer in front)\n"
+                       : " behind a " + router + " load balancer (as simulated)\n")
     << "apiVersion: apps/v1\n"
     << "kind: Deployment\n"
     << "metadata:\n"
@@ -86,7 +90,7 @@ std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
     << "  labels:\n"
     << "    app: vllm\n"
     << "spec:\n"
-    << "  replicas: " << row.replicas << "\n"
+    << "  replicas: " << replicas << "\n"
     << "  selector:\n"
     << "    matchLabels:\n"
     << "      app: vllm\n"
@@ -111,6 +115,41 @@ std::string KubernetesManifest(const Scenario& base, const SearchRow& row) {
   return y.str();
 }
 
+namespace {
+
+void WriteRouterCheck(const RouterCheck& c, std::ostream& os) {
+  os << "    " << c.router << ": ";
+  if (c.replicas > 0) {
+    os << c.replicas << " replicas (even split: " << c.ideal_replicas << ")";
+  } else {
+    os << "no fleet up to the replica limit meets the SLO (even split: " << c.ideal_replicas
+       << ")";
+  }
+  os << "; tried";
+  for (const auto& [n, ok] : c.tried) os << " " << n << (ok ? " pass" : " fail");
+  for (const SloCheck& k : c.at.checks) {
+    os << "; " << k.name << " " << Fmt("%.1f", k.value_ms.mean) << " ms ["
+       << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "]";
+  }
+  os << " at " << (c.replicas > 0 ? c.replicas : c.tried.back().first) << " replicas\n";
+}
+
+nlohmann::json RouterCheckJson(const RouterCheck& c) {
+  nlohmann::json tried = nlohmann::json::array();
+  for (const auto& [n, ok] : c.tried) tried.push_back({{"replicas", n}, {"passed", ok}});
+  nlohmann::json slo_at = nlohmann::json::object();
+  for (const SloCheck& k : c.at.checks) {
+    slo_at[k.name] = {{"limit_ms", k.limit_ms}, {"value_ms", IntervalJson(k.value_ms)}};
+  }
+  return {{"router", c.router},
+          {"replicas", c.replicas > 0 ? nlohmann::json(c.replicas) : nlohmann::json(nullptr)},
+          {"even_split_replicas", c.ideal_replicas},
+          {"tried", tried},
+          {"slo", slo_at}};
+}
+
+}  // namespace
+
 void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os) {
   os << "servesim search: " << sc.file << " (" << sc.model.Label() << ", "
      << sc.ArrivalDescription() << " shape), target " << Fmt("%g", r.target_rate)
@@ -119,7 +158,8 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
   os << "\nprices: " << r.prices.file << " (" << r.prices.note << ")\n"
      << "every candidate: the capacity search (steady state, >= 3 replications, seeds "
      << sc.seed << "...: common random numbers across candidates); replicas = "
-        "ceil(target / SLO max) under an ideal router\n\n";
+        "ceil(target / SLO max) under an ideal router"
+     << (r.routed ? "; the cheapest is ranked by real routers' fleets (below)" : "") << "\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-42s %-12s %9s %9s %5s %5s %9s %9s %9s %9s %3s %s\n",
                 "candidate", "status", "mu/s", "SLO max/s", "repl", "gpus", "fleet $/h",
@@ -149,10 +189,13 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
      << (r.rows.empty() ? "" : ", among evaluated candidates") << ")\n";
   if (r.cheapest) {
     const SearchRow& best = r.rows[*r.cheapest];
+    const int replicas = r.CheapestReplicas();
     os << "\ncheapest meeting the SLO at " << Fmt("%g", r.target_rate) << " req/s: "
-       << best.candidate.Name() << ", " << best.replicas << " replicas, " << best.gpus
-       << " GPUs, $" << Fmt("%.2f", *best.fleet_usd_per_hour) << "/h\n  "
-       << VllmServeCommand(sc, best.candidate) << "\n";
+       << best.candidate.Name() << ", " << replicas << " replicas";
+    if (r.routed) os << " behind " << r.CheapestRouter();
+    os << ", " << replicas * best.candidate.tp << " GPUs, $"
+       << Fmt("%.2f", r.routed ? *best.routed_fleet_usd_per_hour : *best.fleet_usd_per_hour)
+       << "/h\n  " << VllmServeCommand(sc, best.candidate) << "\n";
     if (best.cost_error.known()) {
       const double e = best.cost_error.worst();
       os << "  margin: step costs +/-" << Fmt("%.1f", 100 * e) << "% ("
@@ -170,25 +213,14 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
   } else {
     os << "\nno candidate meets the SLO at the target within the replica limit\n";
   }
-  if (!r.router_checks.empty()) {
-    os << "\nrouter check: the cheapest run as one cluster at " << Fmt("%g", r.target_rate)
-       << " req/s behind each router (same rules as a capacity rate; the table assumed an "
-          "even split)\n";
-    for (const RouterCheck& c : r.router_checks) {
-      os << "  " << c.router << ": ";
-      if (c.replicas > 0) {
-        os << c.replicas << " replicas (even split: " << c.ideal_replicas << ")";
-      } else {
-        os << "no fleet up to the replica limit meets the SLO (even split: " << c.ideal_replicas
-           << ")";
-      }
-      os << "; tried";
-      for (const auto& [n, ok] : c.tried) os << " " << n << (ok ? " pass" : " fail");
-      for (const SloCheck& k : c.at.checks) {
-        os << "; " << k.name << " " << Fmt("%.1f", k.value_ms.mean) << " ms ["
-           << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "]";
-      }
-      os << " at " << (c.replicas > 0 ? c.replicas : c.tried.back().first) << " replicas\n";
+  if (r.routed) {
+    os << "\nrouters: each evaluated candidate run as one cluster at " << Fmt("%g", r.target_rate)
+       << " req/s behind each router (same rules as a capacity rate; the table's replicas "
+          "assume an even split); the cheapest above is ranked by these fleets\n";
+    for (const SearchRow& row : r.rows) {
+      if (row.routed.empty()) continue;
+      os << "  " << row.candidate.Name() << "\n";
+      for (const RouterCheck& c : row.routed) WriteRouterCheck(c, os);
     }
   }
 }
@@ -221,6 +253,14 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
       j["output_tokens_per_s_per_gpu"] = row.output_tokens_per_s_per_gpu;
       j["tokens_per_s_per_user"] = row.tokens_per_s_per_user;
       j["ttft_p99_ms_at_max"] = row.ttft_p99_ms;
+      if (r.routed) {
+        nlohmann::json routed = nlohmann::json::array();
+        for (const RouterCheck& c : row.routed) routed.push_back(RouterCheckJson(c));
+        j["routers"] = routed;
+        j["best_router"] =
+            row.best_router ? nlohmann::json(row.routed[*row.best_router].router) : nullptr;
+        j["routed_fleet_usd_per_hour"] = OrNull(row.routed_fleet_usd_per_hour);
+      }
       j["pareto_throughput"] = row.pareto_throughput;
       j["pareto_cost"] = row.pareto_cost;
       nlohmann::json trail = nlohmann::json::array();
@@ -243,31 +283,22 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
                                     ", warmup_requests " +
                                     std::to_string(sc.metrics.warmup_requests) +
                                     ", then MSER-5 on each replication"},
-                     {"router", "ideal (even split); replicas = ceil(target / SLO max)"}};
+                     {"router", r.routed ? "ranked: each candidate run as a cluster behind "
+                                           "each router (rows[].routers); replicas also given "
+                                           "for an even split, ceil(target / SLO max)"
+                                         : "ideal (even split); replicas = ceil(target / SLO max)"}};
   data["search"] = {{"slo", slo}, {"rows", rows}};
   if (r.cheapest) {
     const SearchRow& best = r.rows[*r.cheapest];
     data["search"]["cheapest"] = {{"index", *r.cheapest},
                                   {"name", best.candidate.Name()},
+                                  {"replicas", r.CheapestReplicas()},
+                                  {"router", r.routed ? nlohmann::json(r.CheapestRouter())
+                                                      : nlohmann::json(nullptr)},
                                   {"vllm_serve", VllmServeCommand(sc, best.candidate)}};
   } else {
     data["search"]["cheapest"] = nullptr;
   }
-  nlohmann::json checks = nlohmann::json::array();
-  for (const RouterCheck& c : r.router_checks) {
-    nlohmann::json tried = nlohmann::json::array();
-    for (const auto& [n, ok] : c.tried) tried.push_back({{"replicas", n}, {"passed", ok}});
-    nlohmann::json slo_at = nlohmann::json::object();
-    for (const SloCheck& k : c.at.checks) {
-      slo_at[k.name] = {{"limit_ms", k.limit_ms}, {"value_ms", IntervalJson(k.value_ms)}};
-    }
-    checks.push_back({{"router", c.router},
-                      {"replicas", c.replicas > 0 ? nlohmann::json(c.replicas) : nlohmann::json(nullptr)},
-                      {"even_split_replicas", c.ideal_replicas},
-                      {"tried", tried},
-                      {"slo", slo_at}});
-  }
-  data["search"]["router_checks"] = checks;
   return data;
 }
 
@@ -276,7 +307,7 @@ std::string SearchCsv(const SearchResult& r) {
   os << "gpu,tp,max_num_seqs,max_num_batched_tokens,chunked_prefill,status,saturation_rps,"
         "max_rate_per_replica,replicas,gpus,fleet_usd_per_hour,usd_per_million_output_tokens,"
         "output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_p99_ms,pareto_throughput,"
-        "pareto_cost,cheapest\n";
+        "pareto_cost,cheapest,best_router,routed_replicas,routed_fleet_usd_per_hour\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const SearchRow& row = r.rows[i];
     const SearchCandidate& c = row.candidate;
@@ -294,7 +325,14 @@ std::string SearchCsv(const SearchResult& r) {
        << num(ran, row.tokens_per_s_per_user) << ',' << num(ran, row.ttft_p99_ms) << ','
        << (row.pareto_throughput ? "true" : "false") << ','
        << (row.pareto_cost ? "true" : "false") << ',' << (r.cheapest == i ? "true" : "false")
-       << '\n';
+       << ',';
+    if (row.best_router) {
+      const RouterCheck& b = row.routed[*row.best_router];
+      os << b.router << ',' << b.replicas << ',' << Fmt("%.6g", *row.routed_fleet_usd_per_hour);
+    } else {
+      os << ",,";
+    }
+    os << '\n';
   }
   return os.str();
 }

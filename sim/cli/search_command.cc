@@ -121,7 +121,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
     if (Status st = WriteTextFile(o.vllm_args, line); !st.ok()) return st;
   }
   if (!o.k8s.empty()) {
-    const std::string yaml = KubernetesManifest(*sc, r->rows[*r->cheapest]);
+    const std::string yaml = KubernetesManifest(*sc, *r);
     if (Status st = WriteTextFile(o.k8s, yaml); !st.ok()) return st;
   }
   return Status::Ok();
@@ -153,8 +153,9 @@ Command AddSearchCommand(CLI::App* app) {
   cmd->add_option("--chunked-prefill", o->chunked, "on,off (default: the scenario's)")
       ->check(NotAnOption());
   cmd->add_option("--routers", o->routers,
-                  "Run the cheapest as a cluster behind each router at the target rate, "
-                  "e.g. round_robin,least_outstanding (default: even split only)")
+                  "Rank by real routers: every evaluated candidate is run as a cluster "
+                  "behind each at the target rate, e.g. round_robin,least_outstanding "
+                  "(default: an ideal even split)")
       ->check(NotAnOption());
   cmd->add_option("--max-replicas", o->max_replicas, "Largest fleet per candidate (default 64)")
       ->check(CLI::Range(1, 100000));

@@ -105,8 +105,9 @@ TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesN
   StatusOr<SearchResult> r = SearchDeployments(*sc, space, o, *prices);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->cheapest.has_value());
-  ASSERT_EQ(r->router_checks.size(), 2u);
-  for (const RouterCheck& c : r->router_checks) {
+  const SearchRow& best = r->rows[*r->cheapest];
+  ASSERT_EQ(best.routed.size(), 2u);
+  for (const RouterCheck& c : best.routed) {
     ASSERT_GE(c.replicas, 2) << c.router;  // one replica cannot carry 70 req/s
     // Independent judges: one long run of the fleet behind that router, at
     // the target rate, meets both limits; with one replica fewer the
@@ -125,9 +126,72 @@ TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesN
     const RunSummary fewer = testing::RunScenario(fleet(c.replicas - 1));
     EXPECT_TRUE(fewer.unstable || PercentileValue(fewer.ttft_ms, 99) > 2000) << c.router;
   }
-  // The JSON carries the checks.
+  // The JSON carries the checks and the router the answer is ranked by.
   const nlohmann::json j = nlohmann::json::parse(SearchJson(*sc, *r).dump());
-  EXPECT_EQ(j["search"]["router_checks"].size(), 2u);
+  EXPECT_EQ(j["search"]["rows"][*r->cheapest]["routers"].size(), 2u);
+  EXPECT_EQ(j["search"]["cheapest"]["router"], r->CheapestRouter());
+  EXPECT_EQ(j["search"]["cheapest"]["replicas"], r->CheapestReplicas());
+}
+
+// Routers as a ranking axis: the pruned search (bound ceil(target / mu.hi)
+// replicas) names the same candidate, router and fleet as judging every
+// candidate behind every router, and the answer is the cheapest of those.
+TEST(DeploymentSearch, RoutedRankingPrunesToTheExhaustiveAnswer) {
+  StatusOr<Scenario> sc =
+      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json",
+                       {"workload.num_requests=2000", "metrics.warmup_requests=200"});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  StatusOr<PriceTable> prices = LoadPriceTable(DefaultPriceTablePath());
+  ASSERT_TRUE(prices.ok());
+  SearchSpace space;
+  space.gpus = {"h100-sxm", "h200"};
+  space.max_num_seqs = {32, 256};
+  space.routers = {"round_robin", "least_outstanding"};
+  SearchOptions o;
+  StatusOr<std::vector<SloTerm>> slo = ParseSlo("ttft_p99=2s,tpot_p99=100ms");
+  ASSERT_TRUE(slo.ok());
+  o.capacity.slo = *slo;
+  o.capacity.progress = false;
+  o.target_rate = 70;
+  StatusOr<SearchResult> pruned = SearchDeployments(*sc, space, o, *prices);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().message();
+  o.exhaustive = true;
+  StatusOr<SearchResult> all = SearchDeployments(*sc, space, o, *prices);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_TRUE(pruned->cheapest.has_value());
+  ASSERT_TRUE(all->cheapest.has_value());
+  EXPECT_EQ(*pruned->cheapest, *all->cheapest);
+  EXPECT_EQ(pruned->CheapestRouter(), all->CheapestRouter());
+  EXPECT_EQ(pruned->CheapestReplicas(), all->CheapestReplicas());
+  // Exhaustive: every evaluated candidate was judged behind both routers,
+  // and no candidate x router fleet that passed is cheaper than the answer.
+  const SearchRow& best = all->rows[*all->cheapest];
+  const double best_usd =
+      all->CheapestReplicas() * best.candidate.tp * *prices->Price(best.candidate.gpu);
+  EXPECT_DOUBLE_EQ(*best.routed_fleet_usd_per_hour, best_usd);
+  int judged = 0;
+  for (const SearchRow& row : all->rows) {
+    if (row.status != SearchRow::Status::kEvaluated || row.replicas == 0) continue;
+    ASSERT_EQ(row.routed.size(), 2u) << row.candidate.Name();
+    for (const RouterCheck& c : row.routed) {
+      ++judged;
+      if (c.replicas == 0) continue;
+      EXPECT_GE(c.replicas * row.candidate.tp * *prices->Price(row.candidate.gpu), best_usd)
+          << row.candidate.Name() << " " << c.router;
+      // The fewest that pass: one fewer was tried and failed (or is 0).
+      if (c.replicas > 1) {
+        EXPECT_NE(std::find(c.tried.begin(), c.tried.end(), std::make_pair(c.replicas - 1, false)),
+                  c.tried.end())
+            << row.candidate.Name() << " " << c.router;
+      }
+    }
+  }
+  EXPECT_GE(judged, 4);
+  // The manifest deploys the routed fleet.
+  const std::string yaml = KubernetesManifest(*sc, *all);
+  EXPECT_NE(yaml.find("replicas: " + std::to_string(all->CheapestReplicas()) + "\n"),
+            std::string::npos);
+  EXPECT_NE(yaml.find(all->CheapestRouter()), std::string::npos);
 }
 
 }  // namespace
