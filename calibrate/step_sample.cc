@@ -16,6 +16,9 @@ StepSample SampleSteps(const Scenario& scenario, int count) {
   RecordingCostModel recorder(scenario.cost_model.get());
   SimulationInput in = scenario.ToSimulationInput();
   in.cost_model = &recorder;
+  // Steps are replayed on a GPU sequence by sequence: each decode's own
+  // context, not the decode group's sum.
+  in.engine.decode_group = false;
   RunSimulation(in);
   std::vector<BatchShape> all;
   for (const BatchShape& b : recorder.steps()) {

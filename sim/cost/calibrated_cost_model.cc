@@ -136,7 +136,8 @@ double CalibratedCostModel::AllReduceTime(double tokens) const {
 }
 
 StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
-  int64_t tokens = 0, sampling = 0, decode_seqs = 0, decode_context = 0;
+  int64_t tokens = batch.decode_seqs, sampling = batch.decode_seqs;
+  int64_t decode_seqs = batch.decode_seqs, decode_context = batch.decode_context;
   double prefill_attn = 0;
   for (const SeqWork& s : batch.seqs) {
     if (s.new_tokens < 0 || s.context_tokens < 0) {

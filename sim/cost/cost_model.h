@@ -29,8 +29,18 @@ inline bool IsDecode(const SeqWork& s) {
   return s.new_tokens == 1 && s.context_tokens > 0;
 }
 
+// seqs lists sequences one by one; decodes may also come as an aggregate
+// (the scheduler's decode group): decode_seqs more sequences, each with
+// new_tokens 1, samples, context > 0, whose contexts sum to
+// decode_context. Every cost model prices the two forms identically (its
+// decode terms are linear in the context: it sums them as integers), so a
+// step costs the same bits whichever form the scheduler used.
 struct BatchShape {
   std::vector<SeqWork> seqs;
+  int64_t decode_seqs = 0;
+  int64_t decode_context = 0;
+  size_t size() const { return seqs.size() + static_cast<size_t>(decode_seqs); }
+  bool empty() const { return seqs.empty() && decode_seqs == 0; }
 };
 
 // Where a step's time goes, in seconds.

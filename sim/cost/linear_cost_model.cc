@@ -30,8 +30,9 @@ std::unique_ptr<CostModel> LinearCostModel::FromConfig(const JsonView& cfg) {
 }
 
 StepCost LinearCostModel::StepTime(const BatchShape& batch) const {
-  double prefill_tokens = 0, decode_seqs = 0;
-  double prefill_kv = 0, decode_kv = 0;
+  // Integer sums: decodes one by one or as an aggregate cost the same.
+  int64_t prefill_tokens = 0, decode_seqs = batch.decode_seqs;
+  int64_t prefill_kv = 0, decode_kv = batch.decode_context + batch.decode_seqs;
   for (const SeqWork& s : batch.seqs) {
     if (s.new_tokens < 0 || s.context_tokens < 0) {
       std::fprintf(stderr, "LinearCostModel: bad SeqWork new=%d context=%d\n",
@@ -39,8 +40,7 @@ StepCost LinearCostModel::StepTime(const BatchShape& batch) const {
       std::abort();
     }
     if (s.new_tokens == 0) continue;  // scheduled but computes nothing
-    const double attended =
-        static_cast<double>(s.context_tokens) + s.new_tokens;
+    const int64_t attended = int64_t{s.context_tokens} + s.new_tokens;
     if (IsDecode(s)) {
       decode_seqs += 1;
       decode_kv += attended;
@@ -52,10 +52,10 @@ StepCost LinearCostModel::StepTime(const BatchShape& batch) const {
   StepCost c;
   if (prefill_tokens + decode_seqs == 0) return c;  // nothing to run
   c.overhead_s = p_.step_s;
-  c.gemm_s =
-      p_.prefill_token_s * prefill_tokens + p_.decode_seq_s * decode_seqs;
-  c.attn_prefill_s = p_.kv_token_s * prefill_kv;
-  c.attn_decode_s = p_.kv_token_s * decode_kv;
+  c.gemm_s = p_.prefill_token_s * static_cast<double>(prefill_tokens) +
+             p_.decode_seq_s * static_cast<double>(decode_seqs);
+  c.attn_prefill_s = p_.kv_token_s * static_cast<double>(prefill_kv);
+  c.attn_decode_s = p_.kv_token_s * static_cast<double>(decode_kv);
   return c;
 }
 

@@ -326,6 +326,16 @@ void AddDecodeAttention(double q_heads, double kv_heads, double head_dim,
   w->items += kv;  // per sequence x KV head (GQA packs q heads per KV head)
 }
 
+void AddDecodeAttentions(double q_heads, double kv_heads, double head_dim,
+                         double dtype_bytes, double seqs, double context_sum,
+                         AttentionWork* w) {
+  const double q = q_heads, kv = kv_heads, d = head_dim, b = dtype_bytes;
+  const double keys = context_sum + seqs;  // sum of (c + 1)
+  w->flops += 4 * q * d * keys;
+  w->bytes += b * (2 * kv * d * keys + 2 * q * d * seqs);
+  w->items += kv * seqs;
+}
+
 void AddPrefillAttention(double q_heads, double kv_heads, double head_dim,
                          double dtype_bytes, double n, double c,
                          AttentionWork* w) {
@@ -489,41 +499,53 @@ double RooflineCostModel::ElementwiseTime(double t) const {
 }
 
 StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
-  double tokens = 0, sampling = 0, seqs = 0;
+  // Counts as integers: decode attention is linear in each sequence's
+  // context, so it is priced from the number of decodes and the sum of
+  // their contexts (the same bits whether they come one by one or as the
+  // scheduler's aggregate).
+  int64_t tokens = batch.decode_seqs, sampling = batch.decode_seqs;
+  int64_t seqs = batch.decode_seqs, decodes = batch.decode_seqs;
+  int64_t decode_context = batch.decode_context;
   // Per-layer attention work; prefill and decode are one kernel each.
-  AttentionWork pre, dec;
-  bool any_pre = false, any_dec = false;
+  AttentionWork pre;
+  bool any_pre = false;
   for (const SeqWork& s : batch.seqs) {
     CheckSeq(s);
     if (s.new_tokens == 0) continue;
-    const double n = s.new_tokens, c = s.context_tokens;
-    tokens += n;
+    tokens += s.new_tokens;
     seqs += 1;
     if (s.samples) sampling += 1;
-    // The shard sizes of the (m_, tp_) overloads, computed once.
     if (IsDecode(s)) {
-      AddDecodeAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes, c, &dec);
-      any_dec = true;
+      ++decodes;
+      decode_context += s.context_tokens;
     } else {
-      AddPrefillAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes, n, c, &pre);
+      // The shard sizes of the (m_, tp_) overloads, computed once.
+      AddPrefillAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes,
+                          s.new_tokens, s.context_tokens, &pre);
       any_pre = true;
     }
   }
   StepCost cost;
   if (tokens == 0) return cost;
   const double layers = m_.num_layers;
-  cost.gemm_s = Memo(0, tokens) + Memo(1, sampling);
+  cost.gemm_s = Memo(0, static_cast<double>(tokens)) +
+                Memo(1, static_cast<double>(sampling));
   if (any_pre) {
     cost.attn_prefill_s = layers * KernelTime(prefill_attention_, gpu_,
                                               pre.flops, pre.bytes, pre.items);
   }
-  if (any_dec) {
+  if (decodes > 0) {
+    AttentionWork dec;
+    AddDecodeAttentions(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes,
+                        static_cast<double>(decodes),
+                        static_cast<double>(decode_context), &dec);
     cost.attn_decode_s = layers * KernelTime(decode_attention_, gpu_,
                                              dec.flops, dec.bytes, dec.items);
   }
-  cost.comm_s = Memo(2, tokens);  // after attention and MLP
-  cost.other_s = Memo(3, tokens);
-  cost.overhead_s = p_.step_overhead_s + p_.per_sequence_overhead_s * seqs;
+  cost.comm_s = Memo(2, static_cast<double>(tokens));  // after attention and MLP
+  cost.other_s = Memo(3, static_cast<double>(tokens));
+  cost.overhead_s =
+      p_.step_overhead_s + p_.per_sequence_overhead_s * static_cast<double>(seqs);
   return cost;
 }
 

@@ -88,6 +88,12 @@ void AddDecodeAttention(double q_heads, double kv_heads, double head_dim,
 void AddPrefillAttention(double q_heads, double kv_heads, double head_dim,
                          double dtype_bytes, double n, double c,
                          AttentionWork* w);
+// `seqs` decode tokens whose contexts sum to context_sum, at once: the
+// same work as seqs calls of AddDecodeAttention (its terms are linear in
+// the context), summed before it is scaled.
+void AddDecodeAttentions(double q_heads, double kv_heads, double head_dim,
+                         double dtype_bytes, double seqs, double context_sum,
+                         AttentionWork* w);
 
 class RooflineCostModel : public CostModel {
  public:

@@ -17,7 +17,12 @@ StepWorkCounter::StepWorkCounter(const ModelSpec& m, int tp) {
 }
 
 StepWork StepWorkCounter::Count(const BatchShape& batch) const {
-  double tokens = 0, pairs = 0, context = 0, sampled = 0;
+  // Every term is an integer or a half-integer far below 2^52: the sums
+  // are exact, whatever their order, and the decode aggregate (one token
+  // each, attending to c + 1 keys) adds what its sequences would.
+  const double agg = static_cast<double>(batch.decode_seqs);
+  const double agg_context = static_cast<double>(batch.decode_context);
+  double tokens = agg, pairs = agg_context + agg, context = agg_context, sampled = agg;
   for (const SeqWork& s : batch.seqs) {
     const double n = s.new_tokens, c = s.context_tokens;
     tokens += n;
@@ -27,7 +32,7 @@ StepWork StepWorkCounter::Count(const BatchShape& batch) const {
   }
   StepWork w;
   w.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + head_flops_ * sampled;
-  w.hbm_bytes = batch.seqs.empty() ? 0 : weight_bytes_ + kv_bytes_per_token_ * (context + tokens);
+  w.hbm_bytes = batch.empty() ? 0 : weight_bytes_ + kv_bytes_per_token_ * (context + tokens);
   return w;
 }
 

@@ -34,6 +34,11 @@ struct EngineConfig {
   // full block hashed and put in the prefix cache's map, the linked free
   // queue, one histogram call per token.
   bool reference_engine = false;
+  // Not a scenario setting: keep the running requests in steady decode as
+  // an aggregate (Scheduler's decode group; off anyway with prefix caching
+  // or the reference engine). Modes that need every sequence one by one
+  // each step turn it off.
+  bool decode_group = true;
 };
 
 }  // namespace servesim

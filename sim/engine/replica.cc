@@ -25,7 +25,7 @@ bool Replica::Launch(SimTime now) {
   // The GPU runs steps in launch order: this one starts when the previous
   // one ends, so steps of one replica never overlap.
   const SimTime start = std::max(now, gpu_free_);
-  scheduler_.Schedule(start, &f.batch, &shape_);
+  const auto num_seqs = static_cast<int64_t>(scheduler_.Schedule(start, &f.batch, &shape_));
   if (observer_) observer_(now, f.batch);
   if (f.batch.empty()) {
     f.end = start;  // an empty batch: nothing runs, nothing to commit
@@ -43,7 +43,7 @@ bool Replica::Launch(SimTime now) {
   busy_time_ += d;
   int64_t tokens = 0;
   for (const ScheduledSeq& s : f.batch) tokens += s.new_tokens;
-  recorder_->RecordStep(static_cast<int64_t>(f.batch.size()), tokens);
+  recorder_->RecordStep(num_seqs, tokens);
   if (work_counter_) {
     const StepWork w = work_counter_->Count(shape_);
     recorder_->RecordWork(w.flops, w.hbm_bytes);
@@ -54,7 +54,9 @@ bool Replica::Launch(SimTime now) {
     rec.scheduled = now;
     rec.start = start;
     rec.end = f.end;
-    rec.num_seqs = static_cast<int32_t>(f.batch.size());
+    rec.num_seqs = static_cast<int32_t>(num_seqs);
+    rec.num_decode_seqs = static_cast<int32_t>(shape_.decode_seqs);  // the group
+    rec.context_tokens = shape_.decode_context;
     for (const SeqWork& q : shape_.seqs) {
       const bool decode = IsDecode(q);
       rec.num_prefill_seqs += !decode;

@@ -68,7 +68,13 @@ class Replica {
   // real engine's steps.
   using ScheduleObserver =
       std::function<void(SimTime, const std::vector<ScheduledSeq>&)>;
-  void set_schedule_observer(ScheduleObserver f) { observer_ = std::move(f); }
+  // (Turns the decode group off: the observer sees every sequence.)
+  void set_schedule_observer(ScheduleObserver f) {
+    observer_ = std::move(f);
+    scheduler_.DisableDecodeGroup();
+  }
+  // End of a run: requests still running get their exact counters.
+  void FlushDecodeGroup() { scheduler_.FlushDecodeGroup(); }
   // Called with the record of every step launched (streamed exports).
   using StepCallback = std::function<void(const StepRecord&)>;
   void set_step_callback(StepCallback f) { on_step_ = std::move(f); }

@@ -50,6 +50,7 @@ struct Request {
                                // (here: fills the line's padding)
   std::vector<int32_t> blocks;  // KV blocks held, in sequence order
   int64_t id = 0;
+  int64_t run_key = 0;  // admission order: the running queue is sorted on it
 
   SimTime arrival = -1;  // intended send time (open-loop schedule)
   SimTime send = -1;     // actually sent to the server

@@ -44,7 +44,10 @@ Scheduler::Scheduler(const EngineConfig& config,
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching, /*stack_pool=*/!config.reference_engine) {
+          config.prefix_caching, /*stack_pool=*/!config.reference_engine),
+      group_on_(config.decode_group && !config.prefix_caching &&
+                !config.reference_engine),
+      group_(std::max(1, config.block_size)) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
 }
 
@@ -94,7 +97,7 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   if (!config_.chunked_prefill && left > budget) return 0;
   const int32_t n = std::min(left, budget);
   const int32_t fresh = BlocksFor(cached + n) - hits;
-  const int32_t watermark = running_.empty() ? 0 : watermark_blocks_;
+  const int32_t watermark = num_running() == 0 ? 0 : watermark_blocks_;
   const int32_t reserve = watermark + (config_.reserve_full_prompt
                                            ? BlocksFor(r.known_tokens()) - hits
                                            : fresh);
@@ -185,6 +188,8 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
                            BatchShape* shape) {
   batch->clear();
   shape->seqs.clear();
+  shape->decode_seqs = 0;
+  shape->decode_context = 0;
   finished_unreported_ = false;
   last_preempted_.clear();
   last_admitted_ = 0;
@@ -194,7 +199,10 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   RequestTable& reqs = *requests_;
   // A long prompt may not take the whole budget while others are waiting.
   const int32_t cap =
-      waiting_.size() + running_.size() > 1 ? config_.long_prefill_token_threshold : 0;
+      waiting_.size() + num_running() > 1 ? config_.long_prefill_token_threshold : 0;
+  // The members are scheduled whole after the running requests: where they
+  // stand among them cannot matter, as nobody's tokens or blocks run short.
+  const bool group_step = !group_.empty() && PrepareGroup(cap);
 
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request& r = reqs[running_[i]];
@@ -212,6 +220,10 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     }
     bool self_preempted = false;
     while (!EnsureBlocks(r, r.num_computed + n)) {
+      if (group_step) {
+        std::fprintf(stderr, "servesim: decode group step ran out of blocks\n");
+        std::abort();
+      }
       const size_t victim = policy_->PickVictim(running_, i, reqs);
       preempted = true;
       self_preempted = running_[victim] == r.id;
@@ -224,9 +236,25 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     ++i;
   }
 
+  if (group_step) {
+    const int32_t members = group_.size();
+    const int32_t fresh = group_.BlocksNeeded();
+    if (members > budget ||
+        (fresh > 0 && !kv_.Acquire(nullptr, 0, fresh, &group_blocks_))) {
+      std::fprintf(stderr, "servesim: decode group step did not fit\n");
+      std::abort();
+    }
+    shape->decode_seqs = members;
+    shape->decode_context = group_.context_sum();
+    batch->push_back({kGroupEntry, members, true, false});
+    group_in_flight_.push_back({group_.step(), group_.measured()});
+    group_.Advance();
+    budget -= members;
+  }
+
   skipped_.clear();
   while (!preempted && !waiting_.empty() && budget > 0 &&
-         static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+         static_cast<int32_t>(num_running()) < config_.max_num_seqs) {
     const size_t idx = policy_->PickNext(waiting_, reqs);
     Request& r = reqs[waiting_[idx]];
     if (r.stale > 0) {
@@ -239,6 +267,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     if (n == 0) break;
     waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
     r.status = RequestStatus::kRunning;
+    r.run_key = next_run_key_++;
     running_.push_back(r.id);
     ++last_admitted_;
     last_cached_tokens_ += r.num_computed;
@@ -246,7 +275,136 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     budget -= n;
   }
   waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
-  return batch->size();
+  if (group_on_) JoinGroup(*batch);
+  return shape->size();
+}
+
+bool Scheduler::GroupStepFits(int32_t cap) const {
+  // What the loop over running_ will ask for, without budget limits.
+  int64_t tokens = group_.size();
+  int64_t blocks = group_.BlocksNeeded();
+  const RequestTable& reqs = *requests_;
+  for (int64_t id : running_) {
+    const Request& r = reqs[id];
+    if (r.placeholders > 0 && r.num_computed + 2 - r.placeholders >= r.total_len()) {
+      continue;
+    }
+    int32_t n = r.known_tokens() + r.placeholders - r.num_computed;
+    if (cap > 0) n = std::min(n, cap);
+    if (n <= 0) continue;
+    tokens += n;
+    blocks += std::max<int64_t>(
+        0, BlocksFor(r.num_computed + n) - static_cast<int64_t>(r.blocks.size()));
+  }
+  return tokens <= config_.max_num_batched_tokens && blocks <= kv_.num_free();
+}
+
+bool Scheduler::PrepareGroup(int32_t cap) {
+  // Last steps are scheduled one by one (they finish the request).
+  while (group_.DueAt(group_.step())) {
+    const DecodeGroup::Member m = group_.PopDue();
+    Rebuild(m);
+    InsertRunning(m.id);
+  }
+  if (group_.empty()) return false;
+  if (GroupStepFits(cap)) return true;
+  MaterializeAll();  // this step is short: run it one by one
+  return false;
+}
+
+void Scheduler::Rebuild(const DecodeGroup::Member& m) {
+  Request& r = (*requests_)[m.id];
+  // Group steps it took part in, and of them those committed.
+  const int64_t steps = group_.step() - m.joined;
+  const int64_t done = std::max<int64_t>(0, group_commits_ - m.joined);
+  const auto pending = static_cast<int32_t>(steps - done);
+  r.num_computed = m.joined_context + static_cast<int32_t>(steps);
+  r.in_flight += pending;
+  if (config_.async_scheduling) r.placeholders += pending;
+  r.num_output += static_cast<int32_t>(done);
+  if (done > 0) r.last_token = last_group_commit_;
+  const int32_t owed = BlocksFor(r.num_computed) - static_cast<int32_t>(r.blocks.size());
+  if (owed < 0 || owed > static_cast<int32_t>(group_blocks_.size())) {
+    std::fprintf(stderr, "servesim: decode group owes request %lld %d blocks, holds %zu\n",
+                 static_cast<long long>(m.id), owed, group_blocks_.size());
+    std::abort();
+  }
+  r.blocks.insert(r.blocks.end(), group_blocks_.end() - owed, group_blocks_.end());
+  group_blocks_.resize(group_blocks_.size() - static_cast<size_t>(owed));
+  if (pending > 0) {
+    orphans_.push_back({m.id, std::max(m.joined, group_commits_), group_.step()});
+  }
+}
+
+void Scheduler::InsertRunning(int64_t id) {
+  const RequestTable& reqs = *requests_;
+  const int64_t key = reqs[id].run_key;
+  const auto at = std::lower_bound(
+      running_.begin(), running_.end(), key,
+      [&](int64_t a, int64_t k) { return reqs[a].run_key < k; });
+  running_.insert(at, id);
+}
+
+void Scheduler::MaterializeAll() {
+  std::vector<DecodeGroup::Member> all = group_.TakeAll();
+  std::sort(all.begin(), all.end(),
+            [](const DecodeGroup::Member& a, const DecodeGroup::Member& b) {
+              return a.key < b.key;
+            });
+  const size_t old = running_.size();
+  for (const DecodeGroup::Member& m : all) {
+    Rebuild(m);
+    running_.push_back(m.id);
+  }
+  const RequestTable& reqs = *requests_;
+  std::inplace_merge(running_.begin(), running_.begin() + static_cast<ptrdiff_t>(old),
+                     running_.end(), [&](int64_t a, int64_t b) {
+                       return reqs[a].run_key < reqs[b].run_key;
+                     });
+  if (!group_blocks_.empty()) {
+    std::fprintf(stderr, "servesim: decode group kept %zu blocks nobody owns\n",
+                 group_blocks_.size());
+    std::abort();
+  }
+}
+
+void Scheduler::FlushDecodeGroup() {
+  if (!group_.empty()) MaterializeAll();
+}
+
+void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
+  RequestTable& reqs = *requests_;
+  joining_.clear();
+  for (const ScheduledSeq& s : batch) {
+    if (s.id == kGroupEntry || s.new_tokens != 1 || !s.samples || s.last) continue;
+    Request& r = reqs[s.id];
+    // Context > 0: a decode (a one-token first prompt is prefill work).
+    if (r.status != RequestStatus::kRunning || r.num_computed < 2) continue;
+    if (r.stale != 0 ||
+        static_cast<int32_t>(r.blocks.size()) != BlocksFor(r.num_computed)) {
+      std::fprintf(stderr, "servesim: request %lld joins the decode group in a "
+                   "bad state (stale %d, %zu blocks for %d tokens)\n",
+                   static_cast<long long>(r.id), r.stale, r.blocks.size(),
+                   r.num_computed);
+      std::abort();
+    }
+    // Its last step samples token output_len: at num_computed total - 2.
+    const int64_t last = group_.step() + (r.total_len() - 2 - r.num_computed);
+    group_.Join({last, r.run_key, r.id, group_.step(), r.num_computed, r.measured});
+    joining_.push_back(r.id);
+  }
+  if (joining_.empty()) return;
+  // The batch lists running requests in running_'s order.
+  size_t next = 0;
+  std::erase_if(running_, [&](int64_t id) {
+    if (next == joining_.size() || joining_[next] != id) return false;
+    ++next;
+    return true;
+  });
+  if (next != joining_.size()) {
+    std::fprintf(stderr, "servesim: decode group joins out of running order\n");
+    std::abort();
+  }
 }
 
 void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) {
@@ -264,53 +422,74 @@ void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) 
   finished_unreported_ = true;
 }
 
-void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
-                       Recorder* recorder, std::vector<int64_t>* finished) {
-  RequestTable& reqs = *requests_;
-  bool any_finished = false;
-  // Equal gaps in a row (the decoders of the previous step) go to the
-  // histogram as one weighted sample, in the same order.
-  SimTime run_gap = -1;
-  int64_t run_length = 0;
-  for (const ScheduledSeq& s : batch) {
-    Request& r = reqs[s.id];
-    r.in_flight -= s.new_tokens;
-    bool stale = false;
-    if (r.stale > 0) {
-      stale = true;
-      r.stale -= s.new_tokens;
-    }
-    if (r.status == RequestStatus::kFinished || !s.samples) continue;
-    const bool was_running = r.status == RequestStatus::kRunning;
-    const bool had_placeholders = r.placeholders > 0;
-    ++r.num_output;
-    if (r.first_token < 0) {
-      r.first_token = now;
-    } else if (r.measured) {
-      const SimTime gap = now - r.last_token;
-      if (config_.reference_engine) {
-        recorder->RecordItlNanos(gap);
-      } else if (gap != run_gap) {
-        if (run_length > 0) recorder->RecordItlNanos(run_gap, run_length);
-        run_gap = gap;
-        run_length = 1;
-      } else {
-        ++run_length;
+bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
+                        Recorder* recorder, std::vector<int64_t>* finished) {
+  Request& r = (*requests_)[s.id];
+  r.in_flight -= s.new_tokens;
+  bool stale = false;
+  if (r.stale > 0) {
+    stale = true;
+    r.stale -= s.new_tokens;
+  }
+  if (r.status == RequestStatus::kFinished || !s.samples) return false;
+  const bool was_running = r.status == RequestStatus::kRunning;
+  const bool had_placeholders = r.placeholders > 0;
+  ++r.num_output;
+  if (r.first_token < 0) {
+    r.first_token = now;
+  } else if (r.measured && record_itl) {
+    recorder->RecordItlNanos(now - r.last_token);
+  }
+  r.last_token = now;
+  if (!stale && r.placeholders > 0) --r.placeholders;
+  // Async: blocks filled by tokens now known become cacheable.
+  if (!stale && was_running && had_placeholders && kv_.prefix_caching()) {
+    RegisterFullBlocks(r, r.num_computed - r.in_flight);
+  }
+  if (r.num_output == r.output_len) {
+    Finish(now, r, finished);
+    return was_running;
+  }
+  return false;
+}
+
+void Scheduler::CommitGroup(SimTime now, Recorder* recorder,
+                            std::vector<int64_t>* finished) {
+  const GroupPart part = group_in_flight_.front();
+  group_in_flight_.pop_front();
+  // Every member of the part had its previous token from the previous
+  // step (a group step, or the one-by-one step it joined in): one gap.
+  if (part.measured > 0) recorder->RecordItlNanos(now - last_commit_, part.measured);
+  group_commits_ = part.step + 1;
+  last_group_commit_ = now;
+  if (orphans_.empty()) return;
+  // Former members: their token of this step, one by one (their gap is in
+  // the weighted sample above). Never their last: last steps run one by one.
+  for (const Orphan& o : orphans_) {
+    if (o.first <= part.step && part.step < o.until) {
+      if (Deliver(now, {o.id, 1, true, false}, false, recorder, finished)) {
+        std::fprintf(stderr, "servesim: request %lld finished in a group step\n",
+                     static_cast<long long>(o.id));
+        std::abort();
       }
     }
-    r.last_token = now;
-    if (!stale && r.placeholders > 0) --r.placeholders;
-    // Async: blocks filled by tokens now known become cacheable.
-    if (!stale && was_running && had_placeholders && kv_.prefix_caching()) {
-      RegisterFullBlocks(r, r.num_computed - r.in_flight);
-    }
-    if (r.num_output == r.output_len) {
-      any_finished |= was_running;
-      Finish(now, r, finished);
+  }
+  std::erase_if(orphans_, [&](const Orphan& o) { return o.until <= group_commits_; });
+}
+
+void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
+                       Recorder* recorder, std::vector<int64_t>* finished) {
+  bool any_finished = false;
+  for (const ScheduledSeq& s : batch) {
+    if (s.id == kGroupEntry) {
+      CommitGroup(now, recorder, finished);
+    } else {
+      any_finished |= Deliver(now, s, true, recorder, finished);
     }
   }
-  if (run_length > 0) recorder->RecordItlNanos(run_gap, run_length);
+  last_commit_ = now;
   if (any_finished) {
+    const RequestTable& reqs = *requests_;
     std::erase_if(running_, [&](int64_t id) {
       return reqs[id].status == RequestStatus::kFinished;
     });
@@ -341,6 +520,27 @@ void Scheduler::CheckInvariants() const {
                    static_cast<long long>(id));
       std::abort();
     }
+  }
+  // Members hold the blocks they had when they joined; the group holds the
+  // rest of what their contexts need now.
+  int64_t owed = 0;
+  for (const DecodeGroup::Member& m : group_.members()) {
+    const Request& r = (*requests_)[m.id];
+    const int64_t context = m.joined_context + (group_.step() - m.joined);
+    if (r.status != RequestStatus::kRunning || r.num_computed != m.joined_context ||
+        context > r.max_cached_tokens() || m.last_step < group_.step()) {
+      std::fprintf(stderr, "servesim: decode group member %lld in a bad state\n",
+                   static_cast<long long>(m.id));
+      std::abort();
+    }
+    for (int32_t b : r.blocks) held += owners[b]++ == 0;
+    owed += BlocksFor(static_cast<int32_t>(context)) - static_cast<int64_t>(r.blocks.size());
+  }
+  for (int32_t b : group_blocks_) held += owners[b]++ == 0;
+  if (owed != static_cast<int64_t>(group_blocks_.size())) {
+    std::fprintf(stderr, "servesim: decode group holds %zu blocks, owes %lld\n",
+                 group_blocks_.size(), static_cast<long long>(owed));
+    std::abort();
   }
   for (int64_t id : waiting_) {
     if (!(*requests_)[id].blocks.empty()) {

@@ -22,6 +22,17 @@
 // blocks — never its whole prompt: the last token is always computed.
 // Commit() applies a finished step's sampled tokens: tokens delivered,
 // requests finished, blocks released.
+// Decode group (decode_group.h; without prefix caching, where block
+// identity cannot change any output): a running request that this step
+// schedules one decode token that is not its last joins the group, and
+// later steps schedule all members at once — one aggregate entry in the
+// batch (id kGroupEntry, new_tokens = members) and in the BatchShape. A
+// member's own state is rebuilt exactly (Rebuild) before its last step
+// (which is scheduled one by one, as its finish is), and every member's
+// before a step whose budget or free blocks could not cover everyone (the
+// step then runs one by one, preempting as usual), and at the end of a run
+// (FlushDecodeGroup). Results are byte-identical with the group off
+// (tests/fuzz/reference_equivalence_test.cc).
 // Async scheduling (EngineConfig::async_scheduling): a step may be
 // scheduled while the previous one is in flight; a request whose token is
 // still being sampled carries a placeholder for it, and a request preempted
@@ -35,6 +46,7 @@
 
 #include "sim/cost/cost_model.h"
 #include "sim/engine/block_hashing.h"
+#include "sim/engine/decode_group.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
@@ -44,11 +56,13 @@
 namespace servesim {
 
 struct ScheduledSeq {
-  int64_t id;
+  int64_t id;  // kGroupEntry: the decode group (new_tokens = its members)
   int32_t new_tokens;
   bool samples;  // the step samples a token for it (not a mid-prompt chunk)
   bool last;     // ... and that token is its last
 };
+
+inline constexpr int64_t kGroupEntry = -1;
 
 class Scheduler {
  public:
@@ -64,8 +78,15 @@ class Scheduler {
   // As vLLM's has_requests(): unfinished requests, or finished ones not yet
   // reported by a following schedule (which then runs, possibly empty).
   bool has_requests() const {
-    return !waiting_.empty() || !running_.empty() || finished_unreported_;
+    return !waiting_.empty() || !running_.empty() || !group_.empty() ||
+           finished_unreported_;
   }
+  // Turns the decode group off (before the first step): every sequence is
+  // then scheduled one by one (schedule observers see each).
+  void DisableDecodeGroup() { group_on_ = false; }
+  // Rebuilds every member's own state (the end of a run: requests still
+  // running show their exact counters).
+  void FlushDecodeGroup();
   // Builds the next batch into *batch and its shape into *shape (both
   // cleared first). Returns the number of sequences scheduled.
   size_t Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
@@ -75,7 +96,9 @@ class Scheduler {
               Recorder* recorder, std::vector<int64_t>* finished);
 
   size_t num_waiting() const { return waiting_.size(); }
-  size_t num_running() const { return running_.size(); }
+  size_t num_running() const {
+    return running_.size() + static_cast<size_t>(group_.size());
+  }
   const KvCache& kv() const { return kv_; }
   const BlockPool& pool() const { return kv_.pool(); }
   // Prompt tokens served from cache when admitting preempted requests again
@@ -111,6 +134,28 @@ class Scheduler {
   void Add(SimTime now, int64_t id, Request& r, int32_t n,
            std::vector<ScheduledSeq>* batch, BatchShape* shape);
   void Finish(SimTime now, Request& r, std::vector<int64_t>* finished);
+  // Delivers a step's tokens to one request (Commit's per-sequence part);
+  // records its ITL gap unless record_itl is false. True if it finished
+  // while running.
+  bool Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
+               Recorder* recorder, std::vector<int64_t>* finished);
+
+  // Decode group.
+  // Before building a step: members whose last step it is leave the group;
+  // if the step could not cover every member (budget, free blocks), all
+  // leave. Returns true if the group (if any) is scheduled whole.
+  bool PrepareGroup(int32_t cap);
+  bool GroupStepFits(int32_t cap) const;
+  // Rebuilds a leaving member's Request fields (counters, blocks, last
+  // token) from the group's counters; notes the group steps in flight it
+  // still has tokens in (orphans).
+  void Rebuild(const DecodeGroup::Member& m);
+  void InsertRunning(int64_t id);  // into running_, by run_key
+  void MaterializeAll();
+  // After a step is built: its one-token, not-last decodes join the group.
+  void JoinGroup(const std::vector<ScheduledSeq>& batch);
+  void CommitGroup(SimTime now, Recorder* recorder,
+                   std::vector<int64_t>* finished);
 
   EngineConfig config_;
   std::unique_ptr<SchedulerPolicy> policy_;
@@ -129,6 +174,30 @@ class Scheduler {
   int32_t last_admitted_ = 0;
   int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
+
+  // Decode group state (see above).
+  bool group_on_;
+  DecodeGroup group_;
+  int64_t next_run_key_ = 0;
+  // KV blocks the members gained since joining, owned by the group (their
+  // identity cannot matter without prefix caching); a leaving member takes
+  // what it is owed.
+  std::vector<int32_t> group_blocks_;
+  struct GroupPart {
+    int64_t step;      // group step index
+    int32_t measured;  // members whose ITL counts
+  };
+  std::deque<GroupPart> group_in_flight_;  // scheduled, not committed
+  int64_t group_commits_ = 0;  // group steps committed (all below it)
+  SimTime last_commit_ = -1;        // time of the latest Commit
+  SimTime last_group_commit_ = -1;  // ... of the latest with a group part
+  // Former members with tokens in group steps [first, until) still in
+  // flight: delivered one by one when those steps commit.
+  struct Orphan {
+    int64_t id, first, until;
+  };
+  std::vector<Orphan> orphans_;
+  std::vector<int64_t> joining_;  // scratch for JoinGroup
 };
 
 }  // namespace servesim

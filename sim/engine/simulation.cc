@@ -352,6 +352,7 @@ class Driver {
 
   void Finish() {
     out_->end_time = now_;
+    for (auto& rep : replicas_) rep->FlushDecodeGroup();
     CloseWindow();
     out_->input_error = source_.trace_error();
     for (size_t k = 0; k < replicas_.size(); ++k) {

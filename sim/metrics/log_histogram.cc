@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/metrics/repeated_sum.h"
-
 namespace servesim {
 namespace {
 
@@ -40,7 +38,7 @@ void LogHistogram::Add(int64_t value) {
     max_ = std::max(max_, value);
   }
   ++count_;
-  const double x = static_cast<double>(value);
+  const auto x = static_cast<unsigned __int128>(value);
   sum_ += x;
   sum_sq_ += x * x;
 }
@@ -55,9 +53,10 @@ void LogHistogram::Add(int64_t value, int64_t times) {
     max_ = std::max(max_, value);
   }
   count_ += times;
-  const double x = static_cast<double>(value);
-  sum_ = RepeatedSum(sum_, x, times);
-  sum_sq_ = RepeatedSum(sum_sq_, x * x, times);
+  const auto x = static_cast<unsigned __int128>(value);
+  const auto n = static_cast<unsigned __int128>(times);
+  sum_ += x * n;
+  sum_sq_ += x * x * n;
 }
 
 void LogHistogram::Merge(const LogHistogram& other) {
@@ -70,12 +69,26 @@ void LogHistogram::Merge(const LogHistogram& other) {
   sum_sq_ += other.sum_sq_;
 }
 
-double LogHistogram::mean() const { return count_ ? sum_ / count_ : 0.0; }
+double LogHistogram::mean() const {
+  if (count_ == 0) return 0.0;
+  return static_cast<double>(static_cast<long double>(sum_) / count_);
+}
 
 double LogHistogram::stddev() const {
   if (count_ == 0) return 0.0;
-  const double m = mean();
-  return std::sqrt(std::max(0.0, sum_sq_ / count_ - m * m));
+  // n * sum_sq - sum^2 (>= 0) exactly while it fits in 128 bits, i.e.
+  // unless there are ~10^14 samples of ~1 s gaps; else in long double.
+  const auto n = static_cast<unsigned __int128>(count_);
+  const long double n2 = static_cast<long double>(count_) * count_;
+  constexpr unsigned __int128 kMax = ~static_cast<unsigned __int128>(0);
+  if (sum_sq_ <= kMax / n) {
+    const unsigned __int128 a = n * sum_sq_, b = sum_ * sum_;
+    // sum^2 <= n * sum_sq (Cauchy-Schwarz).
+    return static_cast<double>(std::sqrt(static_cast<long double>(a - b) / n2));
+  }
+  const long double m = static_cast<long double>(sum_) / count_;
+  const long double v = static_cast<long double>(sum_sq_) / count_ - m * m;
+  return static_cast<double>(std::sqrt(std::max(0.0L, v)));
 }
 
 double LogHistogram::Percentile(double p) const {

@@ -1,5 +1,5 @@
 // The fast paths of the engine (private prefix-cache blocks kept out of the
-// map, the stack free queue, weighted histogram samples) against the simple
+// map, the stack free queue, the decode group) against the simple
 // reference engine (EngineConfig::reference_engine): byte-identical result
 // JSON and per-request CSV on generated scenarios of every kind and on
 // tight caches where requests with prefixes are preempted and resume.
@@ -22,9 +22,10 @@ struct Rendered {
   RunSummary summary;
 };
 
-Rendered Run(const Scenario& sc, bool reference) {
+Rendered Run(const Scenario& sc, bool reference, bool decode_group = true) {
   SimulationInput in = sc.ToSimulationInput();
   in.engine.reference_engine = reference;
+  in.engine.decode_group = decode_group;
   const SimulationOutput out = RunSimulation(in);
   Rendered r;
   r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
@@ -106,6 +107,66 @@ TEST(ReferenceEquivalence, PreemptedRequestsResumingFromTheirOwnBlocks) {
     preempted_runs += s.preemptions > 0;
   }
   EXPECT_EQ(preempted_runs, 6);
+}
+
+// The decode group (no prefix caching) where its members must be rebuilt
+// often: caches so tight that decoders are preempted, step budgets that
+// cannot cover every member, chunked and unchunked prompts, sessions,
+// clusters, max_concurrency, warm-up, runs cut off by a duration with
+// requests still decoding, a block size that is not a power of two. The
+// engine with the group off is compared too, and invariants are checked
+// after every step.
+TEST(ReferenceEquivalence, DecodeGroupRebuilds) {
+  const char* kBase = R"({
+    "seed": 5, "model": "llama-3.1-8b", "hardware": {"gpu": "h200", "tp": 1},
+    "engine": {"block_size": 16, "num_gpu_blocks": 300, "max_num_seqs": 64},
+    "cost_model": {"type": "roofline"},
+    "workload": {"arrival": {"process": "poisson", "rate": 25},
+                 "input_len": {"dist": "lognormal", "median": 120, "p99": 1500},
+                 "output_len": {"dist": "lognormal", "median": 150, "p99": 1200},
+                 "num_requests": 1200}})";
+  const nlohmann::json base = nlohmann::json::parse(kBase);
+  int preempted_runs = 0;
+  for (int variant = 0; variant < 12; ++variant) {
+    nlohmann::json j = base;
+    j["seed"] = 5 + variant;
+    j["engine"]["async_scheduling"] = variant % 2 == 0;
+    nlohmann::json& e = j["engine"];
+    nlohmann::json& w = j["workload"];
+    switch (variant) {
+      case 0: break;  // tight cache, async
+      case 1: e["chunked_prefill"] = false; e["max_num_batched_tokens"] = 4096; break;
+      case 2: e["max_num_batched_tokens"] = 40; break;  // budget below the members
+      case 3: e["long_prefill_token_threshold"] = 64; e["watermark"] = 0.05; break;
+      case 4:
+        w["sessions"] = {{"turns", {{"dist", "uniform"}, {"min", 1}, {"max", 5}}},
+                         {"think_time_s", 1}};
+        break;
+      case 5: j["cluster"] = {{"replicas", 3}, {"router", "least_outstanding"}}; break;
+      case 6: w["max_concurrency"] = 40; w["arrival"]["rate"] = 60; break;
+      case 7: j["metrics"] = {{"warmup_requests", 200}, {"warmup_s", 3}}; break;
+      case 8: w.erase("num_requests"); w["duration_s"] = 30; w["arrival"]["rate"] = 60; break;
+      case 9: e["block_size"] = 7; e["num_gpu_blocks"] = 700; break;
+      case 10: e["policy"] = "shortest-prompt-first"; e["num_gpu_blocks"] = 2000; break;
+      case 11:
+        j["cost_model"] = {{"type", "linear"}, {"step_s", 0.004}, {"decode_seq_s", 2e-5},
+                           {"kv_token_s", 1e-8}, {"prefill_token_s", 1e-5}};
+        break;
+    }
+    const std::string label = "decode group variant " + std::to_string(variant);
+    const RunSummary s = ExpectSameAsReference(j, label);
+    preempted_runs += s.preemptions > 0;
+    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
+    ASSERT_TRUE(sc.ok()) << sc.status().message();
+    SimulationInput in = sc->ToSimulationInput();
+    in.check_invariants = true;  // scheduler and run-level, every step
+    const Rendered off = fuzz::Run(*sc, false, /*decode_group=*/false);
+    const SimulationOutput checked = RunSimulation(in);
+    std::ostringstream csv;
+    WriteDetailedCsv(checked, csv);
+    EXPECT_EQ(csv.str(), off.csv) << label;
+  }
+  EXPECT_GE(preempted_runs, 6);
 }
 
 }  // namespace

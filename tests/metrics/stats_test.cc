@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "sim/core/rng.h"
 #include "sim/metrics/log_histogram.h"
@@ -59,6 +61,38 @@ TEST(LogHistogram, MergeEqualsAddingAll) {
   EXPECT_DOUBLE_EQ(a.Percentile(99), all.Percentile(99));
   EXPECT_DOUBLE_EQ(a.min(), all.min());
   EXPECT_DOUBLE_EQ(a.max(), all.max());
+}
+
+// The engine adds one weighted sample per step where the reference engine
+// adds one value per token, in another order: mean and std must come out
+// the same bits either way (exact integer sums).
+TEST(LogHistogram, MeanAndStdDependOnlyOnTheMultisetOfValues) {
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (gap ns, tokens)
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 2000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    runs.push_back({static_cast<int64_t>(5'000'000 + x % 40'000'000),
+                    static_cast<int64_t>(1 + (x >> 40) % 300)});
+  }
+  LogHistogram weighted, one_by_one;
+  for (const auto& [gap, n] : runs) weighted.Add(gap, n);
+  for (size_t i = runs.size(); i-- > 0;) {
+    for (int64_t k = 0; k < runs[i].second; ++k) one_by_one.Add(runs[i].first);
+  }
+  EXPECT_EQ(weighted.count(), one_by_one.count());
+  EXPECT_EQ(weighted.mean(), one_by_one.mean());
+  EXPECT_EQ(weighted.stddev(), one_by_one.stddev());
+  EXPECT_EQ(weighted.Percentile(99), one_by_one.Percentile(99));
+  // Exact where a double sum of squares would not be: values near 1e12
+  // whose squares (1e24) lose their low digits as doubles.
+  LogHistogram big;
+  big.Add(1'000'000'000'000);
+  big.Add(1'000'000'000'001, 2);
+  big.Add(1'000'000'000'002);
+  EXPECT_EQ(big.mean(), 1'000'000'000'001.0);
+  EXPECT_DOUBLE_EQ(big.stddev(), std::sqrt(0.5));  // deviations -1, 0, 0, 1
 }
 
 }  // namespace
