@@ -9,11 +9,16 @@
 //    max(running, key=(priority, arrival_time)) over the WHOLE running
 //    list -- requests already scheduled this step included (the mechanism
 //    gives their tokens back), and the request being scheduled itself
-//    (then it is not scheduled and the running pass ends). Python's max
-//    returns the first maximal element in running order.
+//    (then it is not scheduled and the running pass ends).
 // arrival_time is when the engine received the request: servesim's send
-// time. request_id is a string in vLLM (random for `vllm bench serve`);
-// here the request's id, the order of creation.
+// time, with ties (requests sent at one simulated instant, e.g. a closed
+// loop's first ones) broken by creation order, the order the engine would
+// receive them in; a real server's float timestamps never tie. (Broken by
+// running order instead, as max() would on exact ties, the first running
+// request preempts itself whenever it needs a block, and two tied requests
+// too big to share the cache preempt each other forever: a livelock of the
+// simulated tie, not of vLLM; the fuzzer found it.) request_id is a string
+// in vLLM (random for `vllm bench serve`); here the creation order too.
 #include "sim/engine/scheduler_policy.h"
 
 #include <tuple>
@@ -39,11 +44,11 @@ class PriorityPolicy : public SchedulerPolicy {
                     const RequestTable& requests) const override {
     auto key = [&](size_t i) {
       const Request& r = requests[running[i]];
-      return std::make_pair(r.priority, r.send);
+      return std::make_tuple(r.priority, r.send, r.id);
     };
     size_t worst = 0;
     for (size_t i = 1; i < running.size(); ++i) {
-      if (key(i) > key(worst)) worst = i;  // the first maximal, as max()
+      if (key(i) > key(worst)) worst = i;
     }
     return worst;
   }

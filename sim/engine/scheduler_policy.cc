@@ -14,6 +14,8 @@ constexpr PolicyEntry kPolicies[] = {
     {"shortest-prompt-first", MakeShortestPromptFirstPolicy},
     {"shortest-prompt-first-oracle", MakeShortestPromptFirstOraclePolicy},
     {"priority", MakePriorityPolicy},
+    {"edf", MakeEdfPolicy},
+    {"lpm", MakeLongestPrefixMatchPolicy},
 };
 
 }  // namespace

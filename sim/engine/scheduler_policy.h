@@ -61,6 +61,8 @@ std::unique_ptr<SchedulerPolicy> MakeFcfsPolicy();
 std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstPolicy();
 std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstOraclePolicy();
 std::unique_ptr<SchedulerPolicy> MakePriorityPolicy();
+std::unique_ptr<SchedulerPolicy> MakeEdfPolicy();
+std::unique_ptr<SchedulerPolicy> MakeLongestPrefixMatchPolicy();
 
 // Shared by the shortest-prompt-first policies: the waiting request with the
 // fewest tokens left to prefill, ties by queue order.

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/cost/linear_cost_model.h"
+#include "sim/engine/replica.h"
 #include "sim/engine/scheduler.h"
 #include "tests/test_util.h"
 
@@ -154,23 +156,85 @@ TEST(PriorityPolicy, SelfPreemptionEndsTheRunningPass) {
   }
 }
 
-// Ties: eight clients send at t = 0 with equal priority, so the victim of
-// max(running, (priority, arrival)) is the first running request, which is
-// the one being scheduled first: it preempts itself, the pass ends and
-// nothing is scheduled. vLLM's engine loop then schedules again at once;
-// the simulator must too (a synchronous replica used to go idle here with
-// requests left, found by the simulation fuzzer).
+// The first running request is the lowest priority and needs a block:
+// it is its own victim, the pass ends, the step schedules nothing. Four
+// blocks; A (priority 5) alone first, then B (priority 0), each 4 prompt
+// and 8 output tokens (3 blocks at most: each fits alone, not both):
+//  1: A prefill 4 (1 block)        2: A decode (2 blocks), B prefill 4
+//  3: A 6, B 5 tokens (B 2 blocks: 4 used)   4, 5: both decode
+//  6: A needs a 3rd block for its 9th token: victim max = A itself; the
+//     pass ends before B: empty batch, A preempted.
+//  7: B decodes alone.
+// vLLM's engine loop schedules again at once after an empty step; a
+// synchronous replica must too (it used to go idle with both unfinished).
 TEST(PriorityPolicy, AnEmptyStepThatPreemptedIsFollowedAtOnce) {
+  Harness h("priority", 4);
+  const int64_t a = h.Add(4, 8, 5, 0);
+  h.Step();
+  const int64_t b = h.Add(4, 8, 0, 1);
+  EXPECT_EQ(h.Step(), (Batch{{a, 1}, {b, 4}}));
+  for (int step = 3; step <= 5; ++step) {
+    EXPECT_EQ(h.Step(), (Batch{{a, 1}, {b, 1}})) << step;
+  }
+  EXPECT_EQ(h.Step(), Batch{});
+  EXPECT_EQ(h.preempted(), std::vector<int64_t>{a});
+  EXPECT_EQ(h.Step(), (Batch{{b, 1}}));
+
+  // The same through a synchronous Replica: both finish.
+  EngineConfig c;
+  c.block_size = 4;
+  c.num_gpu_blocks = 4 + Scheduler::kReservedBlocks;
+  c.async_scheduling = false;
+  c.policy = "priority";
+  LinearParams lp;
+  lp.step_s = 0.001;
+  const LinearCostModel cost(lp);
+  RequestTable reqs(2);
+  Recorder recorder;
+  Replica replica(c, MakeSchedulerPolicy("priority"), &cost, &reqs, &recorder);
+  for (int k = 0; k < 2; ++k) {
+    reqs[k].id = k;
+    reqs[k].prompt_len = 4;
+    reqs[k].output_len = 8;  // 11 tokens cached at most: 3 blocks alone
+    reqs[k].priority = k == 0 ? 5 : 0;
+    reqs[k].arrival = reqs[k].send = k;
+  }
+  replica.Submit(0);
+  SimTime end = replica.StartStep(0);
+  std::vector<int64_t> finished;
+  for (int step = 0; end >= 0 && step < 1000; ++step) {
+    replica.FinishStep(end, &finished);
+    if (step == 0) replica.Submit(1);
+    end = replica.StartStep(end);
+  }
+  EXPECT_EQ(finished.size(), 2u);
+  EXPECT_EQ(reqs[0].status, RequestStatus::kFinished);
+  EXPECT_EQ(reqs[1].status, RequestStatus::kFinished);
+  EXPECT_GE(reqs[0].preemptions, 1);
+}
+
+// Requests sent at one simulated instant with equal priority are ordered
+// by creation (the order the engine receives them): the newest is the
+// victim. Two such requests that cannot share the cache then finish one
+// after the other; broken by running order (max() on exact ties) they
+// preempted each other forever (the fuzzer's seed 2128).
+TEST(PriorityPolicy, TiesAtOneInstantAreBrokenByCreationOrder) {
   const Scenario sc = testing::MustParse(testing::LinearScenario(
       R"("step_s": 0.001, "prefill_token_s": 0.00001, "decode_seq_s": 0.0001)",
-      R"("arrival": {"process": "closed", "concurrency": 8},
-         "input_len": {"dist": "fixed", "value": 60},
-         "output_len": {"dist": "fixed", "value": 60}, "num_requests": 40)",
-      R"("num_gpu_blocks": 20, "async_scheduling": false, "policy": "priority")"));
+      R"("arrival": {"process": "closed", "concurrency": 3},
+         "input_len": {"dist": "fixed", "value": 1000},
+         "output_len": {"dist": "fixed", "value": 9}, "num_requests": 6)",
+      R"("num_gpu_blocks": 70, "max_num_seqs": 2, "reserve_full_prompt": false,
+         "long_prefill_token_threshold": 16, "policy": "priority")"));
   SimulationOutput out;
   const RunSummary s = testing::RunScenario(sc, &out, /*check_invariants=*/true);
-  EXPECT_EQ(s.completed, 40);
+  EXPECT_EQ(s.completed, 6);
   EXPECT_GT(s.preemptions, 0);
+  auto p = MakeSchedulerPolicy("priority");
+  RequestTable t(3);
+  for (int i = 0; i < 3; ++i) t[i].id = i;  // equal priority and send
+  EXPECT_EQ(p->PickVictim({1, 0, 2}, 0, t), 2u);
+  EXPECT_EQ(p->PickVictim({2, 0, 1}, 1, t), 0u);
 }
 
 // Common random numbers: the policy never moves the traffic. Under fcfs
@@ -204,6 +268,110 @@ TEST(PriorityPolicy, LeavesTheTrafficAsItIs) {
     differ += a[i].first_token != b[i].first_token;
   }
   EXPECT_GT(differ, 0) << "the policies never differed: the test is vacuous";
+}
+
+// EDF: deadline = send + TTFT SLO. A (sent 0, SLO 1000 ms: deadline 1000),
+// B (sent 1, SLO 10: deadline 11), N (sent 0, no SLO: after all), C (sent
+// 2, SLO 9: deadline 11, later arrival than B). One slot per step: B, C,
+// A, N in that order.
+TEST(EdfPolicy, AdmitsEarliestTtftDeadlineFirst) {
+  Harness h("edf", 100, 1);
+  const int64_t a = h.Add(4, 1, 0, 0, 1000), b = h.Add(4, 1, 0, 1, 10);
+  const int64_t n = h.Add(4, 1, 0, 0), c = h.Add(4, 1, 0, 2, 9);
+  EXPECT_EQ(h.Step(), (Batch{{b, 4}}));
+  EXPECT_EQ(h.Step(), (Batch{{c, 4}}));
+  EXPECT_EQ(h.Step(), (Batch{{a, 4}}));
+  EXPECT_EQ(h.Step(), (Batch{{n, 4}}));
+}
+
+// EDF preemption: as the priority test above, with X's deadline the
+// latest (SLO 5000 ms) and Y's and Z's 100 ms: X, though scheduled, is the
+// victim.
+TEST(EdfPolicy, PreemptsTheLatestDeadline) {
+  Harness h("edf", 4);
+  const int64_t x = h.Add(4, 10, 0, 0, 5000);
+  h.Step();
+  const int64_t y = h.Add(4, 10, 0, 1, 100), z = h.Add(4, 10, 0, 2, 100);
+  h.Step();
+  EXPECT_EQ(h.Step(), (Batch{{y, 1}, {z, 1}}));
+  EXPECT_EQ(h.preempted(), std::vector<int64_t>{x});
+}
+
+PromptContent Prefix(uint64_t id, int32_t len) {
+  PromptContent c;
+  c.prefix_id = id;
+  c.prefix_len = len;
+  return c;
+}
+
+// LPM with prefix caching: P (12-token prompt, an 8-token shared prefix)
+// runs and finishes, leaving its blocks cached. Then U (no prefix, sent
+// first) and S (P's prefix) wait, one slot per step: lpm admits S first
+// (8 tokens matched, so it computes 4), FCFS admits U.
+TEST(LpmPolicy, AdmitsTheLongestCachedPrefixFirst) {
+  for (const std::string policy : {"lpm", "fcfs"}) {
+    Harness h(policy, 100, 1, 64, /*prefix_caching=*/true);
+    const int64_t p = h.Add(12, 1, 0, 0, -1, Prefix(42, 8));
+    EXPECT_EQ(h.Step(), (Batch{{p, 12}}));
+    const int64_t u = h.Add(12, 2, 0, 1);
+    const int64_t s = h.Add(12, 2, 0, 2, -1, Prefix(42, 8));
+    const Batch first = h.Step();
+    if (policy == "lpm") {
+      EXPECT_EQ(first, (Batch{{s, 4}}));
+      EXPECT_EQ(h.req(s).cached_tokens, 8);
+    } else {
+      EXPECT_EQ(first, (Batch{{u, 12}}));
+    }
+  }
+}
+
+// In-batch prefix caching: D1 and D2 share a 40-token prefix that is not
+// cached; E shares nothing. Queue [D1, D2, E], two slots: D2 matches at
+// most 32 tokens of cache (0) and shares 40 >= 32 with D1 ahead of it, so
+// it is sorted last: D1 and E run (one token each, so they finish), D2
+// next step, hitting D1's 10 cached blocks.
+TEST(LpmPolicy, DefersARequestSharingAPrefixWithOneAheadOfIt) {
+  Harness h("lpm", 200, 2, 256, /*prefix_caching=*/true);
+  const int64_t d1 = h.Add(44, 1, 0, 0, -1, Prefix(7, 40));
+  const int64_t d2 = h.Add(44, 5, 0, 1, -1, Prefix(7, 40));
+  const int64_t e = h.Add(44, 1, 0, 2);
+  EXPECT_EQ(h.Step(), (Batch{{d1, 44}, {e, 44}}));
+  EXPECT_EQ(h.Step(), (Batch{{d2, 4}}));
+  EXPECT_EQ(h.req(d2).cached_tokens, 40);
+}
+
+// Policy level: the stable sort by match, and no sort beyond 128 waiting.
+TEST(LpmPolicy, SortsByMatchStablyAndNotBeyond128Waiting) {
+  const auto p = MakeSchedulerPolicy("lpm");
+  ASSERT_TRUE(p->orders_waiting());
+  RequestTable t;
+  std::vector<int32_t> match;
+  std::vector<uint64_t> hashes;  // none shared: every request its own
+  auto probe = [&](int64_t id) {
+    PrefixMatch m;
+    m.cached_tokens = match[id];
+    m.hashes = &hashes[id];
+    m.num_hashes = 1;
+    return m;
+  };
+  auto run = [&](size_t n) {
+    match.clear();
+    hashes.clear();
+    std::deque<int64_t> q;
+    for (size_t i = 0; i < n; ++i) {
+      match.push_back(i % 3 == 0 ? 64 : (i % 3 == 1 ? 0 : 128));
+      hashes.push_back(1000 + i);
+      q.push_back(static_cast<int64_t>(i));
+    }
+    p->OrderWaiting(&q, t, probe, 16);
+    return q;
+  };
+  const std::deque<int64_t> six = run(6);  // matches 64 0 128 64 0 128
+  EXPECT_EQ(six, (std::deque<int64_t>{2, 5, 0, 3, 1, 4}));
+  const std::deque<int64_t> many = run(129);
+  for (size_t i = 0; i < many.size(); ++i) EXPECT_EQ(many[i], static_cast<int64_t>(i));
+  const std::deque<int64_t> limit = run(128);
+  EXPECT_EQ(limit.front(), 2);
 }
 
 }  // namespace

@@ -452,6 +452,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   // Request classes and the policies that read them (drawn last, likewise).
   if (c.Chance(0.3)) Classes(c, &s["workload"]);
   if (c.Chance(0.3)) s["engine"]["policy"] = "priority";
+  if (c.Chance(0.3)) s["engine"]["policy"] = c.Chance(0.5) ? "edf" : "lpm";
   return s;
 }
 
