@@ -13,6 +13,7 @@ constexpr PolicyEntry kPolicies[] = {
     {"fcfs", MakeFcfsPolicy},
     {"shortest-prompt-first", MakeShortestPromptFirstPolicy},
     {"shortest-prompt-first-oracle", MakeShortestPromptFirstOraclePolicy},
+    {"priority", MakePriorityPolicy},
 };
 
 }  // namespace
