@@ -1,7 +1,8 @@
 // vLLM v1's `priority` policy (--scheduling-policy priority), as read in
 // vllm/v1/core/sched/request_queue.py (PriorityRequestQueue), request.py
-// (Request.__lt__) and scheduler.py (schedule()) at vLLM commit
-// 00024d314514900f361ad072af6931e403b7f589:
+// (Request.__lt__) and scheduler.py (schedule()) on vLLM's main branch
+// (scheduler.py at commit 00024d314514900f361ad072af6931e403b7f589,
+// request_queue.py at 0097c7ed191ad98928976a47ae63ab625a5d112f):
 //  - the waiting queue is a heap ordered by (priority, arrival_time,
 //    request_id): lower priority value first, then earlier arrival; a
 //    preempted request goes back into the heap, not to the front;
