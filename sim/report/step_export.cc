@@ -187,18 +187,24 @@ void StepExporter::Add(const StepRecord& r) {
   if (!filter_.Keep(step, r)) return;
   ++rows_;
   batch_.push_back(Row{step, r});
-  if (batch_.size() == kBatchRows) {
-    Hand(std::move(batch_));
-    batch_ = Batch();
-    batch_.reserve(kBatchRows);
-  }
+  if (batch_.size() == kBatchRows) Hand();
 }
 
-void StepExporter::Hand(Batch batch) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return queue_.size() < kMaxBatchesInFlight; });
-  queue_.push_back(std::move(batch));
+void StepExporter::Hand() {
+  Batch next;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return queue_.size() < kMaxBatchesInFlight; });
+    queue_.push_back(std::move(batch_));
+    if (!spare_.empty()) {
+      next = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
   cv_.notify_all();
+  // Fresh pages for every batch cost page faults; a spare one is warm.
+  if (next.capacity() == 0) next.reserve(kBatchRows);
+  batch_ = std::move(next);
 }
 
 void StepExporter::WriterLoop() {
@@ -213,6 +219,9 @@ void StepExporter::WriterLoop() {
     }
     cv_.notify_all();  // room for the run's next batch
     Write(batch);
+    batch.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    spare_.push_back(std::move(batch));
   }
 }
 
@@ -232,8 +241,7 @@ void StepExporter::Write(const Batch& batch) {
 }
 
 Status StepExporter::Finish() {
-  if (!batch_.empty()) Hand(std::move(batch_));
-  batch_ = Batch();
+  if (!batch_.empty()) Hand();
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;

@@ -82,7 +82,8 @@ class StepExporter {
   using Batch = std::vector<Row>;
 
   StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, StepFilter filter);
-  void Hand(Batch batch);  // to the writer; blocks while too many wait
+  // To the writer (blocks while too many wait); refills batch_.
+  void Hand();
   void WriterLoop();
   void Write(const Batch& batch);
 
@@ -96,6 +97,7 @@ class StepExporter {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Batch> queue_;  // handed over, not yet written
+  std::vector<Batch> spare_;  // written and emptied: reused, not reallocated
   bool done_ = false;        // no more batches will come
   std::thread writer_;
 };
