@@ -99,7 +99,8 @@ void ParseEngine(const JsonView& root, Scenario* s) {
   // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
   e.policy = v.Choice("policy", "fcfs",
                       {"fcfs", "shortest-prompt-first",
-                       "shortest-prompt-first-oracle"});
+                       "shortest-prompt-first-oracle", "priority", "edf",
+                       "lpm"});
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   } else {
