@@ -30,6 +30,7 @@ class Harness {
     c.max_num_seqs = max_seqs;
     c.max_num_batched_tokens = budget;
     c.async_scheduling = false;
+    c.decode_group = false;  // the batches list every sequence
     c.prefix_caching = prefix_caching;
     c.policy = policy;
     reqs_.reserve(1000);
