@@ -25,7 +25,12 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.preemption             recompute (only mode, as vLLM v1)
   engine.policy                 fcfs     fcfs | shortest-prompt-first |
                                          shortest-prompt-first-oracle (reads
-                                         true output lengths: a bound only)
+                                         true output lengths: a bound only) |
+                                         priority (vLLM: lowest class priority
+                                         first, preempts the highest value) |
+                                         edf (earliest send + class TTFT SLO
+                                         first, preempts the latest) | lpm
+                                         (SGLang: longest cached prefix first)
   engine.prefix_caching         false    vLLM automatic prefix caching
   engine.async_scheduling       true     vLLM async scheduling: next step
                                          scheduled while one runs (+1 step
@@ -70,6 +75,13 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
     generated_shared_prefix{num_groups,prompts_per_group,system_prompt_len,
       question_len,output_len}  target_hit_rate{hit_rate}
   workload.sessions             null     multi-turn: {turns: {dist}, think_time_s}
+  workload.classes              null     request classes, a list of {name, share,
+    input_len, output_len (each a dist, replacing workload.input_len /
+    output_len), priority (0; lower first under policy priority),
+    ttft_slo_ms, tpot_slo_ms (0 = none; goodput and edf deadlines)};
+    not with a trace, sessions or a prefix model that defines lengths;
+    the report and JSON (servesim.classes) give each class's latencies,
+    SLO attainment and goodput
   workload.trace                null     {path, format: jsonl|azure|mooncake|
     lengths|burstgpt|sessions, use_timestamps (true), time_scale (1),
     max_bad_fraction (0), fields: {prompt_tokens, completion_tokens,

@@ -24,6 +24,7 @@ RequestSourceConfig SourceConfig(const WorkloadConfig& w) {
   c.output_len = w.output_len;
   c.prefix = w.prefix;
   c.trace = w.trace;
+  c.classes = w.classes;
   return c;
 }
 
@@ -172,6 +173,12 @@ class Driver {
     r.prompt_len = spec.prompt_len;
     r.output_len = spec.output_len;
     r.content = spec.content;
+    if (spec.request_class >= 0) {
+      const RequestClass& c = w_.classes[spec.request_class];
+      r.request_class = spec.request_class;
+      r.priority = c.priority;
+      r.ttft_slo = c.ttft_slo_s > 0 ? FromSeconds(c.ttft_slo_s) : -1;
+    }
     if (r.content.stream_id == 0) r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
     r.arrival = now_;
     r.measured = r.id >= in_.metrics.warmup_requests &&
