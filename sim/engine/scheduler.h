@@ -74,6 +74,11 @@ class Scheduler {
   void Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
               Recorder* recorder, std::vector<int64_t>* finished);
 
+  // hold_kv_after_finish: frees the blocks of a finished request that the
+  // scheduler kept (its KV transfer has ended).
+  void ReleaseHeld(int64_t id);
+  size_t num_held() const { return held_.size(); }
+
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size(); }
   const KvCache& kv() const { return kv_; }
@@ -129,6 +134,7 @@ class Scheduler {
   int32_t last_admitted_ = 0;
   int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
+  std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 };
 
 }  // namespace servesim
