@@ -70,6 +70,13 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
     generated_shared_prefix{num_groups,prompts_per_group,system_prompt_len,
       question_len,output_len}  target_hit_rate{hit_rate}
   workload.sessions             null     multi-turn: {turns: {dist}, think_time_s}
+  workload.classes              null     request classes, a list of {name, share,
+    input_len, output_len (each a dist, replacing workload.input_len /
+    output_len), priority (0; lower first under policy priority),
+    ttft_slo_ms, tpot_slo_ms (0 = none; goodput and edf deadlines)};
+    not with a trace, sessions or a prefix model that defines lengths;
+    the report and JSON (servesim.classes) give each class's latencies,
+    SLO attainment and goodput
   workload.trace                null     {path, format: jsonl|azure|mooncake|
     lengths, use_timestamps (true), time_scale (1), max_bad_fraction (0),
     fields: {prompt_tokens, completion_tokens, timestamp} (jsonl)}

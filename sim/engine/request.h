@@ -59,6 +59,12 @@ struct Request {
   int32_t replica = -1;  // where the router sent it
   int32_t preemptions = 0;
   int32_t session_turn = 0;  // multi-turn sessions: 0-based turn
+  // Request classes (workload.classes): its class (-1 without classes),
+  // vLLM priority (lower first) and TTFT SLO (ns, -1: none), copied from
+  // the class for the policies that order by them.
+  int32_t request_class = -1;
+  int32_t priority = 0;
+  SimTime ttft_slo = -1;
 
   // Prefix caching.
   PromptContent content;

@@ -11,11 +11,20 @@ RequestSource::RequestSource(const RequestSourceConfig& config, uint64_t seed)
     : config_(config),
       input_rng_(seed, "input_len"),
       output_rng_(seed, "output_len"),
-      prefix_rng_(seed, "prefix") {
+      prefix_rng_(seed, "prefix"),
+      class_rng_(seed, "class") {
   if (config_.trace) reader_ = OpenTrace(*config_.trace);
 }
 
 void RequestSource::DrawLengths(RequestSpec* spec) {
+  if (!config_.classes.empty()) {
+    const int32_t k = ClassOfDraw(config_.classes, class_rng_.Uniform());
+    const RequestClass& c = config_.classes[k];
+    spec->request_class = k;
+    spec->prompt_len = c.input_len->Sample(input_rng_);
+    spec->output_len = c.output_len->Sample(output_rng_);
+    return;
+  }
   if (config_.input_len) spec->prompt_len = config_.input_len->Sample(input_rng_);
   if (config_.output_len) spec->output_len = config_.output_len->Sample(output_rng_);
 }

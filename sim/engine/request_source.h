@@ -13,6 +13,7 @@
 #include "sim/workload/length_distribution.h"
 #include "sim/workload/prefix_model.h"
 #include "sim/workload/prompt_content.h"
+#include "sim/workload/request_class.h"
 #include "sim/workload/trace_reader.h"
 
 namespace servesim {
@@ -21,6 +22,9 @@ struct RequestSourceConfig {
   std::shared_ptr<const LengthDistribution> input_len, output_len;  // or trace
   std::shared_ptr<const PrefixModel> prefix;  // may be null
   std::optional<TraceOptions> trace;
+  // With classes, each request is drawn into one (its own stream) and takes
+  // that class's length distributions instead of input_len/output_len.
+  RequestClasses classes;
 };
 
 class RequestSource {
@@ -42,7 +46,7 @@ class RequestSource {
 
  private:
   RequestSourceConfig config_;
-  Rng input_rng_, output_rng_, prefix_rng_;
+  Rng input_rng_, output_rng_, prefix_rng_, class_rng_;
   std::unique_ptr<TraceReader> reader_;
   bool trace_done_ = false;
   std::string trace_error_;

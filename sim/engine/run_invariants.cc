@@ -26,6 +26,9 @@
 //             only when the run stopped early or at its time bound;
 //             `measured` as the warm-up settings define it; no request
 //             beyond num_requests or created at or after duration_s.
+//  classes    with workload.classes every request has a valid class and
+//             carries its priority and TTFT SLO, and every request is in
+//             one; without, none has a class, priority or SLO.
 //  clients    max_concurrency: never more than that many requests sent and
 //             unfinished at once (a sweep over send/finish, finishes first
 //             at equal times); closed loop: at most `concurrency` in flight,
@@ -324,6 +327,43 @@ void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
+// Every request carries a class exactly when the workload has classes, and
+// the class's priority and TTFT SLO (what the priority and edf policies
+// order by). (The per-class report's counts adding up to the run's is
+// checked on the summary, tests/report/class_summary_test.cc.)
+void CheckClasses(const SimulationInput& in, const SimulationOutput& out,
+                  Violations* v) {
+  const RequestClasses& classes = in.workload.classes;
+  const int32_t k = static_cast<int32_t>(classes.size());
+  int64_t in_classes = 0;
+  for (const Request& r : out.requests) {
+    if (classes.empty()) {
+      if (r.request_class != -1 || r.priority != 0 || r.ttft_slo != -1) {
+        v->Add("classes", "request %lld has class %d, priority %d, TTFT SLO %lld ns "
+               "without workload classes", (ll)r.id, r.request_class, r.priority,
+               (ll)r.ttft_slo);
+      }
+      continue;
+    }
+    if (r.request_class < 0 || r.request_class >= k) {
+      v->Add("classes", "request %lld has class %d of %d", (ll)r.id, r.request_class, k);
+      continue;
+    }
+    const RequestClass& c = classes[r.request_class];
+    const SimTime slo = c.ttft_slo_s > 0 ? FromSeconds(c.ttft_slo_s) : -1;
+    if (r.priority != c.priority || r.ttft_slo != slo) {
+      v->Add("classes", "request %lld of class %s: priority %d, TTFT SLO %lld ns; the "
+             "class says %d, %lld ns", (ll)r.id, c.name.c_str(), r.priority,
+             (ll)r.ttft_slo, c.priority, (ll)slo);
+    }
+    ++in_classes;
+  }
+  if (!classes.empty() && in_classes != static_cast<int64_t>(out.requests.size())) {
+    v->Add("classes", "%lld of %zu requests in a class", (ll)in_classes,
+           out.requests.size());
+  }
+}
+
 // Most requests sent and unfinished at one instant (a request leaving frees
 // its place before one sent at the same instant takes it).
 int64_t PeakInFlight(const SimulationOutput& out, int32_t client) {
@@ -527,6 +567,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   CheckEachStep(in, out, &v);
   CheckStepOrder(out, reps, &v);
   CheckRequests(in, out, reps, &v);
+  CheckClasses(in, out, &v);
   CheckClients(in, out, &v);
   CheckSessions(in, out, &v);
   // Disaggregated: routing is per pool (a request has a prefill and a

@@ -23,6 +23,7 @@ RequestSourceConfig SourceConfig(const WorkloadConfig& w) {
   c.output_len = w.output_len;
   c.prefix = w.prefix;
   c.trace = w.trace;
+  c.classes = w.classes;
   return c;
 }
 
@@ -180,6 +181,12 @@ class Driver {
     r.prompt_len = spec.prompt_len;
     r.output_len = spec.output_len;
     r.content = spec.content;
+    if (spec.request_class >= 0) {
+      const RequestClass& c = w_.classes[spec.request_class];
+      r.request_class = spec.request_class;
+      r.priority = c.priority;
+      r.ttft_slo = c.ttft_slo_s > 0 ? FromSeconds(c.ttft_slo_s) : -1;
+    }
     if (r.content.stream_id == 0) r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
     r.arrival = now_;
     r.measured = r.id >= in_.metrics.warmup_requests &&
@@ -202,6 +209,9 @@ class Driver {
       p.prompt_len = r.prompt_len;
       p.output_len = 1;
       p.content = r.content;
+      p.request_class = r.request_class;
+      p.priority = r.priority;
+      p.ttft_slo = r.ttft_slo;
       p.arrival = r.arrival;
       p.measured = r.measured;
       out_->disagg->prefill_requests.push_back(std::move(p));

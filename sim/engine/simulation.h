@@ -20,6 +20,7 @@
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/length_distribution.h"
 #include "sim/workload/prefix_model.h"
+#include "sim/workload/request_class.h"
 #include "sim/workload/trace_reader.h"
 
 namespace servesim {
@@ -45,6 +46,9 @@ struct WorkloadConfig {
   int64_t num_requests = 0;  // 0: bounded by duration_s alone
   double duration_s = 0;     // 0: bounded by num_requests alone
   int32_t max_concurrency = 0;  // open loop: in-flight cap, 0 = none
+  // Request classes (workload.classes); empty: one anonymous class with
+  // input_len/output_len, priority 0 and no SLO.
+  RequestClasses classes;
 };
 
 struct MetricsConfig {

@@ -227,6 +227,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
       static_cast<double>(std::max<size_t>(1, out.replicas.size()));
   if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
   if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
+  s.classes = SummarizeClasses(out, in, s.duration_s);
   return s;
 }
 

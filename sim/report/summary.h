@@ -8,6 +8,7 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/metrics/stats.h"
+#include "sim/report/class_summary.h"
 
 namespace servesim {
 
@@ -101,6 +102,9 @@ struct RunSummary {
   bool unstable = false;
   std::string unstable_reason;
   std::vector<std::string> reject_reasons;  // distinct, for the report
+
+  // Per request class (workload.classes); empty without classes.
+  std::vector<ClassSummary> classes;
 };
 
 RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,

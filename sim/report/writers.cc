@@ -49,13 +49,17 @@ nlohmann::json StatsJson(const SampleStats& st) {
   return j;
 }
 
-void WriteLatencyTable(const RunSummary& s, std::ostream& os) {
+void WriteLatencyHeader(const RunSummary& s, std::ostream& os) {
   os << "  metric                      mean       median";
   for (double p : s.percentiles) {
     const std::string name = "p" + PercentileName(p);
     os << std::string(name.size() < 12 ? 12 - name.size() : 0, ' ') << name;
   }
   os << "\n";
+}
+
+void WriteLatencyTable(const RunSummary& s, std::ostream& os) {
+  WriteLatencyHeader(s, os);
   LatencyRow(os, "TTFT", s.ttft_ms);
   if (s.max_concurrency > 0)
     LatencyRow(os, "TTFT from arrival", s.ttft_from_arrival_ms);
@@ -79,6 +83,72 @@ std::string PrefixContext(const RunSummary& s) {
 std::string LoadText(const RunSummary& s) {
   if (s.mfu < 0) return "GPU busy " + Fmt("%.1f", 100 * s.gpu_busy_fraction) + "%";
   return "MFU " + Fmt("%.1f", 100 * s.mfu) + "%, MBU " + Fmt("%.1f", 100 * s.mbu) + "%";
+}
+
+std::string SloText(double ms) {
+  return ms > 0 ? Fmt("%g ms", ms) : std::string("none");
+}
+
+// Each class's counts, SLO attainment and latency table, with the policy
+// that produced them.
+void WriteClassTables(const Scenario& sc, const RunSummary& s, std::ostream& os) {
+  os << "\nPer class (policy " << sc.engine.policy << "; SLO met = TTFT and "
+     << "TPOT within the class's SLOs, goodput = those per second of the "
+     << Fmt("%.1f", s.duration_s) << " s window, as vllm bench serve --goodput):\n";
+  for (const ClassSummary& c : s.classes) {
+    os << "  " << c.name << ": " << Fmt("%.1f", 100 * c.share)
+       << "% of traffic, priority " << c.priority << ", SLO TTFT "
+       << SloText(c.ttft_slo_ms) << " TPOT " << SloText(c.tpot_slo_ms) << "; "
+       << c.completed << " completed, " << c.rejected << " rejected, "
+       << c.unfinished << " unfinished, " << c.preemptions
+       << " preemptions; SLO met by " << Fmt("%.1f", 100 * c.slo_attainment)
+       << "%, goodput " << Fmt("%.3f", c.goodput_rps) << " of "
+       << Fmt("%.3f", c.request_throughput) << " req/s\n";
+    if (c.completed == 0) continue;
+    os << "  ";
+    WriteLatencyHeader(s, os);
+    os << "  ";
+    LatencyRow(os, "TTFT", c.ttft_ms);
+    os << "  ";
+    LatencyRow(os, "TPOT", c.tpot_ms);
+    os << "  ";
+    LatencyRow(os, "E2E latency", c.e2el_ms);
+    os << "  ";
+    LatencyRow(os, "queueing delay", c.queue_ms);
+  }
+}
+
+nlohmann::json ClassesJson(const RunSummary& s) {
+  nlohmann::json arr = nlohmann::json::array();
+  auto slo = [](double ms) {
+    return ms > 0 ? nlohmann::json(ms) : nlohmann::json(nullptr);
+  };
+  for (const ClassSummary& c : s.classes) {
+    arr.push_back({{"name", c.name},
+                   {"share", c.share},
+                   {"priority", c.priority},
+                   {"ttft_slo_ms", slo(c.ttft_slo_ms)},
+                   {"tpot_slo_ms", slo(c.tpot_slo_ms)},
+                   {"created", c.created},
+                   {"completed", c.completed},
+                   {"excluded_warmup", c.excluded_warmup},
+                   {"rejected", c.rejected},
+                   {"failed", c.failed},
+                   {"unfinished", c.unfinished},
+                   {"total_input_tokens", c.input_tokens},
+                   {"total_output_tokens", c.output_tokens},
+                   {"preemptions", c.preemptions},
+                   {"good", c.good},
+                   {"slo_attainment", c.completed > 0 ? nlohmann::json(c.slo_attainment)
+                                                      : nlohmann::json(nullptr)},
+                   {"request_goodput", c.goodput_rps},
+                   {"request_throughput", c.request_throughput},
+                   {"ttft_ms", StatsJson(c.ttft_ms)},
+                   {"tpot_ms", StatsJson(c.tpot_ms)},
+                   {"e2el_ms", StatsJson(c.e2el_ms)},
+                   {"queueing_delay_ms", StatsJson(c.queue_ms)}});
+  }
+  return arr;
 }
 
 }  // namespace
@@ -137,7 +207,13 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   if (s.offered_rate > 0)
     os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
   os << "\n";
-  if (sc.workload.input_len) {
+  if (!sc.workload.classes.empty()) {
+    for (const RequestClass& c : sc.workload.classes) {
+      os << "  class " << c.name << " (share " << c.share << ", priority "
+         << c.priority << "): input " << c.input_len->Describe() << ", output "
+         << c.output_len->Describe() << "\n";
+    }
+  } else if (sc.workload.input_len) {
     os << "  lengths: input " << sc.workload.input_len->Describe()
        << "\n           output " << sc.workload.output_len->Describe() << "\n";
   } else {
@@ -182,6 +258,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     WriteLatencyTable(s, os);
   }
   os << "  step-cost error bar: " << CostErrorText(sc.cost_model->Error()) << "\n";
+  if (!s.classes.empty()) WriteClassTables(sc, s, os);
   os << "\nReplica over the window of " << Fmt("%.1f", s.window_s)
      << " s (first to last measured arrival):\n"
      << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean)
@@ -367,6 +444,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["preemptions"] = s.preemptions;
   x["preempted_requests"] = s.preempted_requests;
   x["steps"] = s.steps;
+  x["policy"] = sc.engine.policy;
+  if (!s.classes.empty()) x["classes"] = ClassesJson(s);
   x["mean_batch_size"] = s.mean_batch_size;
   x["max_batch_size"] = s.max_batch_size;
   x["mean_tokens_per_step"] = s.mean_tokens_per_step;

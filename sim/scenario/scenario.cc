@@ -189,8 +189,55 @@ void ParseTrace(const JsonView& w, Scenario* s) {
   wc.trace = opts;
 }
 
+// workload.classes: each class its share, lengths, priority and SLOs.
+void ParseClasses(const JsonView& w, Scenario* s) {
+  WorkloadConfig& wc = s->workload;
+  if (wc.trace) {
+    w.FailMessage("classes", "a trace gives every request's lengths; classes "
+                             "draw their own: remove /workload/trace or classes");
+  }
+  if (wc.prefix && wc.prefix->DefinesLengths()) {
+    w.FailMessage("classes", "this prefix model defines the lengths; classes "
+                             "draw their own: use a prefix model that adds a "
+                             "prefix (zipf, random_prefix, target_hit_rate)");
+  }
+  if (w.Has("sessions")) {
+    w.FailMessage("classes", "classes are drawn per request and sessions per "
+                             "conversation: expected one of the two");
+  }
+  const std::vector<JsonView> items = w.Array("classes");
+  if (items.empty() || items.size() > 64) {
+    w.Fail("classes", "a list of 1 to 64 classes");
+  }
+  for (const JsonView& c : items) {
+    c.AllowKeys({"name", "share", "input_len", "output_len", "priority",
+                 "ttft_slo_ms", "tpot_slo_ms"});
+    RequestClass rc;
+    rc.name = c.RequireString("name");
+    if (rc.name.empty()) c.Fail("name", "a non-empty name");
+    for (const RequestClass& other : wc.classes) {
+      if (other.name == rc.name) c.Fail("name", "a name no other class has");
+    }
+    rc.share = c.RequireNumber("share", Range::OpenClosed(0, 1e9));
+    rc.input_len = MakeLengthDistribution(c.Object("input_len"));
+    rc.output_len = MakeLengthDistribution(c.Object("output_len"));
+    rc.priority = static_cast<int32_t>(
+        c.Integer("priority", 0, Range::Closed(-1e9, 1e9)));
+    rc.ttft_slo_s = c.Number("ttft_slo_ms", 0, Range::Closed(0, 1e9)) / 1e3;
+    rc.tpot_slo_s = c.Number("tpot_slo_ms", 0, Range::Closed(0, 1e9)) / 1e3;
+    wc.classes.push_back(std::move(rc));
+  }
+  for (const char* key : {"input_len", "output_len"}) {
+    if (w.Has(key)) {
+      w.FailMessage(key, "each of /workload/classes has its own lengths; "
+                         "remove this key");
+    }
+  }
+}
+
 void ParseLengths(const JsonView& w, Scenario* s) {
   WorkloadConfig& wc = s->workload;
+  if (!wc.classes.empty()) return;  // ParseClasses
   const bool given_elsewhere =
       wc.trace || (wc.prefix && wc.prefix->DefinesLengths());
   const char* by = wc.trace ? "the trace" : "the prefix model";
@@ -270,10 +317,12 @@ void ParseWorkload(const JsonView& root, Scenario* s) {
   WorkloadConfig& wc = s->workload;
   const JsonView w = root.Object("workload");
   w.AllowKeys({"arrival", "input_len", "output_len", "num_requests",
-               "duration_s", "max_concurrency", "prefix", "sessions", "trace"});
+               "duration_s", "max_concurrency", "prefix", "sessions", "trace",
+               "classes"});
   if (w.Has("trace")) ParseTrace(w, s);
   if (!(wc.trace && wc.trace->use_timestamps)) ParseArrival(w, s);
   if (w.Has("prefix")) ParsePrefix(w, s);
+  if (w.Has("classes")) ParseClasses(w, s);
   ParseLengths(w, s);
   if (w.Has("sessions")) ParseSessions(w, s);
   wc.num_requests = w.Integer("num_requests", 0, Range::Closed(0, 1e9));

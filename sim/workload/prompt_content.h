@@ -33,6 +33,7 @@ struct RequestSpec {
   int32_t prompt_len = 0;
   int32_t output_len = 0;
   PromptContent content;
+  int32_t request_class = -1;  // index into workload.classes, -1: none
 };
 
 }  // namespace servesim

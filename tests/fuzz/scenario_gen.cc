@@ -338,6 +338,35 @@ json CostModel(Choices& c) {
           {"kv_token_s", c.Chance(0.5) ? 0.0 : c.LogUniform(1e-10, 1e-7)}};
 }
 
+// Splits a workload with input_len/output_len (no trace, no sessions) into
+// 1-4 classes: the first keeps the drawn lengths, the others draw their own
+// under the same clamps (so the cache sized for the workload still holds
+// every request), each with a share, a priority and maybe SLOs.
+void Classes(Choices& c, json* w) {
+  if (!w->contains("input_len") || w->contains("sessions") || w->contains("trace")) {
+    return;
+  }
+  const int64_t in_cap = (*w)["input_len"]["max"].get<int64_t>();
+  const int64_t out_cap = (*w)["output_len"]["max"].get<int64_t>();
+  const int n = c.Int(1, 4);
+  json classes = json::array();
+  for (int k = 0; k < n; ++k) {
+    json cl = {{"name", "c" + std::to_string(k)}, {"share", c.LogUniform(0.01, 10)}};
+    double unused = 0;
+    cl["input_len"] = k == 0 ? (*w)["input_len"]
+                             : Lengths(c, static_cast<double>(in_cap) / 4, in_cap, false, &unused);
+    cl["output_len"] = k == 0 ? (*w)["output_len"]
+                              : Lengths(c, static_cast<double>(out_cap) / 4, out_cap, true, &unused);
+    if (c.Chance(0.7)) cl["priority"] = c.Int(-3, 3);
+    if (c.Chance(0.6)) cl["ttft_slo_ms"] = c.LogUniform(1, 10000);
+    if (c.Chance(0.4)) cl["tpot_slo_ms"] = c.LogUniform(1, 500);
+    classes.push_back(cl);
+  }
+  w->erase("input_len");
+  w->erase("output_len");
+  (*w)["classes"] = classes;
+}
+
 }  // namespace
 
 uint64_t SeededChoices::Bits() {
@@ -451,6 +480,8 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   if (c.Chance(0.25)) {
     s["engine"]["kv_cache_dtype"] = c.Pick<const char*>({"fp8", "fp8_e4m3", "fp8_e5m2"});
   }
+  // Request classes (drawn last, likewise).
+  if (c.Chance(0.3)) Classes(c, &s["workload"]);
   // Disaggregated prefill/decode in ~20% of cases (drawn last, like fp8).
   if (c.Chance(0.2)) Disaggregate(c, prefix_caching, &s);
   return s;
