@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "calibrate/profile.h"
+#include "calibrate/residual_base.h"
 #include "sim/cost/roofline_cost_model.h"
 #include "sim/model/model_loader.h"
 
@@ -77,9 +78,11 @@ std::string DataGpuDir(const std::string& gpu) {
 }
 
 KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
-                       uint64_t seed, double fraction) {
+                       uint64_t seed, double fraction,
+                       const BaseFromTraining& base_of) {
   MeasuredTable train, held;
   SplitTable(t, seed, fraction, &train, &held);
+  const TableBase base = base_of ? base_of(train) : TableBase();
   KindError e;
   e.rows = static_cast<int>(t.rows.size());
   e.dropped = t.dropped_physical;
@@ -94,7 +97,7 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
     for (const auto& [key, sec] : held.rows) {
       bool extrapolated = false;
       const std::optional<double> p =
-          InterpolateTable(train, key, order, &extrapolated);
+          InterpolateTable(train, key, order, &extrapolated, base);
       if (!p) continue;
       const double ape = 100 * std::fabs(*p - sec) / sec;
       if (extrapolated) {
@@ -109,6 +112,7 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
   double sum = 0;
   for (double a : inside) sum += a;
   e.mape_pct = inside.empty() ? 0 : sum / inside.size();
+  for (double a : inside) e.max_ape_pct = std::max(e.max_ape_pct, a);
   if (!inside.empty()) {
     const size_t k = static_cast<size_t>(0.9 * (inside.size() - 1));
     std::nth_element(inside.begin(), inside.begin() + k, inside.end());
@@ -122,6 +126,7 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   const std::string dir = data_dir + "/" + DataGpuDir(gpu.name);
   GpuTables t;
   t.gpu = gpu.name;
+  t.fp8 = fp8;
   t.gemm = LoadGemmTable(dir, gpu, fp8 ? "fp8" : "bfloat16");
   t.lm_head_gemm = fp8 ? LoadGemmTable(dir, gpu, "bfloat16") : t.gemm;
   TableFilter f;
@@ -133,6 +138,61 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
     t.allreduce[g] = LoadAllReduceTable(dir, gpu, f);
   }
   return t;
+}
+
+namespace {
+
+// The roofline kernels preset's rates for each table (see residual_base.h
+// for why they may price the import's held-out rows).
+const KernelRates& GemmRates(const GpuTables& t, bool lm_head) {
+  static const RooflineParams k = RooflineParams::Kernels();
+  return t.fp8 && !lm_head ? k.gemm_fp8 : k.gemm;
+}
+const KernelRates& DecodeRates(const GpuTables& t) {
+  static const RooflineParams k = RooflineParams::Kernels();
+  return t.fp8 ? k.decode_attention_fp8_kv : k.decode_attention;
+}
+const KernelRates& PrefillRates(const GpuTables& t) {
+  static const RooflineParams k = RooflineParams::Kernels();
+  return t.fp8 ? k.prefill_attention_fp8_kv : k.prefill_attention;
+}
+double GemmInBytes(const GpuTables& t, bool lm_head) {
+  return t.fp8 && !lm_head ? 1 : 2;
+}
+double KvBytes(const GpuTables& t) { return t.fp8 ? 1 : 2; }
+constexpr double kTableHeadDim = 128;  // TableFilter's default
+
+std::string PresetSource(const char* kind) {
+  return std::string("roofline kernels preset, ") + kind +
+         " (servesim-calibrate fit-roofline on the seed-1 80% of the "
+         "H100-SXM and H200 rows: the import's own training split; B200 "
+         "never in it)";
+}
+
+GridBase OneBase(const GridBasePiece& p, std::string source) {
+  GridBase b;
+  b.pieces = {p};
+  b.source = std::move(source);
+  return b;
+}
+
+}  // namespace
+
+TableBase GemmBaseOf(const GpuTables& t, const GpuSpec& gpu, bool lm_head) {
+  return GemmTableBase(GemmRates(t, lm_head), gpu, GemmInBytes(t, lm_head));
+}
+TableBase DecodeBaseOf(const GpuTables& t, const GpuSpec& gpu) {
+  return DecodeTableBase(DecodeRates(t), gpu, kTableHeadDim, KvBytes(t));
+}
+TableBase PrefillBaseOf(const GpuTables& t, const GpuSpec& gpu) {
+  return PrefillTableBase(PrefillRates(t), gpu, kTableHeadDim, KvBytes(t));
+}
+TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
+                          int gpus) {
+  GridBase b =
+      FitAllReduceBase(rows, gpu, gpus, TableFilter{}.custom_allreduce_max_bytes);
+  if (b.empty()) return TableBase();
+  return [b](const std::vector<double>& key) { return b.Seconds(1, key[0]); };
 }
 
 CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
@@ -156,11 +216,14 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     const GemmDims d = GemmDimsOf(op, m, tp);
     GridLine line;
     bool any_out = false;
-    const MeasuredTable& table = op == ProfileOp::kGemmLmHead ? t.lm_head_gemm : t.gemm;
+    const bool lm_head = op == ProfileOp::kGemmLmHead;
+    const MeasuredTable& table = lm_head ? t.lm_head_gemm : t.gemm;
+    const TableBase base =
+        t.residual_base ? GemmBaseOf(t, gpu, lm_head) : TableBase();
     for (double mm : table.axis_values[0]) {
       bool out = false;
       const std::optional<double> s =
-          InterpolateTable(table, {mm, d.n, d.k}, {0, 1, 2}, &out);
+          InterpolateTable(table, {mm, d.n, d.k}, {0, 1, 2}, &out, base);
       if (!s) continue;
       any_out |= out;
       line.x.push_back(mm);
@@ -173,7 +236,14 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
         "n=%.0f k=%.0f at every measured m%s",
         op == ProfileOp::kGemmLmHead || !m.fp8_weights() ? "bf16" : "fp8 (W8A8)", d.n, d.k,
         any_out ? "; n or k beyond the measured grid: EXTRAPOLATED" : "");
-    OpFit f = GridFit(op, GridTable{{std::move(line)}}, note);
+    GridTable g{{std::move(line)}, {}};
+    if (t.residual_base) {
+      g.base = OneBase(GemmPiece(GemmRates(t, lm_head), gpu, d.n, d.k,
+                                 GemmInBytes(t, lm_head)),
+                       PresetSource(t.fp8 && !lm_head ? "GEMM fp8 (W8A8)"
+                                                      : "GEMM bf16"));
+    }
+    OpFit f = GridFit(op, std::move(g), note);
     SetError(&f, gemm_e);
     p.ops.push_back(std::move(f));
   }
@@ -181,6 +251,15 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   const double kv = m.KvHeadsPerGpu(tp);
   GridTable dg = AttentionGrid(t.decode, heads, kv);
   GridTable pg = AttentionGrid(t.prefill, heads, kv);
+  if (t.residual_base) {
+    dg.base = OneBase(
+        DecodePiece(DecodeRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
+        PresetSource(t.fp8 ? "decode attention, fp8 KV" : "decode attention"));
+    pg.base = OneBase(
+        PrefillPiece(PrefillRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
+        PresetSource(t.fp8 ? "prefill attention, fp8 KV"
+                           : "prefill attention"));
+  }
   if (dg.empty() || pg.empty()) {
     throw std::runtime_error("no attention rows for " + std::to_string(heads) +
                              " heads / " + std::to_string(kv) +
@@ -223,6 +302,10 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
       line.t_s.push_back(sec);
     }
     p.allreduce.lines.push_back(std::move(line));
+    if (t.residual_base) {
+      p.allreduce.base = FitAllReduceBase(
+          it->second, gpu, tp, TableFilter{}.custom_allreduce_max_bytes);
+    }
     if (const KindError* e = FindError(errors, gpu.name, "allreduce")) {
       p.allreduce_heldout_mape_pct = e->mape_pct;
     }
@@ -278,6 +361,7 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                     {"heldout_predictions", e.heldout},
                     {"heldout_mape_pct", e.mape_pct},
                     {"heldout_p90_ape_pct", e.p90_ape_pct},
+                    {"heldout_max_ape_pct", e.max_ape_pct},
                     {"extrapolated_predictions", e.extrapolated},
                     {"extrapolated_mape_pct", e.extrapolated_mape_pct}};
   }
@@ -292,14 +376,28 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
           {"imported_from",
            "../shared/calibration-data/aiconfigurator-vllm-0.24.0"},
           {"imported_on", o.date},
+          {"lookup",
+           o.residual_base
+               ? "log(t / grid_base) linear in log coordinate between "
+                 "measured neighbours, clamped to their range; beyond the "
+                 "grid the edge's ratio to the base is held"
+               : "log t linear in log coordinate between measured "
+                 "neighbours; below the grid the first value, above it the "
+                 "last slope clamped to [1, 2]"},
           {"tables", tables},
           {"heldout_split",
            {{"seed", o.seed},
             {"fraction", o.heldout_fraction},
             {"method",
-             "seeded shuffle of rows; each held-out "
-             "row predicted from the rest by log-space "
-             "interpolation along each varied axis"}}},
+             o.residual_base
+                 ? "seeded shuffle of rows; each held-out row predicted from "
+                   "the rest by log-space interpolation of log(t / base) "
+                   "along each varied axis (base: the roofline kernels "
+                   "preset, fitted on the same seed-1 80% of H100-SXM and "
+                   "H200 rows; all-reduce base fitted on the training rows)"
+                 : "seeded shuffle of rows; each held-out "
+                   "row predicted from the rest by log-space "
+                   "interpolation along each varied axis"}}},
           {"heldout_errors", errs},
           {"cautions",
            {"elementwise kernels are not measured (roofline memory term)",
@@ -320,6 +418,7 @@ ImportResult ImportAll(const ImportOptions& o0) {
   for (const std::string& gname : o.gpus) {
     const GpuSpec gpu = LoadGpuSpec(gname);
     GpuTables t = LoadGpuTables(o.data_dir, gpu, o.fp8);
+    t.residual_base = o.residual_base;
     for (const auto& e : pv.manifest) {
       if (e.value("gpu", "") == DataGpuDir(gname) &&
           e.contains("constant_columns")) {
@@ -328,23 +427,32 @@ ImportResult ImportAll(const ImportOptions& o0) {
     }
     std::vector<KindError> errs;
     auto add = [&](const char* kind, const MeasuredTable& tab,
-                   const std::vector<int>& vary) {
-      KindError e = HeldoutError(tab, vary, o.seed, o.heldout_fraction);
+                   const std::vector<int>& vary, const TableBase& base) {
+      KindError e = HeldoutError(
+          tab, vary, o.seed, o.heldout_fraction,
+          [&](const MeasuredTable&) {
+            return o.residual_base ? base : TableBase();
+          });
       e.gpu = gname;
       e.kind = kind;
       errs.push_back(e);
     };
-    add("gemm", t.gemm, {0, 1, 2});
-    add("decode_attention", t.decode, {2, 3});
-    add("prefill_attention", t.prefill, {2, 3});
+    add("gemm", t.gemm, {0, 1, 2}, GemmBaseOf(t, gpu, false));
+    add("decode_attention", t.decode, {2, 3}, DecodeBaseOf(t, gpu));
+    add("prefill_attention", t.prefill, {2, 3}, PrefillBaseOf(t, gpu));
     // All-reduce: one table per GPU count, pooled into one error.
     KindError ar;
     ar.gpu = gname;
     ar.kind = "allreduce";
     double in_sum = 0, out_sum = 0;
     for (const auto& [g, tab] : t.allreduce) {
-      const KindError e =
-          HeldoutError(tab, {0}, o.seed + g, o.heldout_fraction);
+      // The all-reduce base is fitted to the training rows only.
+      const KindError e = HeldoutError(
+          tab, {0}, o.seed + g, o.heldout_fraction,
+          [&, g = g](const MeasuredTable& train) {
+            return o.residual_base ? AllReduceBaseOf(train, gpu, g)
+                                   : TableBase();
+          });
       ar.rows += e.rows;
       ar.dropped += e.dropped;
       ar.heldout += e.heldout;
@@ -352,6 +460,7 @@ ImportResult ImportAll(const ImportOptions& o0) {
       in_sum += e.mape_pct * e.heldout;
       out_sum += e.extrapolated_mape_pct * e.extrapolated;
       ar.p90_ape_pct = std::max(ar.p90_ape_pct, e.p90_ape_pct);
+      ar.max_ape_pct = std::max(ar.max_ape_pct, e.max_ape_pct);
     }
     ar.mape_pct = ar.heldout ? in_sum / ar.heldout : 0;
     ar.extrapolated_mape_pct = ar.extrapolated ? out_sum / ar.extrapolated : 0;
@@ -394,16 +503,18 @@ ImportResult ImportAll(const ImportOptions& o0) {
 std::string ImportTable(const ImportResult& r) {
   std::ostringstream os;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-9s %-18s %7s %7s %8s %8s %8s %8s %8s\n",
-                "gpu", "op kind", "rows", "dropped", "held-out", "MAPE",
-                "p90 APE", "extrap", "MAPE");
+  std::snprintf(buf, sizeof buf,
+                "  %-9s %-18s %7s %7s %8s %8s %8s %8s %8s %8s\n", "gpu",
+                "op kind", "rows", "dropped", "held-out", "MAPE", "p90 APE",
+                "max APE", "extrap", "MAPE");
   os << buf;
   for (const KindError& e : r.errors) {
-    std::snprintf(buf, sizeof buf,
-                  "  %-9s %-18s %7d %7d %8d %7.2f%% %7.2f%% %8d %7.2f%%\n",
-                  e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout,
-                  e.mape_pct, e.p90_ape_pct, e.extrapolated,
-                  e.extrapolated_mape_pct);
+    std::snprintf(
+        buf, sizeof buf,
+        "  %-9s %-18s %7d %7d %8d %7.2f%% %7.2f%% %7.1f%% %8d %7.2f%%\n",
+        e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout,
+        e.mape_pct, e.p90_ape_pct, e.max_ape_pct, e.extrapolated,
+        e.extrapolated_mape_pct);
     os << buf;
   }
   for (const std::string& s : r.skipped) os << "  skipped: " << s << "\n";

@@ -12,6 +12,10 @@
 // all-reduce below 8 MiB and NCCL above, at tp GPUs. Elementwise kernels
 // are not in the tables: the roofline's memory term, marked unmeasured.
 //
+// Interpolation is of the residual against the roofline's price of each
+// measured kernel (residual_base.h, GridBase), so the profiles carry that
+// base beside their grids.
+//
 // Held-out error: each table's rows are split by a seeded shuffle into 80%
 // and 20%; every held-out row is predicted from the 80% by the same nested
 // log-space interpolation, once along each axis the profile varies (the
@@ -23,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +48,9 @@ struct ImportOptions {
   // fp8 weights (W8A8 GEMM rows) and an fp8 KV cache (fp8 attention rows):
   // profiles <gpu>-<model>-tp<N>-fp8.json.
   bool fp8 = false;
+  // Interpolate log(t / roofline) between grid neighbours (residual_base.h)
+  // rather than log t; false reproduces the plain log-log lookup.
+  bool residual_base = true;
 };
 
 // Held-out error of one op kind on one GPU.
@@ -52,11 +60,17 @@ struct KindError {
   int dropped = 0;                    // rows dropped by the physical filter
   int heldout = 0, extrapolated = 0;  // predictions inside / outside grid
   double mape_pct = 0, extrapolated_mape_pct = 0, p90_ape_pct = 0;
+  double max_ape_pct = 0;  // worst prediction inside the grid
 };
+
+// The base a held-out evaluation interpolates against, built from the
+// training rows only (so nothing held out can inform it); empty: none.
+using BaseFromTraining = std::function<TableBase(const MeasuredTable& train)>;
 
 // Held-out error of `t` with the axes in `vary` interpolated in turn.
 KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
-                       uint64_t seed, double fraction);
+                       uint64_t seed, double fraction,
+                       const BaseFromTraining& base = BaseFromTraining());
 
 struct ImportResult {
   std::vector<KindError> errors;
@@ -70,6 +84,8 @@ std::string DataGpuDir(const std::string& gpu);
 // One profile from loaded tables (tests call this directly).
 struct GpuTables {
   std::string gpu, device;
+  bool fp8 = false;            // W8A8 GEMM rows and fp8-KV attention rows
+  bool residual_base = true;   // ImportOptions::residual_base
   MeasuredTable gemm, decode, prefill;
   MeasuredTable lm_head_gemm;  // bf16 GEMMs: the LM head stays bf16 under fp8
   std::map<int, MeasuredTable> allreduce;  // by GPU count
@@ -79,6 +95,15 @@ CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
                                  const std::vector<KindError>& errors);
 GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu,
                         bool fp8 = false);
+
+// The residual bases of an import (residual_base.h) per table of `t`:
+// GEMMs (the LM head's bf16 table too), decode and prefill attention at
+// the tables' head_dim of 128, all-reduce at `gpus` GPUs fitted to `rows`.
+TableBase GemmBaseOf(const GpuTables& t, const GpuSpec& gpu, bool lm_head);
+TableBase DecodeBaseOf(const GpuTables& t, const GpuSpec& gpu);
+TableBase PrefillBaseOf(const GpuTables& t, const GpuSpec& gpu);
+TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
+                          int gpus);
 
 // Everything: read, check, split, evaluate, write. Throws
 // std::runtime_error on unreadable input.

@@ -10,6 +10,7 @@
 // says so for other versions of these tables).
 #include "calibrate/measured_tables.h"
 
+#include "sim/cost/calibration_profile.h"
 #include "sim/cost/roofline_cost_model.h"
 
 #include <algorithm>
@@ -236,8 +237,21 @@ struct Interp {
   const MeasuredTable& t;
   const std::vector<double>& point;
   const std::vector<int>& order;
+  const TableBase& base;
   bool extrapolated = false;
   std::vector<double> key;
+
+  // Log base at the current key with axis order[level] at v and the
+  // deeper axes at the point's coordinates (0 without a base).
+  double LogBase(size_t level, double v) const {
+    if (!base) return 0;
+    std::vector<double> k = key;
+    k[order[level]] = v;
+    for (size_t j = level + 1; j < order.size(); ++j) {
+      k[order[j]] = point[order[j]];
+    }
+    return std::log(base(k));
+  }
 
   std::optional<double> LogAt(size_t level) {
     if (level == order.size()) {
@@ -258,36 +272,33 @@ struct Interp {
       if (auto y = at(x)) return y;
     }
     // Measured neighbours: below (descending) and above (ascending).
-    std::vector<std::pair<double, double>> lo, up;
+    std::vector<GridLogPoint> lo, up;
     for (size_t i = hi; i-- > 0 && lo.size() < 2;) {
-      if (auto y = at(vals[i])) lo.emplace_back(vals[i], *y);
+      if (auto y = at(vals[i])) {
+        lo.push_back({std::log(vals[i]), *y, LogBase(level, vals[i])});
+      }
     }
     for (size_t i = hi; i < vals.size() && up.size() < 2; ++i) {
       if (vals[i] == x) continue;
-      if (auto y = at(vals[i])) up.emplace_back(vals[i], *y);
+      if (auto y = at(vals[i])) {
+        up.push_back({std::log(vals[i]), *y, LogBase(level, vals[i])});
+      }
     }
     // Inside: between the nearest measured neighbours. Outside, as in
-    // EvalGrid: below the grid the nearest value (the kernel's floor),
-    // above it the last slope clamped to [1, 2] (work grows at least
-    // linearly in every coordinate here).
+    // EvalGrid (GridLogBeyond).
     if (lo.empty() && up.empty()) return std::nullopt;
-    if (lo.empty() || (up.empty() && lo.size() == 1)) {
+    const double lx = std::log(x), lbase = LogBase(level, x);
+    const bool has_base = static_cast<bool>(base);
+    if (lo.empty()) {
       extrapolated = true;
-      return lo.empty() ? up[0].second : lo[0].second;
+      return GridLogBeyond(up[0], nullptr, lx, lbase, has_base, false);
     }
-    std::pair<double, double> p = lo[0], q;
-    double slope;
-    if (!up.empty()) {
-      q = up[0];
-      slope = (q.second - p.second) / (std::log(q.first) - std::log(p.first));
-    } else {
+    if (up.empty()) {
       extrapolated = true;
-      q = lo[1];
-      slope = std::clamp(
-          (p.second - q.second) / (std::log(p.first) - std::log(q.first)), 1.0,
-          2.0);
+      return GridLogBeyond(lo[0], lo.size() > 1 ? &lo[1] : nullptr, lx, lbase,
+                           has_base, true);
     }
-    return p.second + slope * (std::log(x) - std::log(p.first));
+    return GridLogBetween(lo[0], up[0], lx, lbase, has_base);
   }
 };
 
@@ -296,9 +307,10 @@ struct Interp {
 std::optional<double> InterpolateTable(const MeasuredTable& t,
                                        const std::vector<double>& point,
                                        const std::vector<int>& order,
-                                       bool* extrapolated) {
+                                       bool* extrapolated,
+                                       const TableBase& base) {
   if (t.rows.empty()) return std::nullopt;
-  Interp in{t, point, order, false, point};
+  Interp in{t, point, order, base, false, point};
   std::optional<double> y = in.LogAt(0);
   if (extrapolated != nullptr) *extrapolated = in.extrapolated;
   if (!y) return std::nullopt;

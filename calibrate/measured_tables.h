@@ -13,6 +13,7 @@
 // bracketed by its measured neighbours along the innermost axis.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -63,13 +64,21 @@ MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
 MeasuredTable LoadAllReduceTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                  const TableFilter& f);
 
+// A physical model of a table's times over its keys (residual_base.h);
+// empty: none.
+using TableBase = std::function<double(const std::vector<double>& key)>;
+
 // Interpolated seconds at `point` (one coordinate per axis), nesting the
 // axes in `order` (outermost first); `*extrapolated` is set when some axis
-// had measurements on one side only. nullopt: no rows at all.
+// had measurements on one side only. nullopt: no rows at all. With a
+// base, each axis interpolates the residual log(t / base) by the rule of
+// GridTable (GridLogBetween, GridLogBeyond), the base taken at the
+// neighbour's coordinate on this axis and the point's on inner axes.
 std::optional<double> InterpolateTable(const MeasuredTable& t,
                                        const std::vector<double>& point,
                                        const std::vector<int>& order,
-                                       bool* extrapolated);
+                                       bool* extrapolated,
+                                       const TableBase& base = TableBase());
 
 // The rows of `t` in a seeded random order, first `fraction` held out:
 // training keeps the rest. Deterministic for a given seed.

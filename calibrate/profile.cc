@@ -21,6 +21,22 @@ nlohmann::json GridJson(const GridTable& g) {
   return lines;
 }
 
+nlohmann::json BaseJson(const GridBase& b) {
+  nlohmann::json pieces = nlohmann::json::array();
+  for (const GridBasePiece& p : b.pieces) {
+    pieces.push_back({{"from", p.from},
+                      {"floor_s", p.floor_s},
+                      {"s_per_flop", p.s_per_flop},
+                      {"s_per_byte", p.s_per_byte},
+                      {"s_per_item", p.s_per_item},
+                      {"crossover_p", p.crossover_p},
+                      {"flops", p.flops},
+                      {"bytes", p.bytes},
+                      {"items", p.items}});
+  }
+  return {{"source", b.source}, {"pieces", pieces}};
+}
+
 nlohmann::json FitJson(const OpFit& f) {
   nlohmann::json j = {{"op", ProfileOpName(f.op)},
                       {"features", FeatureNames(f.op)},
@@ -30,7 +46,10 @@ nlohmann::json FitJson(const OpFit& f) {
     j["knots_log_x"] = f.knots_log_x;
     j["knots_log_y"] = f.knots_log_y;
   }
-  if (f.form == FitForm::kGrid) j["grid_lines"] = GridJson(f.grid);
+  if (f.form == FitForm::kGrid) {
+    j["grid_lines"] = GridJson(f.grid);
+    if (!f.grid.base.empty()) j["grid_base"] = BaseJson(f.grid.base);
+  }
   if (!f.measured) j["measured"] = false;
   if (!f.note.empty()) j["note"] = f.note;
   j["heldout_mape_pct"] = f.heldout_mape_pct;
@@ -121,6 +140,9 @@ nlohmann::json ProfileToJson(const CalibrationProfile& p) {
     j["allreduce"] = {{"grid_lines", GridJson(p.allreduce)},
                       {"heldout_mape_pct", p.allreduce_heldout_mape_pct},
                       {"source", p.allreduce_source}};
+    if (!p.allreduce.base.empty()) {
+      j["allreduce"]["grid_base"] = BaseJson(p.allreduce.base);
+    }
   }
   if (!p.import_info.is_null()) j["import"] = p.import_info;
   return j;

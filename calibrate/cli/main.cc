@@ -418,6 +418,11 @@ int main(int argc, char** argv) {
   imp->add_flag("--fp8", imp_o.fp8,
                 "fp8 weights (W8A8 GEMM rows) and KV cache (fp8 attention rows): "
                 "profiles named <gpu>-<model>-tp<N>-fp8.json");
+  bool plain_interpolation = false;
+  imp->add_flag("--plain-interpolation", plain_interpolation,
+                "Interpolate log t between grid neighbours (the lookup "
+                "before residual bases) instead of log(t / roofline)");
+  imp->callback([&] { imp_o.residual_base = !plain_interpolation; });
   servesim::calibrate::RooflineFitOptions fit_o;
   CLI::App* fit = app.add_subcommand(
       "fit-roofline",

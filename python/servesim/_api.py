@@ -52,7 +52,7 @@ _REQUEST_DTYPES = {
     "arrival_s": "float64", "send_s": "float64", "first_scheduled_s": "float64",
     "first_token_s": "float64", "finish_s": "float64", "ttft_ms": "float64",
     "e2el_ms": "float64", "queueing_delay_ms": "float64", "preemptions": "int32",
-    "reject_reason": "string",
+    "reject_reason": "string", "class": "string",
 }
 
 
@@ -60,9 +60,11 @@ def _requests_frame(csv_text):
     import pandas as pd
 
     df = pd.read_csv(io.StringIO(csv_text), dtype=_REQUEST_DTYPES, keep_default_na=False,
-                     na_values={c: [""] for c in _REQUEST_DTYPES if c != "reject_reason"})
+                     na_values={c: [""] for c in _REQUEST_DTYPES
+                                if c not in ("reject_reason", "class")})
     df["measured"] = df["measured"].astype(bool)
     df["reject_reason"] = df["reject_reason"].replace("", pd.NA)
+    df["class"] = df["class"].replace("", pd.NA)
     return df
 
 

@@ -17,7 +17,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 const char kMetricForms[] =
     "ttft|tpot|e2el _pP (P in (0, 100], e.g. ttft_p99), throughput, "
-    "output_throughput or goodput";
+    "output_throughput or goodput, each also of one request class as "
+    "CLASS:metric (e.g. interactive:ttft_p99; CLASS:goodput counts the "
+    "class's own SLOs)";
 
 double Percentile(const SampleStats& s, double p) {
   if (s.count == 0) return kNaN;
@@ -28,8 +30,32 @@ double Percentile(const SampleStats& s, double p) {
 }
 
 // The metric's value in one replication; `good_share` is GoodShare's.
+double ClassMetricValue(const CompareMetric& m, const RunSummary& s) {
+  for (const ClassSummary& c : s.classes) {
+    if (c.name != m.class_name) continue;
+    if (m.percentile > 0) {
+      switch (m.latency) {
+        case SloMetric::kTtft:
+          return Percentile(c.ttft_ms, m.percentile);
+        case SloMetric::kTpot:
+          return Percentile(c.tpot_ms, m.percentile);
+        case SloMetric::kE2el:
+          return Percentile(c.e2el_ms, m.percentile);
+      }
+    }
+    const std::string base = m.name.substr(m.class_name.size() + 1);
+    if (base == "throughput") return c.request_throughput;
+    if (base == "output_throughput") {
+      return s.duration_s > 0 ? c.output_tokens / s.duration_s : kNaN;
+    }
+    return c.goodput_rps;
+  }
+  return kNaN;  // no such class in this variant
+}
+
 double MetricValue(const CompareMetric& m, const RunSummary& s,
                    double good_share) {
+  if (!m.class_name.empty()) return ClassMetricValue(m, s);
   if (m.percentile > 0) {
     switch (m.latency) {
       case SloMetric::kTtft:
@@ -74,19 +100,27 @@ Status CheckVariant(const Scenario& sc, const std::string& label) {
 
 // The reported metrics: the primary first, then the standard set.
 std::vector<CompareMetric> MetricList(const CompareMetric& primary,
-                                      bool with_goodput) {
+                                      bool with_goodput,
+                                      const RequestClasses& classes) {
   std::vector<std::string> names = {
       "ttft_p50", "ttft_p90",   "ttft_p99",         "tpot_p50",
       "tpot_p90", "tpot_p99",   "e2el_p50",         "e2el_p90",
       "e2el_p99", "throughput", "output_throughput"};
   if (with_goodput) names.push_back("goodput");
+  // Each class's tail latencies and goodput (by its own SLOs).
+  for (const RequestClass& k : classes) {
+    for (const char* n : {"ttft_p50", "ttft_p99", "tpot_p99", "e2el_p99", "goodput"}) {
+      names.push_back(k.name + ":" + n);
+    }
+  }
   std::vector<CompareMetric> list = {primary};
   for (const std::string& n : names) {
     CompareMetric m = *ParseCompareMetric(n, "");
     // "ttft_p99.0" is ttft_p99: the same figure once.
     const bool same = m.name == primary.name ||
                       (m.percentile > 0 && m.latency == primary.latency &&
-                       m.percentile == primary.percentile);
+                       m.percentile == primary.percentile &&
+                       m.class_name == primary.class_name);
     if (!same) list.push_back(std::move(m));
   }
   return list;
@@ -96,6 +130,18 @@ std::vector<CompareMetric> MetricList(const CompareMetric& primary,
 
 StatusOr<CompareMetric> ParseCompareMetric(const std::string& text,
                                            const std::string& option) {
+  if (const size_t colon = text.find(':'); colon != std::string::npos) {
+    if (colon == 0 || text.find(':', colon + 1) != std::string::npos) {
+      return Status::Error(option + " " + text + ": expected " + kMetricForms);
+    }
+    StatusOr<CompareMetric> base = ParseCompareMetric(text.substr(colon + 1), option);
+    if (!base.ok()) {
+      return Status::Error(option + " " + text + ": expected " + kMetricForms);
+    }
+    base->class_name = text.substr(0, colon);
+    base->name = text;
+    return base;
+  }
   CompareMetric m;
   m.name = text;
   if (text == "throughput" || text == "goodput") {
@@ -324,7 +370,16 @@ StatusOr<Comparison> ComparePaired(const Scenario& a,
   c.look_confidence =
       1 - (1 - options.confidence) / static_cast<double>(c.looks.size());
   c.precision = options.precision;
-  for (const CompareMetric& m : MetricList(*primary, !options.slo.empty())) {
+  if (!primary->class_name.empty()) {
+    bool found = false;
+    for (const RequestClass& k : a.workload.classes) found |= k.name == primary->class_name;
+    if (!found) {
+      return Status::Error("--primary " + options.primary + ": expected a class of " +
+                           a_label + "'s /workload/classes");
+    }
+  }
+  for (const CompareMetric& m :
+       MetricList(*primary, !options.slo.empty(), a.workload.classes)) {
     c.metrics.push_back({m, {}, CompareVerdict::kNoDifference, {}, {}});
   }
   if (options.estimate_saturation) EstimateLoads(a, b, options.jobs, &c);

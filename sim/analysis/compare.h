@@ -36,6 +36,9 @@ struct CompareMetric {
   bool higher_is_better = false;
   SloMetric latency = SloMetric::kTtft;  // for percentiles
   double percentile = 0;                 // 0: not a percentile
+  // "interactive:ttft_p99": the figure of one request class
+  // (workload.classes); its goodput counts the class's own SLOs.
+  std::string class_name;
 };
 
 // "ttft_p99", "tpot_p50", "e2el_p99.9", "throughput", "output_throughput",

@@ -1,6 +1,7 @@
 // Console table and JSON of a paired comparison (see compare_output.h).
 #include "sim/analysis/compare_output.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -81,7 +82,12 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
       << " planned look" << (c.looks.size() > 1 ? "s" : "")
       << " (Bonferroni), so at least " << Fixed(100 * c.confidence, 0)
       << "% whichever look stops\n\n";
-  out << Pad("metric", 27) << Pad("A", 11) << Pad("B", 11)
+  // Wide enough for per-class names ("interactive:goodput (req/s)").
+  size_t width = 27;
+  for (const MetricComparison& m : c.metrics) {
+    width = std::max(width, m.metric.name.size() + m.metric.unit.size() + 5);
+  }
+  out << Pad("metric", width) << Pad("A", 11) << Pad("B", 11)
       << Pad("B − A mean [interval]", 34) << Pad("B/A geo. mean [interval]", 27)
       << "verdict\n";
   bool first = true;
@@ -91,7 +97,7 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
     const std::string name =
         (first ? "*" : " ") + m.metric.name + " (" + m.metric.unit + ")";
     first = false;
-    out << Pad(name, 27) << Pad(Value(i.a_mean, scale), 11)
+    out << Pad(name, width) << Pad(Value(i.a_mean, scale), 11)
         << Pad(Value(i.b_mean, scale), 11)
         << Pad(Value(i.diff, scale) + " [" + Value(i.diff_lo, scale) + ", " +
                    Value(i.diff_hi, scale) + "]",

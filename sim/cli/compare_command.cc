@@ -112,7 +112,9 @@ Command AddCompareCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--primary", o->primary,
                   "Metric that decides when to stop: ttft|tpot|e2el_pP, "
-                  "throughput, output_throughput, goodput (default ttft_p99)")
+                  "throughput, output_throughput, goodput (default ttft_p99); "
+                  "CLASS:metric for one of workload.classes, e.g. "
+                  "interactive:ttft_p99")
       ->check(NotAnOption());
   cmd->add_option("--precision", o->precision,
                   "Stop when the primary difference's half-width is within "

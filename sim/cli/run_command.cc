@@ -117,7 +117,9 @@ Status Run(const RunOptions& o) {
   }
   if (!o.save_detailed.empty()) {
     Status st = WriteFileWith(o.save_detailed,
-                          [&](std::ostream& os) { WriteDetailedCsv(out, os); });
+                          [&](std::ostream& os) {
+                                WriteDetailedCsv(out, os, sc->workload.classes);
+                              });
     if (!st.ok()) return st;
   }
   if (steps) {

@@ -25,7 +25,12 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   engine.preemption             recompute (only mode, as vLLM v1)
   engine.policy                 fcfs     fcfs | shortest-prompt-first |
                                          shortest-prompt-first-oracle (reads
-                                         true output lengths: a bound only)
+                                         true output lengths: a bound only) |
+                                         priority (vLLM: lowest class priority
+                                         first, preempts the highest value) |
+                                         edf (earliest send + class TTFT SLO
+                                         first, preempts the latest) | lpm
+                                         (SGLang: longest cached prefix first)
   engine.prefix_caching         false    vLLM automatic prefix caching
   engine.async_scheduling       true     vLLM async scheduling: next step
                                          scheduled while one runs (+1 step

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/core/status.h"
+#include "sim/cost/kernel_time.h"
 
 namespace servesim {
 namespace {
@@ -27,33 +28,80 @@ double InterpLog(const OpFit& fit, double log_x) {
   return ys[hi - 1] + w * (ys[hi] - ys[hi - 1]);
 }
 
-// Log seconds along one line at log x; flags points outside the line.
-double LineLogT(const GridLine& l, double log_x, bool* extrapolated) {
+double LogBase(const GridBase& b, double outer, double inner) {
+  return b.empty() ? 0 : std::log(b.Seconds(outer, inner));
+}
+
+// Log seconds along one line at x (> 0); flags points outside the line.
+double LineLogT(const GridLine& l, const GridBase& base, double x,
+                bool* extrapolated) {
+  const bool has_base = !base.empty();
   const size_t n = l.x.size();
-  const double x0 = std::log(l.x.front());
-  if (n == 1 || log_x <= x0) {
-    if (log_x < x0 - 1e-12) *extrapolated = true;
-    return std::log(l.t_s.front());
+  const double lx = std::log(x), lbase = LogBase(base, l.at, x);
+  auto point = [&](size_t i) {
+    return GridLogPoint{std::log(l.x[i]), std::log(l.t_s[i]),
+                        LogBase(base, l.at, l.x[i])};
+  };
+  const GridLogPoint first = point(0);
+  if (x == l.x.front()) return first.ly;
+  if (n == 1 || x < l.x.front()) {
+    if (std::fabs(lx - first.lx) > 1e-12) *extrapolated = true;
+    return GridLogBeyond(first, nullptr, lx, lbase, has_base,
+                         x > l.x.front());
   }
-  const double xn = std::log(l.x.back());
-  const size_t hi =
-      log_x >= xn ? n - 1
-                  : static_cast<size_t>(
-                        std::upper_bound(l.x.begin(), l.x.end(),
-                                         std::exp(log_x)) -
-                        l.x.begin());
-  const double xa = std::log(l.x[hi - 1]), xb = std::log(l.x[hi]);
-  const double ya = std::log(l.t_s[hi - 1]), yb = std::log(l.t_s[hi]);
-  double slope = (yb - ya) / (xb - xa);
-  if (log_x > xn) {
-    if (log_x > xn + 1e-12) *extrapolated = true;
-    return yb + std::clamp(slope, 1.0, 2.0) * (log_x - xn);
+  if (x >= l.x.back()) {
+    const GridLogPoint last = point(n - 1);
+    if (x == l.x.back()) return last.ly;
+    if (lx > last.lx + 1e-12) *extrapolated = true;
+    const GridLogPoint next = point(n - 2);
+    return GridLogBeyond(last, &next, lx, lbase, has_base, true);
   }
-  return ya + slope * (log_x - xa);
+  const size_t hi = static_cast<size_t>(
+      std::upper_bound(l.x.begin(), l.x.end(), x) - l.x.begin());
+  return GridLogBetween(point(hi - 1), point(hi), lx, lbase, has_base);
+}
+
+double Coefficient(const JsonView& v, const char* key) {
+  return v.RequireNumber(key, Range::NonNegative());
+}
+
+std::array<double, 3> Polynomial(const JsonView& v, const char* key) {
+  const std::vector<double> c = v.Numbers(key, {0, 0, 0}, Range::NonNegative());
+  if (c.size() != 3) v.Fail(key, "3 non-negative numbers (c0, c1, c2)");
+  return {c[0], c[1], c[2]};
+}
+
+GridBase ParseBase(const JsonView& v) {
+  v.AllowKeys({"source", "pieces"});
+  GridBase b;
+  b.source = v.String("source", "");
+  for (const JsonView& e : v.Array("pieces")) {
+    e.AllowKeys({"from", "floor_s", "s_per_flop", "s_per_byte", "s_per_item",
+                 "crossover_p", "flops", "bytes", "items"});
+    GridBasePiece p;
+    p.from = e.Number("from", 0, Range::NonNegative());
+    if (b.pieces.empty() ? p.from != 0 : !(p.from > b.pieces.back().from)) {
+      e.Fail("from", b.pieces.empty() ? "0 for the first piece"
+                                      : "a value above the previous piece's");
+    }
+    // A floor keeps the base positive, so its logarithm exists everywhere.
+    p.floor_s = e.RequireNumber("floor_s", Range::Positive());
+    p.s_per_flop = Coefficient(e, "s_per_flop");
+    p.s_per_byte = Coefficient(e, "s_per_byte");
+    p.s_per_item = Coefficient(e, "s_per_item");
+    p.crossover_p = e.Number("crossover_p", 0, Range::NonNegative());
+    p.flops = Polynomial(e, "flops");
+    p.bytes = Polynomial(e, "bytes");
+    p.items = Polynomial(e, "items");
+    b.pieces.push_back(p);
+  }
+  if (b.pieces.empty()) v.FailMessage("pieces", "expected at least one piece");
+  return b;
 }
 
 GridTable ParseGrid(const JsonView& v, const char* key) {
   GridTable g;
+  if (v.Has("grid_base")) g.base = ParseBase(v.Object("grid_base"));
   double prev_at = 0;
   for (const JsonView& e : v.Array(key)) {
     e.AllowKeys({"at", "x", "t_s"});
@@ -109,8 +157,8 @@ void CheckFit(const JsonView& v, const OpFit& fit, size_t num_features) {
 OpFit ParseOpFit(const JsonView& v) {
   v.AllowKeys({"op", "features", "form", "coefficients", "knots_log_x",
                "knots_log_y", "heldout_mape_pct", "candidate_mape_pct",
-               "fit_points", "heldout_points", "grid_lines", "measured",
-               "note"});
+               "fit_points", "heldout_points", "grid_lines", "grid_base",
+               "measured", "note"});
   OpFit fit;
   const std::string name = v.RequireString("op");
   if (!ProfileOpFromName(name, &fit.op)) v.Fail("op", "an operation name");
@@ -132,7 +180,11 @@ OpFit ParseOpFit(const JsonView& v) {
              : form == "max"    ? FitForm::kMax
              : form == "interp" ? FitForm::kInterp
                                 : FitForm::kGrid;
-  if (fit.form == FitForm::kGrid) fit.grid = ParseGrid(v, "grid_lines");
+  if (fit.form == FitForm::kGrid) {
+    fit.grid = ParseGrid(v, "grid_lines");
+  } else if (v.Has("grid_base")) {
+    v.Fail("grid_base", "no base unless the form is \"grid\"");
+  }
   fit.measured = v.Bool("measured", true);
   fit.note = v.String("note", "");
   fit.coefficients = v.Numbers("coefficients", {}, Range::NonNegative());
@@ -207,15 +259,59 @@ const char* FitFormName(FitForm form) {
   return "unknown";
 }
 
+double PieceSeconds(const GridBasePiece& p, double outer, double inner) {
+  auto work = [&](const std::array<double, 3>& c) {
+    return outer * (c[0] + inner * (c[1] + inner * c[2]));
+  };
+  return p.floor_s + p.s_per_item * work(p.items) +
+         SmoothMax(p.s_per_flop * work(p.flops), p.s_per_byte * work(p.bytes),
+                   p.crossover_p);
+}
+
+double GridBase::Seconds(double outer, double inner) const {
+  const GridBasePiece* p = &pieces.front();
+  for (const GridBasePiece& q : pieces) {
+    if (inner >= q.from) p = &q;
+  }
+  return PieceSeconds(*p, outer, inner);
+}
+
+double GridLogBetween(const GridLogPoint& a, const GridLogPoint& b, double lx,
+                      double lbase, bool has_base) {
+  if (lx == a.lx) return a.ly;
+  if (lx == b.lx) return b.ly;
+  if (!has_base) return a.ly + (b.ly - a.ly) / (b.lx - a.lx) * (lx - a.lx);
+  const double ra = a.ly - a.lbase, rb = b.ly - b.lbase;
+  const double r = ra + (rb - ra) / (b.lx - a.lx) * (lx - a.lx);
+  return std::clamp(lbase + r, std::min(a.ly, b.ly), std::max(a.ly, b.ly));
+}
+
+double GridLogBeyond(const GridLogPoint& e, const GridLogPoint* next,
+                     double lx, double lbase, bool has_base, bool above) {
+  if (has_base) return e.ly + (lbase - e.lbase);
+  if (!above || next == nullptr) return e.ly;
+  const double slope = (e.ly - next->ly) / (e.lx - next->lx);
+  return e.ly + std::clamp(slope, 1.0, 2.0) * (lx - e.lx);
+}
+
 double EvalGrid(const GridTable& g, double outer, double inner,
                 bool* extrapolated) {
   bool flag = false;
-  const double lx = std::log(std::max(inner, 1e-300));
+  const double x = std::max(inner, 1e-300);
   const std::vector<GridLine>& ls = g.lines;
+  const bool has_base = !g.base.empty();
+  auto point = [&](const GridLine& l) {
+    return GridLogPoint{std::log(l.at), LineLogT(l, g.base, x, &flag),
+                        LogBase(g.base, l.at, x)};
+  };
   double log_t;
   if (ls.size() == 1 || outer <= ls.front().at) {
     if (ls.size() > 1 && outer < ls.front().at * (1 - 1e-12)) flag = true;
-    log_t = LineLogT(ls.front(), lx, &flag);
+    const GridLogPoint first = point(ls.front());
+    log_t = ls.size() > 1 && outer < ls.front().at
+                ? GridLogBeyond(first, nullptr, std::log(outer),
+                                LogBase(g.base, outer, x), has_base, false)
+                : first.ly;
   } else {
     size_t hi = std::upper_bound(ls.begin(), ls.end(), outer,
                                  [](double o, const GridLine& l) {
@@ -223,21 +319,18 @@ double EvalGrid(const GridTable& g, double outer, double inner,
                                  }) -
                 ls.begin();
     if (hi == ls.size()) hi = ls.size() - 1;
-    const GridLine& a = ls[hi - 1];
-    const GridLine& b = ls[hi];
-    const double ya = LineLogT(a, lx, &flag);
-    if (outer == a.at) {
-      log_t = ya;
+    const GridLogPoint a = point(ls[hi - 1]);
+    if (outer == ls[hi - 1].at) {
+      log_t = a.ly;
     } else {
-      const double yb = LineLogT(b, lx, &flag);
-      const double la = std::log(a.at), lb = std::log(b.at);
-      const double lo = std::log(outer);
-      double slope = (yb - ya) / (lb - la);
-      if (lo > lb) {
-        if (outer > b.at * (1 + 1e-12)) flag = true;
-        slope = std::clamp(slope, 1.0, 2.0);
+      const GridLogPoint b = point(ls[hi]);
+      const double lo = std::log(outer), lbase = LogBase(g.base, outer, x);
+      if (outer > ls[hi].at) {
+        if (outer > ls[hi].at * (1 + 1e-12)) flag = true;
+        log_t = GridLogBeyond(b, &a, lo, lbase, has_base, true);
+      } else {
+        log_t = GridLogBetween(a, b, lo, lbase, has_base);
       }
-      log_t = ya + slope * (lo - la);
     }
   }
   if (extrapolated != nullptr) *extrapolated = flag;
@@ -321,7 +414,7 @@ CalibrationProfile ParseCalibrationProfile(const JsonView& v) {
   }
   if (v.Has("allreduce")) {
     const JsonView a = v.Object("allreduce");
-    a.AllowKeys({"grid_lines", "heldout_mape_pct", "source"});
+    a.AllowKeys({"grid_lines", "grid_base", "heldout_mape_pct", "source"});
     p.allreduce = ParseGrid(a, "grid_lines");
     p.allreduce_heldout_mape_pct =
         a.RequireNumber("heldout_mape_pct", Range::NonNegative());

@@ -4,6 +4,7 @@
 // what ParseCalibrationProfile accepts; calibrate/profile.cc writes it.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,18 +38,69 @@ const char* FitFormName(FitForm form);
 // batch 256 ends at context 1023, slope 0.6), so a shallower slope would
 // extrapolate to faster than HBM bandwidth. Both are flagged as
 // extrapolation. Values need not be monotone (they are measurements).
+//
+// With a base (GridBase, optional), what is interpolated is the residual
+// log(t / base) instead of log t, so the curvature a physical model of the
+// kernel already explains (a launch floor giving way to linear work, a
+// quadratic prefill, a compute/memory crossover) is not flattened by a
+// straight line in log-log between neighbours a factor 2 apart. The
+// result is then clamped to the range of its two neighbours, so it stays
+// between them and monotone along the interval (the base is convex in
+// log-log, so the unclamped curve can only dip below the lower
+// neighbour). Outside the grid the residual of the nearest measurement is
+// held (the base's growth continues) instead of the rules above.
 struct GridLine {
   double at = 1;
   std::vector<double> x, t_s;
 };
+// One kernel's roofline over the grid's coordinates (outer o, inner x):
+//   base = floor_s + s_per_item I + ((s_per_flop F)^p + (s_per_byte B)^p)^(1/p)
+//   F, B, I = o (c0 + c1 x + c2 x^2)      (work per unit of outer)
+// p <= 0 means max. Pieces apply from their `from` (inner coordinate)
+// upward, in increasing order, the first from 0 (the all-reduce switches
+// from vLLM's custom kernel to NCCL at 8 MiB).
+struct GridBasePiece {
+  double from = 0;
+  double floor_s = 0, s_per_flop = 0, s_per_byte = 0, s_per_item = 0;
+  double crossover_p = 0;
+  std::array<double, 3> flops{}, bytes{}, items{};
+};
+// Seconds of one piece at (outer, inner).
+double PieceSeconds(const GridBasePiece& p, double outer, double inner);
+struct GridBase {
+  std::vector<GridBasePiece> pieces;
+  std::string source;  // where its constants come from
+  bool empty() const { return pieces.empty(); }
+  // Seconds at (outer, inner); > 0 whenever some piece has a floor or work.
+  double Seconds(double outer, double inner) const;
+};
 struct GridTable {
   std::vector<GridLine> lines;
+  GridBase base;  // empty: plain log-log interpolation of the times
   bool empty() const { return lines.empty(); }
 };
 // Seconds at (outer, inner); `*extrapolated` (if given) is set when the
 // point lies outside the measured grid along either coordinate.
 double EvalGrid(const GridTable& g, double outer, double inner,
                 bool* extrapolated = nullptr);
+
+// The one-axis rule of GridTable in log space, shared with the importer's
+// table lookups (calibrate/measured_tables.cc) so that its held-out errors
+// measure what a profile does. A point: log coordinate, log seconds and
+// the base's log seconds there (0, unused, without a base).
+struct GridLogPoint {
+  double lx = 0, ly = 0, lbase = 0;
+};
+// Between measured neighbours a.lx < lx < b.lx (the neighbours' own values
+// at their coordinates exactly); `lbase` is the base at lx.
+double GridLogBetween(const GridLogPoint& a, const GridLogPoint& b, double lx,
+                      double lbase, bool has_base);
+// Beyond the grid, from its edge point `e` (`next`: the measured point
+// after it, inward, or null). With a base: e's residual held. Without:
+// below the grid e's value; above it the slope from `next` to e clamped
+// to [1, 2] (e's value when there is no next).
+double GridLogBeyond(const GridLogPoint& e, const GridLogPoint* next,
+                     double lx, double lbase, bool has_base, bool above);
 
 struct OpFit {
   ProfileOp op = ProfileOp::kGemmQkv;

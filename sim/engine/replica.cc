@@ -100,7 +100,14 @@ SimTime Replica::StartStep(SimTime now) {
   while (scheduler_.has_requests()) {
     const bool ran = Launch(now);
     if (!async_) {
-      if (!ran) in_flight_.clear();  // sync: nothing to wait for
+      if (!ran) {
+        in_flight_.clear();  // sync: nothing to wait for
+        // vLLM's engine loop schedules again at once after an empty step.
+        // One that preempted changed the state (a policy may preempt the
+        // request it was scheduling first, vLLM's priority policy does),
+        // so the next may run; each such pass shrinks the running set.
+        if (!scheduler_.last_preempted().empty()) continue;
+      }
       break;
     }
     if (in_flight_.size() >= depth || !(ran || scheduler_.has_requests())) break;

@@ -166,6 +166,37 @@ void Scheduler::Preempt(size_t running_index) {
   waiting_.push_front(id);
 }
 
+int32_t Scheduler::Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
+                              BatchShape* shape) {
+  for (size_t k = batch->size(); k-- > 0;) {
+    if ((*batch)[k].id != id) continue;
+    const int32_t n = (*batch)[k].new_tokens;
+    Request& r = (*requests_)[id];
+    // Undo Add's counters that Preempt does not reset: the tokens are no
+    // longer in flight (Preempt turns what still is into stale output).
+    r.in_flight -= n;
+    batch->erase(batch->begin() + static_cast<ptrdiff_t>(k));
+    shape->seqs.erase(shape->seqs.begin() + static_cast<ptrdiff_t>(k));
+    return n;
+  }
+  return 0;
+}
+
+PrefixMatch Scheduler::ProbePrefix(int64_t id) {
+  PrefixMatch m;
+  if (!kv_.prefix_caching()) return m;
+  Request& r = (*requests_)[id];
+  const int32_t bs = config_.block_size;
+  // The lookup Admit makes (at least the last known token is computed).
+  int32_t lookup = (r.known_tokens() - 1) / bs;
+  if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
+  EnsureBlockHashes(&r, lookup, bs, hash_memo_);
+  m.cached_tokens = kv_.CountHits(r.block_hashes.data(), lookup) * bs;
+  m.hashes = r.block_hashes.data();
+  m.num_hashes = lookup;
+  return m;
+}
+
 void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
                     std::vector<ScheduledSeq>* batch, BatchShape* shape) {
   // Blocks become cacheable as soon as their tokens are scheduled, up to
@@ -221,16 +252,30 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
       const size_t victim = policy_->PickVictim(running_, i, reqs);
       preempted = true;
       self_preempted = running_[victim] == r.id;
+      if (victim < i) {
+        // Visited earlier this step. vLLM steps back only over a victim it
+        // had scheduled; over one it passed by it does not, so the request
+        // after the current one is then skipped this step (as vLLM).
+        const int32_t back = Unschedule(running_[victim], batch, shape);
+        budget += back;
+        if (back > 0) --i;
+      }
       Preempt(victim);
       if (self_preempted) break;
     }
-    if (self_preempted) continue;  // running_[i] is now the next request
-    Add(now, running_[i], r, n, batch, shape);
+    // vLLM: the request that could not be scheduled ends the running pass.
+    if (self_preempted) break;
+    Add(now, r.id, r, n, batch, shape);
     budget -= n;
     ++i;
   }
 
   skipped_.clear();
+  if (!preempted && policy_->orders_waiting() && !waiting_.empty() && budget > 0) {
+    policy_->OrderWaiting(&waiting_, reqs,
+                          [this](int64_t id) { return ProbePrefix(id); },
+                          config_.block_size);
+  }
   while (!preempted && !waiting_.empty() && budget > 0 &&
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const size_t idx = policy_->PickNext(waiting_, reqs);

@@ -7,7 +7,9 @@
 //     budget max_num_batched_tokens. If its KV blocks cannot be allocated,
 //     running requests are preempted by recompute (victim chosen by the
 //     policy; FCFS: newest first) until they can, or until it is itself the
-//     victim.
+//     victim, which ends the running pass. A policy may choose a victim
+//     already scheduled this step (vLLM's priority policy does): it is
+//     unscheduled, its tokens go back to the budget.
 //  2. Then, only if nothing was preempted this step, waiting requests in
 //     policy order while budget and max_num_seqs allow. With chunked prefill
 //     off a prompt must fit in the remaining budget whole; the first
@@ -112,6 +114,14 @@ class Scheduler {
   // FirstPrivateBlock, or none with EngineConfig::reference_engine.
   int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index);
+  // Takes a request scheduled earlier in this step's running pass out of
+  // the batch (vLLM: priority preemption of a scheduled request). Returns
+  // its tokens, 0 if it was not scheduled this step.
+  int32_t Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
+                     BatchShape* shape);
+  // What the prefix cache would serve a waiting request now, for policies
+  // that order the queue by it (SchedulerPolicy::OrderWaiting).
+  PrefixMatch ProbePrefix(int64_t id);
   // Adds r's next n tokens to the batch and advances its counters.
   void Add(SimTime now, int64_t id, Request& r, int32_t n,
            std::vector<ScheduledSeq>* batch, BatchShape* shape);

@@ -13,6 +13,9 @@ constexpr PolicyEntry kPolicies[] = {
     {"fcfs", MakeFcfsPolicy},
     {"shortest-prompt-first", MakeShortestPromptFirstPolicy},
     {"shortest-prompt-first-oracle", MakeShortestPromptFirstOraclePolicy},
+    {"priority", MakePriorityPolicy},
+    {"edf", MakeEdfPolicy},
+    {"lpm", MakeLongestPrefixMatchPolicy},
 };
 
 }  // namespace

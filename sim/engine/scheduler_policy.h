@@ -10,6 +10,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,17 @@
 
 namespace servesim {
 
+// What the prefix cache says of a waiting request, for cache-aware
+// policies: the tokens it would be served from the cache if admitted now,
+// and the chained hashes of its leading full blocks that another request
+// may share (equal hash k <=> equal first k + 1 blocks).
+struct PrefixMatch {
+  int32_t cached_tokens = 0;
+  const uint64_t* hashes = nullptr;
+  int32_t num_hashes = 0;
+};
+using PrefixProbe = std::function<PrefixMatch(int64_t id)>;
+
 class SchedulerPolicy {
  public:
   virtual ~SchedulerPolicy() = default;
@@ -25,16 +37,32 @@ class SchedulerPolicy {
   // Preempted requests are pushed to the front of the queue.
   virtual size_t PickNext(const std::deque<int64_t>& waiting,
                           const RequestTable& requests) const = 0;
-  // Index into running[first, running.size()) of the request to preempt.
-  // Requests before `first` are already scheduled this step.
+  // Index into `running` of the request to preempt so that running[first],
+  // the request being scheduled, gets its KV blocks; it may be
+  // running[first] itself, which then is not scheduled and ends the
+  // running pass (vLLM). Requests before `first` were visited this step
+  // (scheduled, or passed over); most policies choose from [first, end),
+  // vLLM's priority policy from all of them, and the mechanism then
+  // unschedules a victim already scheduled.
   virtual size_t PickVictim(const std::vector<int64_t>& running, size_t first,
                             const RequestTable& requests) const = 0;
+  // Called once per step, before waiting requests are admitted (only in a
+  // step that preempted nothing); may reorder `waiting`. `probe` is valid
+  // during the call only. Most policies do nothing here.
+  virtual void OrderWaiting(std::deque<int64_t>* /*waiting*/,
+                            const RequestTable& /*requests*/,
+                            const PrefixProbe& /*probe*/,
+                            int32_t /*block_size*/) const {}
+  virtual bool orders_waiting() const { return false; }
 };
 
 // Factories, one per policy file.
 std::unique_ptr<SchedulerPolicy> MakeFcfsPolicy();
 std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstPolicy();
 std::unique_ptr<SchedulerPolicy> MakeShortestPromptFirstOraclePolicy();
+std::unique_ptr<SchedulerPolicy> MakePriorityPolicy();
+std::unique_ptr<SchedulerPolicy> MakeEdfPolicy();
+std::unique_ptr<SchedulerPolicy> MakeLongestPrefixMatchPolicy();
 
 // Shared by the shortest-prompt-first policies: the waiting request with the
 // fewest tokens left to prefill, ties by queue order.

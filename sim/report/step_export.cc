@@ -168,24 +168,87 @@ StepExporter::StepExporter(std::unique_ptr<StreamFile> file, bool jsonl,
                            StepFilter filter)
     : file_(std::move(file)), jsonl_(jsonl), filter_(filter) {
   if (filter_.every < 1) filter_.every = 1;
+  batch_.reserve(kBatchRows);
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+StepExporter::~StepExporter() {
+  if (!writer_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();  // file_'s destructor then removes the temporary file
 }
 
 void StepExporter::Add(const StepRecord& r) {
   const int64_t step = next_++;
   if (!filter_.Keep(step, r)) return;
   ++rows_;
-  char* p = file_->Reserve(kMaxStepRowBytes);
-  if (jsonl_) {
-    *p++ = '{';
-    p = FormatStepJsonFields(step, r, p);
-    *p++ = '}';
-    *p++ = '\n';
-  } else {
-    p = FormatStepCsv(step, r, p);
-  }
-  file_->Advance(p);
+  batch_.push_back(Row{step, r});
+  if (batch_.size() == kBatchRows) Hand();
 }
 
-Status StepExporter::Finish() { return file_->Finish(); }
+void StepExporter::Hand() {
+  Batch next;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return queue_.size() < kMaxBatchesInFlight; });
+    queue_.push_back(std::move(batch_));
+    if (!spare_.empty()) {
+      next = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  cv_.notify_all();
+  // Fresh pages for every batch cost page faults; a spare one is warm.
+  if (next.capacity() == 0) next.reserve(kBatchRows);
+  batch_ = std::move(next);
+}
+
+void StepExporter::WriterLoop() {
+  for (;;) {
+    Batch batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // done_ and drained
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    cv_.notify_all();  // room for the run's next batch
+    Write(batch);
+    batch.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    spare_.push_back(std::move(batch));
+  }
+}
+
+void StepExporter::Write(const Batch& batch) {
+  for (const Row& row : batch) {
+    char* p = file_->Reserve(kMaxStepRowBytes);
+    if (jsonl_) {
+      *p++ = '{';
+      p = FormatStepJsonFields(row.step, row.record, p);
+      *p++ = '}';
+      *p++ = '\n';
+    } else {
+      p = FormatStepCsv(row.step, row.record, p);
+    }
+    file_->Advance(p);
+  }
+}
+
+Status StepExporter::Finish() {
+  if (!batch_.empty()) Hand();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+  return file_->Finish();
+}
 
 }  // namespace servesim

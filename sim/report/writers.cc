@@ -459,11 +459,12 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   return j;
 }
 
-void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
+void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
+                      const RequestClasses& classes) {
   os << "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_"
         "s,send_s,"
         "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
-        "queueing_delay_ms,preemptions,reject_reason\n";
+        "queueing_delay_ms,preemptions,reject_reason,class\n";
   auto t = [](SimTime x) {
     return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x));
   };
@@ -482,7 +483,12 @@ void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os) {
                ? Fmt("%.6f", ToMillis(r.first_scheduled - r.send))
                : "")
        << ',' << r.preemptions << ','
-       << (r.reject_reason ? r.reject_reason : "") << "\n";
+       << (r.reject_reason ? r.reject_reason : "") << ','
+       << (r.request_class >= 0 &&
+                   r.request_class < static_cast<int32_t>(classes.size())
+               ? classes[r.request_class].name
+               : std::string())
+       << "\n";
   }
 }
 

@@ -17,8 +17,10 @@ void WriteConsoleReport(const Scenario& scenario, const RunSummary& s,
 // Keys as `vllm bench serve --save-result` writes them for the same
 // quantities, plus servesim's own under "servesim".
 nlohmann::json ResultJson(const Scenario& scenario, const RunSummary& s);
-// One row per request created (finished, rejected or unfinished).
-void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os);
+// One row per request created (finished, rejected or unfinished); the last
+// column is the request's class name (workload.classes), empty without.
+void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
+                      const RequestClasses& classes = {});
 // The cost model's step-time error bar, as one line and as JSON (null when
 // unknown).
 std::string CostErrorText(const CostModelError& e);

@@ -104,13 +104,14 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   }
   // A what-if: a cache larger than any GPU of this kind holds (e.g. an
   // "infinite" cache to measure a trace's reuse).
-  s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", false);
+  s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", s->kv_beyond_gpu_memory);
   // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
   v.Choice("preemption", "recompute", {"recompute"});
   // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
   e.policy = v.Choice("policy", e.policy,
                       {"fcfs", "shortest-prompt-first",
-                       "shortest-prompt-first-oracle"});
+                       "shortest-prompt-first-oracle", "priority", "edf",
+                       "lpm"});
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   }  // else as before: given by /engine, or < 0 (derived)

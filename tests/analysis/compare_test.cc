@@ -131,6 +131,53 @@ TEST(Compare, APrimaryOfTheStandardSetIsListedOnce) {
   }
 }
 
+// Per-class metrics: CLASS:metric parses, is listed for every class, and
+// its per-replication values are that class's figures from the same run.
+TEST(Compare, PerClassMetricsAreTheClassFigures) {
+  auto m = ParseCompareMetric("short:ttft_p99", "--primary");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->class_name, "short");
+  EXPECT_EQ(m->latency, SloMetric::kTtft);
+  EXPECT_DOUBLE_EQ(m->percentile, 99);
+  EXPECT_TRUE(ParseCompareMetric("short:goodput", "")->higher_is_better);
+  for (const char* bad : {":ttft_p99", "a:b:ttft_p99", "short:ttft", "short:"}) {
+    EXPECT_FALSE(ParseCompareMetric(bad, "--primary").ok()) << bad;
+  }
+  const Scenario a = testing::MustParse(testing::LinearScenario(
+      R"("step_s": 0.002, "prefill_token_s": 0.00001, "decode_seq_s": 0.0002)",
+      R"("arrival": {"process": "poisson", "rate": 40}, "num_requests": 300,
+         "classes": [
+           {"name": "short", "share": 1, "priority": 0, "ttft_slo_ms": 20,
+            "input_len": {"dist": "fixed", "value": 50},
+            "output_len": {"dist": "fixed", "value": 20}},
+           {"name": "long", "share": 1, "priority": 1,
+            "input_len": {"dist": "fixed", "value": 800},
+            "output_len": {"dist": "fixed", "value": 60}}])",
+      R"("max_num_seqs": 32)"));
+  CompareOptions o = FastOptions();
+  o.primary = "short:ttft_p99";
+  o.min_replications = o.max_replications = 2;
+  auto c = ComparePaired(a, "a", a, "a", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->metrics.front().metric.name, "short:ttft_p99");
+  // The primary, the 11 standard figures, 5 per class (short:ttft_p99 once).
+  EXPECT_EQ(c->metrics.size(), 1u + 11u + 2 * 5 - 1);
+  // Replication 0 runs the scenario's own seed: compare with a direct run.
+  SimulationInput in = a.ToSimulationInput();
+  in.metrics.percentiles = {50, 90, 99};
+  const SimulationOutput out = RunSimulation(in);
+  const RunSummary s = Summarize(out, in, a.ArrivalDescription(), a.OfferedRate());
+  ASSERT_EQ(s.classes.size(), 2u);
+  EXPECT_EQ(c->metrics.front().a[0], s.classes[0].ttft_ms.percentiles[2].second);
+  for (const MetricComparison& mc : c->metrics) {
+    if (mc.metric.name == "long:goodput") {
+      EXPECT_EQ(mc.a[0], s.classes[1].goodput_rps);
+    }
+  }
+  o.primary = "nosuch:ttft_p99";
+  EXPECT_FALSE(ComparePaired(a, "a", a, "a", o).ok());
+}
+
 TEST(Compare, IndependentSeedsShowNoDifference) {
   // Pure noise: the same scenario under unrelated seeds (one trial; the
   // 100-trial rate is tests/validation/compare_noise_test.cc).

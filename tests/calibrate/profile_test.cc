@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "tests/calibrate/dry_run_profile.h"
@@ -79,6 +80,56 @@ TEST(ProfileTest, ReaderRejectsMissingOpsAndBadFits) {
   nlohmann::json format = j;
   format["format"] = "something-else";
   EXPECT_NE(ParseError(format).find("/format"), std::string::npos);
+}
+
+// A grid's residual base (GridBase) is read as strictly as the rest: each
+// piece needs a positive floor (the base's logarithm must exist), the first
+// piece starts at 0 and later ones above it, polynomials have 3 terms, and
+// only a grid form may carry one.
+TEST(ProfileTest, ReaderChecksGridBases) {
+  nlohmann::json j = ProfileToJson(testing::DryRunProfile("llama-3.1-8b", 1));
+  nlohmann::json& op = j["ops"][5];
+  op["form"] = "grid";
+  op.erase("coefficients");
+  op["grid_lines"] = {{{"at", 1}, {"x", {1, 4}}, {"t_s", {4e-6, 15e-6}}}};
+  nlohmann::json piece = {{"from", 0},         {"floor_s", 1e-6},
+                          {"s_per_flop", 0},   {"s_per_byte", 1e-6},
+                          {"s_per_item", 0},   {"crossover_p", 0},
+                          {"flops", {0, 0, 0}}, {"bytes", {0, 1, 0}},
+                          {"items", {0, 0, 0}}};
+  op["grid_base"] = {{"source", "test"}, {"pieces", {piece}}};
+  const CalibrationProfile p = ParseCalibrationProfile(JsonView(j, "p.json"));
+  ASSERT_EQ(p.ops[5].grid.base.pieces.size(), 1u);
+  OpFeatures f;
+  f.size = 1;
+  f.grid_inner = 2;  // residual sqrt(2 x 3) times base 3 us
+  EXPECT_NEAR(PredictOp(p.ops[5], f), 3e-6 * std::sqrt(6.0), 1e-18);
+  auto error_with = [&](const char* key, nlohmann::json value) {
+    nlohmann::json bad = j;
+    bad["ops"][5]["grid_base"]["pieces"][0][key] = value;
+    return ParseError(bad);
+  };
+  EXPECT_NE(error_with("floor_s", 0).find("/ops/5/grid_base/pieces/0/floor_s"),
+            std::string::npos)
+      << error_with("floor_s", 0);
+  EXPECT_NE(error_with("from", 5).find("/ops/5/grid_base/pieces/0/from"),
+            std::string::npos);
+  EXPECT_NE(error_with("bytes", {1, 2}).find("/ops/5/grid_base/pieces/0/bytes"),
+            std::string::npos);
+  EXPECT_NE(error_with("s_per_byte", -1).find("s_per_byte"), std::string::npos);
+  EXPECT_NE(error_with("crossover", 2).find("unknown key"), std::string::npos);
+  nlohmann::json second = j;
+  second["ops"][5]["grid_base"]["pieces"].push_back(piece);  // from 0 again
+  EXPECT_NE(ParseError(second).find("/ops/5/grid_base/pieces/1/from"),
+            std::string::npos)
+      << ParseError(second);
+  nlohmann::json not_grid = ProfileToJson(testing::DryRunProfile("llama-3.1-8b", 1));
+  not_grid["ops"][0]["grid_base"] = j["ops"][5]["grid_base"];
+  EXPECT_NE(ParseError(not_grid).find("/ops/0/grid_base"), std::string::npos)
+      << ParseError(not_grid);
+  // Written again, the same bytes.
+  EXPECT_EQ(ProfileToJson(p).dump(), ProfileToJson(
+      ParseCalibrationProfile(JsonView(ProfileToJson(p), "q.json"))).dump());
 }
 
 TEST(ProfileTest, ReadProfileNamesAMissingFile) {

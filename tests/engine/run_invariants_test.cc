@@ -457,5 +457,31 @@ TEST(RunInvariants, MaxConcurrencyOneBehavesLikeOneRequestAlone) {
   EXPECT_GT(s.request_throughput, 0.9 * single_rate);
 }
 
+TEST(RunInvariants, RequestClassesCarriedAsDefined) {
+  const std::string classes = LinearScenario(
+      R"("step_s": 0.002, "prefill_token_s": 0.00001, "decode_seq_s": 0.001)",
+      R"("arrival": {"process": "poisson", "rate": 40}, "num_requests": 60,
+         "classes": [
+           {"name": "a", "share": 1, "priority": 0, "ttft_slo_ms": 100,
+            "input_len": {"dist": "uniform", "min": 10, "max": 400},
+            "output_len": {"dist": "uniform", "min": 1, "max": 30}},
+           {"name": "b", "share": 1, "priority": 2,
+            "input_len": {"dist": "uniform", "min": 10, "max": 400},
+            "output_len": {"dist": "uniform", "min": 1, "max": 30}}])",
+      R"("policy": "priority")");
+  SimRun r = Simulate(classes);
+  ExpectSound(r);
+  r.out.requests[3].priority += 1;
+  EXPECT_TRUE(Has(CheckRunInvariants(r.in, r.out), "classes", "request 3 of class"));
+  r = Simulate(classes);
+  r.out.requests[5].request_class = 2;
+  EXPECT_TRUE(Has(CheckRunInvariants(r.in, r.out), "classes", "request 5 has class 2 of 2"));
+  SimRun plain = Simulate(Base());
+  ExpectSound(plain);
+  plain.out.requests[0].ttft_slo = 5;
+  EXPECT_TRUE(Has(CheckRunInvariants(plain.in, plain.out), "classes",
+                  "without workload classes"));
+}
+
 }  // namespace
 }  // namespace servesim

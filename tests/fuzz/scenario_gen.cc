@@ -349,13 +349,16 @@ void Classes(Choices& c, json* w) {
   const int64_t in_cap = (*w)["input_len"]["max"].get<int64_t>();
   const int64_t out_cap = (*w)["output_len"]["max"].get<int64_t>();
   const int n = c.Int(1, 4);
+  // Clamps too small to draw from (a uniform's max may be 1): the other
+  // classes reuse the first class's lengths.
+  const bool own = in_cap >= 4 && out_cap >= 4;
   json classes = json::array();
   for (int k = 0; k < n; ++k) {
     json cl = {{"name", "c" + std::to_string(k)}, {"share", c.LogUniform(0.01, 10)}};
     double unused = 0;
-    cl["input_len"] = k == 0 ? (*w)["input_len"]
+    cl["input_len"] = k == 0 || !own ? (*w)["input_len"]
                              : Lengths(c, static_cast<double>(in_cap) / 4, in_cap, false, &unused);
-    cl["output_len"] = k == 0 ? (*w)["output_len"]
+    cl["output_len"] = k == 0 || !own ? (*w)["output_len"]
                               : Lengths(c, static_cast<double>(out_cap) / 4, out_cap, true, &unused);
     if (c.Chance(0.7)) cl["priority"] = c.Int(-3, 3);
     if (c.Chance(0.6)) cl["ttft_slo_ms"] = c.LogUniform(1, 10000);
@@ -480,8 +483,10 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   if (c.Chance(0.25)) {
     s["engine"]["kv_cache_dtype"] = c.Pick<const char*>({"fp8", "fp8_e4m3", "fp8_e5m2"});
   }
-  // Request classes (drawn last, likewise).
+  // Request classes and the policies that read them (drawn last, likewise).
   if (c.Chance(0.3)) Classes(c, &s["workload"]);
+  if (c.Chance(0.3)) s["engine"]["policy"] = "priority";
+  if (c.Chance(0.3)) s["engine"]["policy"] = c.Chance(0.5) ? "edf" : "lpm";
   // Disaggregated prefill/decode in ~20% of cases (drawn last, like fp8).
   if (c.Chance(0.2)) Disaggregate(c, prefix_caching, &s);
   return s;

@@ -157,6 +157,22 @@ TEST(Classes, ReportAndJsonCarryEveryClass) {
             j["completed"].get<int64_t>());
   EXPECT_EQ(cj[0]["ttft_ms"]["p99"], s.classes[0].ttft_ms.percentiles[3].second);
   EXPECT_EQ(j["servesim"]["policy"], "fcfs");
+  // --save-detailed: the class name is the last column.
+  SimulationOutput out;
+  RunScenario(sc, &out);
+  std::ostringstream csv;
+  WriteDetailedCsv(out, csv, sc.workload.classes);
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_TRUE(line.ends_with(",reject_reason,class")) << line;
+  for (const Request& r : out.requests) {
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_TRUE(line.ends_with("," + sc.workload.classes[r.request_class].name)) << line;
+  }
+  std::ostringstream plain;
+  WriteDetailedCsv(out, plain);  // no classes given: the column is empty
+  EXPECT_NE(plain.str().find(",\n"), std::string::npos);
 }
 
 TEST(Classes, BadClassesFailWithThePath) {

@@ -170,6 +170,33 @@ TEST(StepExport, ATimeWindowKeepsTheStepsStartingInIt) {
   EXPECT_EQ(std::vector<std::string>(got.begin() + 1, got.end()), want);
 }
 
+TEST(StepExport, ManyBatchesThroughTheWriterThreadKeepOrderAndContent) {
+  // More rows than the batches in flight can hold, so the run blocks on the
+  // writer and the writer drains batch after batch: the file must equal
+  // formatting each row in order.
+  ScratchDir dir;
+  const std::string path = dir.Path("steps.csv");
+  auto e = StepExporter::Open(path);
+  ASSERT_TRUE(e.ok());
+  const int64_t n =
+      3 * StepExporter::kBatchRows * StepExporter::kMaxBatchesInFlight + 17;
+  std::string want = std::string(StepColumnsCsv()) + "\n";
+  char buf[kMaxStepRowBytes];
+  for (int64_t k = 0; k < n; ++k) {
+    StepRecord r;
+    r.replica = static_cast<int32_t>(k % 3);
+    r.start = 1000 * k + 7;
+    r.end = r.start + 250 + k;
+    r.num_seqs = static_cast<int32_t>(k % 257);
+    r.gemm_s = 1e-9 * static_cast<double>(k);
+    (*e)->Add(r);
+    want.append(buf, FormatStepCsv(k, r, buf));
+  }
+  ASSERT_TRUE((*e)->Finish().ok());
+  EXPECT_EQ((*e)->rows(), n);
+  EXPECT_TRUE(ReadAll(path) == want);  // not EXPECT_EQ: megabytes of diff
+}
+
 TEST(StepExport, UnwritablePathFailsAtOpen) {
   ScratchDir dir;
   const std::string path = dir.Path("no_such_dir/steps.csv");

@@ -200,7 +200,8 @@ TEST(Scenario, ShippedScenariosAllLoad) {
                         "scenarios/burst_gamma.json", "scenarios/md1_teaching.json",
                         "scenarios/bench_chat_1m.json", "scenarios/sharegpt_lengths.json",
                         "scenarios/rag_shared_prefix.json", "scenarios/multi_turn_chat.json",
-                        "scenarios/mooncake_replay.json", "scenarios/azure_conv_replay.json"}) {
+                        "scenarios/mooncake_replay.json", "scenarios/azure_conv_replay.json",
+                        "scenarios/priority_classes.json"}) {
     auto sc = LoadScenarioFile(ResolveDataPath(f), {});
     EXPECT_TRUE(sc.ok()) << f << ": " << sc.status().message();
   }

@@ -1,0 +1,63 @@
+// Earliest deadline first on TTFT deadlines: a what-if, not a vLLM policy.
+// A request's deadline is its send time plus its class's TTFT SLO
+// (workload.classes[].ttft_slo_ms); a request without one has none and
+// comes after every request with one. It plugs into the mechanism exactly
+// as vLLM's priority policy does, with the deadline in place of the
+// priority value:
+//  - admission: the waiting request with the earliest (deadline, send, id);
+//  - preemption: the running request with the latest (deadline, send, id)
+//    over the whole running list, requests
+//    already scheduled this step and the one being scheduled included.
+// So a request still waiting for its first token is admitted before a
+// later-deadline one, and under KV pressure the request whose deadline is
+// furthest away gives up its blocks. A request that already has its first
+// token keeps its (past) deadline: it is among the first served again
+// after a preemption, as its TTFT is already spent.
+#include "sim/engine/scheduler_policy.h"
+
+#include <tuple>
+
+#include "sim/core/time.h"
+
+namespace servesim {
+namespace {
+
+SimTime Deadline(const Request& r) {
+  return r.ttft_slo >= 0 ? r.send + r.ttft_slo : kNever;
+}
+
+class EdfPolicy : public SchedulerPolicy {
+ public:
+  size_t PickNext(const std::deque<int64_t>& waiting,
+                  const RequestTable& requests) const override {
+    auto key = [&](size_t i) {
+      const Request& r = requests[waiting[i]];
+      return std::make_tuple(Deadline(r), r.send, r.id);
+    };
+    size_t best = 0;
+    for (size_t i = 1; i < waiting.size(); ++i) {
+      if (key(i) < key(best)) best = i;
+    }
+    return best;
+  }
+  size_t PickVictim(const std::vector<int64_t>& running, size_t,
+                    const RequestTable& requests) const override {
+    auto key = [&](size_t i) {
+      const Request& r = requests[running[i]];
+      return std::make_tuple(Deadline(r), r.send, r.id);
+    };
+    size_t worst = 0;
+    for (size_t i = 1; i < running.size(); ++i) {
+      if (key(i) > key(worst)) worst = i;
+    }
+    return worst;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulerPolicy> MakeEdfPolicy() {
+  return std::make_unique<EdfPolicy>();
+}
+
+}  // namespace servesim

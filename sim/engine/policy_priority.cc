@@ -1,0 +1,64 @@
+// vLLM v1's `priority` policy (--scheduling-policy priority), as read in
+// vllm/v1/core/sched/request_queue.py (PriorityRequestQueue), request.py
+// (Request.__lt__) and scheduler.py (schedule()) on vLLM's main branch
+// (scheduler.py at commit 00024d314514900f361ad072af6931e403b7f589,
+// request_queue.py at 0097c7ed191ad98928976a47ae63ab625a5d112f):
+//  - the waiting queue is a heap ordered by (priority, arrival_time,
+//    request_id): lower priority value first, then earlier arrival; a
+//    preempted request goes back into the heap, not to the front;
+//  - when a running request cannot get its KV blocks, the victim is
+//    max(running, key=(priority, arrival_time)) over the WHOLE running
+//    list -- requests already scheduled this step included (the mechanism
+//    gives their tokens back), and the request being scheduled itself
+//    (then it is not scheduled and the running pass ends).
+// arrival_time is when the engine received the request: servesim's send
+// time, with ties (requests sent at one simulated instant, e.g. a closed
+// loop's first ones) broken by creation order, the order the engine would
+// receive them in; a real server's float timestamps never tie. (Broken by
+// running order instead, as max() would on exact ties, the first running
+// request preempts itself whenever it needs a block, and two tied requests
+// too big to share the cache preempt each other forever: a livelock of the
+// simulated tie, not of vLLM; the fuzzer found it.) request_id is a string
+// in vLLM (random for `vllm bench serve`); here the creation order too.
+#include "sim/engine/scheduler_policy.h"
+
+#include <tuple>
+
+namespace servesim {
+namespace {
+
+class PriorityPolicy : public SchedulerPolicy {
+ public:
+  size_t PickNext(const std::deque<int64_t>& waiting,
+                  const RequestTable& requests) const override {
+    auto key = [&](size_t i) {
+      const Request& r = requests[waiting[i]];
+      return std::make_tuple(r.priority, r.send, r.id);
+    };
+    size_t best = 0;
+    for (size_t i = 1; i < waiting.size(); ++i) {
+      if (key(i) < key(best)) best = i;
+    }
+    return best;
+  }
+  size_t PickVictim(const std::vector<int64_t>& running, size_t,
+                    const RequestTable& requests) const override {
+    auto key = [&](size_t i) {
+      const Request& r = requests[running[i]];
+      return std::make_tuple(r.priority, r.send, r.id);
+    };
+    size_t worst = 0;
+    for (size_t i = 1; i < running.size(); ++i) {
+      if (key(i) > key(worst)) worst = i;
+    }
+    return worst;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulerPolicy> MakePriorityPolicy() {
+  return std::make_unique<PriorityPolicy>();
+}
+
+}  // namespace servesim
