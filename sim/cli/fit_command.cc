@@ -23,6 +23,8 @@ struct FitOptions {
   std::string field_prompt = "prompt_tokens";
   std::string field_completion = "completion_tokens";
   std::string field_timestamp = "timestamp";
+  std::string timestamp_unit = "auto";
+  std::string model, log_type;  // BurstGPT filters
   double max_bad_fraction = 0.0;
   std::string out;
   std::string plot;
@@ -39,7 +41,27 @@ StatusOr<LogFit> ReadAndFit(const FitOptions& o, TraceOptions* trace) {
     }
     trace->prompt_field = o.field_prompt;
     trace->completion_field = o.field_completion;
+    if (trace->format == TraceFormat::kSessions) {
+      // Its own defaults (input_length, output_length) unless named.
+      TraceOptions defaults;
+      SetSessionFieldDefaults(&defaults);
+      if (o.field_prompt == "prompt_tokens") {
+        trace->prompt_field = defaults.prompt_field;
+      }
+      if (o.field_completion == "completion_tokens") {
+        trace->completion_field = defaults.completion_field;
+      }
+    }
     trace->timestamp_field = o.field_timestamp;
+    TimestampUnitFromName(o.timestamp_unit, &trace->timestamp_unit);
+    if ((!o.model.empty() || !o.log_type.empty()) &&
+        trace->format != TraceFormat::kBurstGpt) {
+      throw ConfigError(trace->path + ": --model and --log-type filter the "
+                        "burstgpt format's rows; this trace is " +
+                        TraceFormatName(trace->format));
+    }
+    trace->model_filter = o.model;
+    trace->log_type_filter = o.log_type;
     trace->max_bad_fraction = o.max_bad_fraction;
     std::unique_ptr<TraceReader> reader = OpenTrace(*trace);
     return FitTrace(reader.get());
@@ -84,20 +106,35 @@ Command AddFitCommand(CLI::App* app) {
       "log-normal fit, arrival burstiness, prefix reuse");
   fit->add_option("log", opts->log, "Request log or trace file")->required();
   fit->add_option("--format", opts->format,
-                  "jsonl | azure | mooncake | lengths (default: guessed from "
-                  "the first line)")
-      ->check(CLI::IsMember({"jsonl", "azure", "mooncake", "lengths"}));
+                  "jsonl | azure | mooncake | lengths | burstgpt | sessions "
+                  "(default: guessed from the first line)")
+      ->check(CLI::IsMember({"jsonl", "azure", "mooncake", "lengths",
+                             "burstgpt", "sessions"}));
   fit->add_option("--field-prompt", opts->field_prompt,
-                  "JSONL field with the prompt token count")
+                  "JSONL field with the prompt token count (sessions: "
+                  "default input_length)")
       ->capture_default_str()
       ->check(NotAnOption());
   fit->add_option("--field-completion", opts->field_completion,
-                  "JSONL field with the completion token count")
+                  "JSONL field with the completion token count (sessions: "
+                  "default output_length)")
       ->capture_default_str()
       ->check(NotAnOption());
   fit->add_option("--field-timestamp", opts->field_timestamp,
-                  "JSONL field with the arrival time (seconds or ISO 8601)")
+                  "JSONL field with the arrival time (a number, or ISO 8601)")
       ->capture_default_str()
+      ->check(NotAnOption());
+  fit->add_option("--timestamp-unit", opts->timestamp_unit,
+                  "Unit of numeric timestamps: auto (the format's own, else "
+                  "detected and reported) | s | ms | us")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "s", "ms", "us"}));
+  fit->add_option("--model", opts->model,
+                  "burstgpt: keep only rows of this Model (e.g. ChatGPT)")
+      ->check(NotAnOption());
+  fit->add_option("--log-type", opts->log_type,
+                  "burstgpt: keep only rows of this Log Type (e.g. "
+                  "\"Conversation log\")")
       ->check(NotAnOption());
   fit->add_option("--max-bad-fraction", opts->max_bad_fraction,
                   "Share of malformed lines tolerated (default 0: any fails)")

@@ -83,8 +83,12 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
     the report and JSON (servesim.classes) give each class's latencies,
     SLO attainment and goodput
   workload.trace                null     {path, format: jsonl|azure|mooncake|
-    lengths, use_timestamps (true), time_scale (1), max_bad_fraction (0),
-    fields: {prompt_tokens, completion_tokens, timestamp} (jsonl)}
+    lengths|burstgpt|sessions, use_timestamps (true), time_scale (1),
+    max_bad_fraction (0), fields: {prompt_tokens, completion_tokens,
+    timestamp} (jsonl; sessions also request_id, parent_id, session_id,
+    think_time), timestamp_unit: auto|s|ms|us (numeric stamps; auto:
+    the format's own, else detected and reported), model, log_type
+    (burstgpt row filters)}; 0-token rows are read as 1 token and counted
   workload.num_requests         0        stop creating after N (0 = no bound)
   workload.duration_s           0        stop creating after T s (0 = no bound)
   metrics.warmup_s              0        exclude requests arriving before T s

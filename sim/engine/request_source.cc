@@ -29,7 +29,8 @@ void RequestSource::DrawLengths(RequestSpec* spec) {
   if (config_.output_len) spec->output_len = config_.output_len->Sample(output_rng_);
 }
 
-bool RequestSource::Next(RequestSpec* spec, double* trace_time_s) {
+bool RequestSource::Next(RequestSpec* spec, double* trace_time_s,
+                         TraceTurn* turn) {
   *trace_time_s = NAN;
   if (reader_) {
     if (trace_done_) return false;
@@ -53,6 +54,13 @@ bool RequestSource::Next(RequestSpec* spec, double* trace_time_s) {
     if (config_.trace->use_timestamps) {
       *trace_time_s = rec.timestamp_s * config_.trace->time_scale;
     }
+    if (turn) {
+      turn->record = records_;
+      turn->parent = rec.parent;
+      turn->root = rec.root;
+      turn->think_time_s = rec.think_time_s * config_.trace->time_scale;
+    }
+    ++records_;
   } else {
     DrawLengths(spec);
   }

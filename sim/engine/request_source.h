@@ -4,6 +4,7 @@
 // own random stream, so the engine never changes the traffic.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +18,15 @@
 #include "sim/workload/trace_reader.h"
 
 namespace servesim {
+
+// Where a record of a sessions trace sits in its session (see
+// TraceRecord); record numbers count every record the source returned.
+struct TraceTurn {
+  int64_t record = -1;
+  int64_t parent = -1;  // -1: a first turn
+  int64_t root = -1;
+  double think_time_s = NAN;  // given, x time_scale; NaN: none
+};
 
 struct RequestSourceConfig {
   std::shared_ptr<const LengthDistribution> input_len, output_len;  // or trace
@@ -34,7 +44,9 @@ class RequestSource {
   // The next request's lengths and shared prefix; with a trace also its
   // arrival time in seconds (trace time x time_scale; NaN without
   // timestamps). False when the trace is exhausted.
-  bool Next(RequestSpec* spec, double* trace_time_s);
+  // `turn` (may be null) receives the record's place in its session.
+  bool Next(RequestSpec* spec, double* trace_time_s,
+            TraceTurn* turn = nullptr);
   // Draws only a length pair (multi-turn sessions: new input per turn).
   void DrawLengths(RequestSpec* spec);
   bool replays_trace_clock() const {
@@ -49,6 +61,7 @@ class RequestSource {
   Rng input_rng_, output_rng_, prefix_rng_, class_rng_;
   std::unique_ptr<TraceReader> reader_;
   bool trace_done_ = false;
+  int64_t records_ = 0;
   std::string trace_error_;
 };
 

@@ -35,7 +35,9 @@
 //             each client's next request sent only after its previous one
 //             finished; sessions: turn k+1 of a session is created no
 //             earlier than turn k finished plus the think time, never after
-//             a rejected turn.
+//             a rejected turn; sessions traces: a later turn is created no
+//             earlier than its parent (an earlier request) finished, and
+//             resends the parent's stream as its turn + 1.
 //  counts     requests == finished + rejected + unfinished, and
 //             out.rejected / out.incomplete agree; routed per replica ==
 //             requests carrying that replica, and their sum == requests sent
@@ -444,6 +446,53 @@ void CheckSessions(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
+// Sessions traces: a later turn is created after its parent (an earlier
+// request) finished, never before; it resends its session's stream and is
+// the parent's turn + 1. Without the trace, no request has a parent.
+void CheckTraceSessions(const SimulationInput& in, const SimulationOutput& out,
+                        Violations* v) {
+  const bool on = in.workload.trace &&
+                  in.workload.trace->format == TraceFormat::kSessions;
+  if (!on) {
+    if (!out.parent_request.empty()) {
+      v->Add("sessions", "%zu parent links without a sessions trace",
+             out.parent_request.size());
+    }
+    return;
+  }
+  if (out.parent_request.size() != out.requests.size()) {
+    v->Add("sessions", "%zu parent links for %zu requests",
+           out.parent_request.size(), out.requests.size());
+    return;
+  }
+  for (const Request& r : out.requests) {
+    const int64_t p = out.parent_request[r.id];
+    if (p < 0) {
+      if (r.session_turn != 0) {
+        v->Add("sessions", "request %lld has no parent but is turn %d",
+               (ll)r.id, r.session_turn);
+      }
+      continue;
+    }
+    const Request& parent = out.requests[p];
+    if (p >= r.id || parent.status != RequestStatus::kFinished ||
+        r.arrival < parent.finish) {
+      v->Add("sessions", "request %lld (created %lld ns) follows request %lld "
+             "(status %d, finished %lld ns): expected an earlier request that "
+             "finished first", (ll)r.id, (ll)r.arrival, (ll)p,
+             static_cast<int>(parent.status), (ll)parent.finish);
+    }
+    if (r.content.stream_id != parent.content.stream_id ||
+        r.session_turn != parent.session_turn + 1) {
+      v->Add("sessions", "request %lld (turn %d, stream %llu) follows request "
+             "%lld (turn %d, stream %llu)", (ll)r.id, r.session_turn,
+             static_cast<unsigned long long>(r.content.stream_id), (ll)p,
+             parent.session_turn,
+             static_cast<unsigned long long>(parent.content.stream_id));
+    }
+  }
+}
+
 void CheckRouting(const SimulationInput& in, const SimulationOutput& out,
                   Violations* v) {
   std::vector<int64_t> routed(std::max(1, in.num_replicas), 0);
@@ -570,6 +619,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   CheckClasses(in, out, &v);
   CheckClients(in, out, &v);
   CheckSessions(in, out, &v);
+  CheckTraceSessions(in, out, &v);
   // Disaggregated: routing is per pool (a request has a prefill and a
   // decode instance), checked with the transfers.
   if (in.disagg) {

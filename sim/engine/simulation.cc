@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <numeric>
+#include <unordered_map>
 
 #include "sim/core/event_queue.h"
 #include "sim/core/rng.h"
@@ -27,6 +28,14 @@ RequestSourceConfig SourceConfig(const WorkloadConfig& w) {
   return c;
 }
 
+// A later turn of a sessions trace, read from the trace and waiting for its
+// parent's answer, or released and due at an event.
+struct TraceTurnState {
+  RequestSpec spec;
+  TraceTurn turn;
+  double trace_s = 0;  // its trace time x time_scale
+};
+
 struct Session {
   uint64_t stream_id = 0;
   int32_t turns = 0;       // total turns of this session
@@ -46,7 +55,9 @@ class Driver {
         route_rng_(in.seed, "routing"),
         decode_route_rng_(in.seed, "routing-decode"),
         source_(SourceConfig(in.workload), in.seed),
-        router_(MakeRouter(in.router)) {
+        router_(MakeRouter(in.router)),
+        trace_sessions_(in.workload.trace &&
+                        in.workload.trace->format == TraceFormat::kSessions) {
     if (in.disagg) {
       const DisaggConfig& d = *in.disagg;
       out->disagg.emplace();
@@ -105,6 +116,7 @@ class Driver {
         case EventKind::kArrival: OnArrival(); break;
         case EventKind::kClientSend: OnClientSend(static_cast<int32_t>(e.payload)); break;
         case EventKind::kSessionTurn: OnSessionTurn(e.payload); break;
+        case EventKind::kTraceTurn: OnTraceTurn(e.payload); break;
         case EventKind::kStepDone: OnStepDone(static_cast<size_t>(e.payload)); break;
         case EventKind::kTransferDone: OnTransferDone(e.payload); break;
       }
@@ -154,12 +166,24 @@ class Driver {
   }
 
   // Draws the next open-loop arrival (its spec and time) and schedules it.
+  // A sessions trace's later turns met on the way wait for their parents.
   void PrepareArrival(SimTime after) {
     double trace_time = NAN;
-    if (!source_.Next(&next_spec_, &trace_time)) {
-      CloseWindow();
-      return;
+    TraceTurn turn;
+    while (true) {
+      if (!source_.Next(&next_spec_, &trace_time, &turn)) {
+        source_done_ = true;
+        if (turns_waiting_ == 0) CloseWindow();
+        return;
+      }
+      if (!trace_sessions_) break;
+      request_of_record_.push_back(-1);
+      trace_s_of_record_.push_back(trace_time);
+      if (turn.parent < 0) break;
+      StashTurn({std::move(next_spec_), turn, trace_time});
+      next_spec_ = RequestSpec();
     }
+    next_turn_ = turn;
     SimTime t;
     if (source_.replays_trace_clock()) {
       t = std::max(after, FromSeconds(trace_time));
@@ -168,7 +192,10 @@ class Driver {
     }
     first_arrival_ = false;
     if (!MayCreate(t)) {
-      CloseWindow();
+      // No later record is read: every one would arrive past the bound (a
+      // later turn is never sent before its trace time).
+      source_done_ = true;
+      if (turns_waiting_ == 0) CloseWindow();
       return;
     }
     events_.Push(t, EventKind::kArrival, 0);
@@ -237,7 +264,15 @@ class Driver {
       return;
     }
     int64_t id;
-    if (w_.sessions) {
+    if (trace_sessions_) {
+      // A first turn: its session's turns share one content stream.
+      next_spec_.content.stream_id = SessionStream(next_turn_.record);
+      next_spec_.content.shared_stream = true;
+      id = Create(-1, next_spec_);
+      request_of_record_[next_turn_.record] = id;
+      record_of_request_.resize(created_, -1);
+      record_of_request_[id] = next_turn_.record;
+    } else if (w_.sessions) {
       Session s;
       s.stream_id = (1ULL << 62) | sessions_.size();
       s.turns = std::max(1, w_.sessions->turns->Sample(session_rng_));
@@ -282,6 +317,108 @@ class Driver {
     const int64_t id = Create(-1, spec);
     out_->requests[id].session_turn = s.done;
     SendOrHold(id);
+  }
+
+  // Sessions traces. A later turn is sent when its parent has answered:
+  // `think_time` after the parent's finish when the trace gives it, else at
+  // the parent's send time plus the trace's gap between the two arrivals,
+  // but never before the parent's finish (the trace's timing is kept while
+  // the simulated engine is as fast as the traced one; a slower engine
+  // pushes the turn back, never ahead of its parent's answer). A turn whose
+  // parent is rejected, or is never created (the run's bound), is dropped
+  // with its own later turns.
+  static uint64_t SessionStream(int64_t root_record) {
+    return (1ULL << 62) | static_cast<uint64_t>(root_record);
+  }
+
+  void StashTurn(TraceTurnState t) {
+    ++turns_waiting_;
+    const int64_t parent_id = request_of_record_[t.turn.parent];
+    if (parent_id == kDropped) {
+      DropTurn(t.turn.record);
+    } else if (parent_id >= 0 && out_->requests[parent_id].done()) {
+      Release(std::move(t), out_->requests[parent_id]);
+    } else {
+      waiting_on_[t.turn.parent].push_back(std::move(t));
+    }
+  }
+
+  void Release(TraceTurnState t, const Request& parent) {
+    if (parent.status != RequestStatus::kFinished) {
+      DropTurn(t.turn.record);
+      return;
+    }
+    SimTime at;
+    if (!std::isnan(t.turn.think_time_s)) {
+      at = parent.finish + FromSeconds(t.turn.think_time_s);
+    } else {
+      const double gap = t.trace_s - trace_s_of_record_[t.turn.parent];
+      at = std::max(parent.finish, parent.arrival + FromSeconds(gap));
+    }
+    at = std::max(at, now_);
+    int64_t slot;
+    if (free_turn_slots_.empty()) {
+      slot = static_cast<int64_t>(turn_slots_.size());
+      turn_slots_.push_back(std::move(t));
+    } else {
+      slot = free_turn_slots_.back();
+      free_turn_slots_.pop_back();
+      turn_slots_[slot] = std::move(t);
+    }
+    events_.Push(at, EventKind::kTraceTurn, slot);
+  }
+
+  // The turn will never be created, nor the turns waiting on it.
+  void DropTurn(int64_t record) {
+    std::vector<int64_t> stack = {record};
+    while (!stack.empty()) {
+      const int64_t r = stack.back();
+      stack.pop_back();
+      request_of_record_[r] = kDropped;
+      --turns_waiting_;
+      ++out_->session_turns_dropped;
+      auto it = waiting_on_.find(r);
+      if (it == waiting_on_.end()) continue;
+      for (const TraceTurnState& t : it->second) stack.push_back(t.turn.record);
+      waiting_on_.erase(it);
+    }
+    if (source_done_ && turns_waiting_ == 0) CloseWindow();
+  }
+
+  void OnTraceTurn(int64_t slot) {
+    TraceTurnState t = std::move(turn_slots_[slot]);
+    free_turn_slots_.push_back(slot);
+    if (!MayCreate(now_)) {
+      DropTurn(t.turn.record);
+      CloseWindow();
+      return;
+    }
+    const int64_t parent_id = request_of_record_[t.turn.parent];
+    t.spec.content.stream_id = SessionStream(t.turn.root);
+    t.spec.content.shared_stream = true;
+    --turns_waiting_;
+    const int64_t id = Create(-1, t.spec);
+    request_of_record_[t.turn.record] = id;
+    record_of_request_.resize(created_, -1);
+    record_of_request_[id] = t.turn.record;
+    out_->parent_request.resize(created_, -1);
+    out_->parent_request[id] = parent_id;
+    out_->requests[id].session_turn = out_->requests[parent_id].session_turn + 1;
+    if (source_done_ && turns_waiting_ == 0) CloseWindow();
+    SendOrHold(id);
+  }
+
+  // The request answered or was rejected: its waiting turns are released
+  // or dropped.
+  void OnTraceParentDone(const Request& r) {
+    if (r.id >= static_cast<int64_t>(record_of_request_.size())) return;
+    const int64_t record = record_of_request_[r.id];
+    if (record < 0) return;
+    auto it = waiting_on_.find(record);
+    if (it == waiting_on_.end()) return;
+    std::vector<TraceTurnState> turns = std::move(it->second);
+    waiting_on_.erase(it);
+    for (TraceTurnState& t : turns) Release(std::move(t), r);
   }
 
   // Open loop: sends now, or holds the request for a max_concurrency slot.
@@ -459,6 +596,7 @@ class Driver {
                    r.client);
       return;
     }
+    if (trace_sessions_) OnTraceParentDone(r);
     if (w_.sessions && r.id < static_cast<int64_t>(session_of_.size()) &&
         session_of_[r.id] >= 0) {
       Session& s = sessions_[session_of_[r.id]];
@@ -503,7 +641,10 @@ class Driver {
         }
       }
     }
-    if (!out_->unstable && !w_.closed_loop && !w_.sessions) JudgeStability();
+    out_->parent_request.resize(trace_sessions_ ? created_ : 0, -1);
+    if (!out_->unstable && !w_.closed_loop && !w_.sessions && !trace_sessions_) {
+      JudgeStability();
+    }
   }
 
   // Arrivals see time averages (PASTA): if the number in system seen by the
@@ -548,6 +689,20 @@ class Driver {
   PrefixHashMemo route_hashes_;          // the router's prefix lookups
   std::vector<Session> sessions_;
   std::vector<int64_t> session_of_;      // request id -> session, -1 none
+  // Sessions traces: per record, its request (-1 not yet, kDropped never)
+  // and trace time; per request, its record; the turns waiting on a
+  // record's answer; released turns by event payload.
+  static constexpr int64_t kDropped = -2;
+  const bool trace_sessions_;
+  TraceTurn next_turn_;  // the scheduled first turn's place
+  std::vector<int64_t> request_of_record_;
+  std::vector<double> trace_s_of_record_;
+  std::vector<int64_t> record_of_request_;
+  std::unordered_map<int64_t, std::vector<TraceTurnState>> waiting_on_;
+  std::vector<TraceTurnState> turn_slots_;
+  std::vector<int64_t> free_turn_slots_;
+  int64_t turns_waiting_ = 0;  // read, neither created nor dropped
+  bool source_done_ = false;
   SimTime now_ = 0;
   SimTime duration_ = kNever;
   int64_t created_ = 0;

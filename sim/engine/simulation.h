@@ -153,6 +153,11 @@ struct SimulationOutput {
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
+  // Sessions traces: each request's parent request (-1 a first turn), by
+  // id; empty otherwise. Turns never created because their parent was
+  // rejected or the run's bound came first.
+  std::vector<int64_t> parent_request;
+  int64_t session_turns_dropped = 0;
   std::vector<ReplicaStats> replicas;
   std::vector<StepRecord> steps;  // in start order; only with record_steps
   bool unstable = false;

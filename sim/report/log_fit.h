@@ -47,6 +47,7 @@ struct ReuseFit {
 
 struct LogFit {
   int64_t records = 0, data_lines = 0, bad_lines = 0;
+  TraceNotes notes;  // timestamp unit, 0-token rows, rows filtered out
   LengthFit prompt, completion;
   std::optional<ArrivalFit> arrival;  // absent without >= 2 timestamps
   std::optional<ReuseFit> reuse;      // absent without hash ids

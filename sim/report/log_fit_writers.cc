@@ -75,7 +75,10 @@ nlohmann::json LengthJson(const LengthFit& f) {
 void WriteFitReport(const LogFit& fit, const std::string& source,
                     std::ostream& os) {
   os << "Trace " << source << ": " << fit.records << " requests ("
-     << fit.data_lines << " data lines, " << fit.bad_lines << " malformed)\n\n";
+     << fit.data_lines << " data lines, " << fit.bad_lines << " malformed)\n";
+  const std::string notes = DescribeTraceNotes(fit.notes);
+  if (!notes.empty()) os << "Notes: " << notes << "\n";
+  os << "\n";
   WriteLengthTable(fit, os);
   os << "\n";
   if (fit.arrival) {

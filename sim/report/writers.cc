@@ -328,6 +328,36 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
 // it is not given): label (--label), tokenizer_id (lengths are token
 // counts; no tokenizer runs), request_goodput (no --goodput SLOs here; see
 // `servesim capacity --slo` for goodput).
+namespace {
+
+// The replayed trace and what its reader decided, so that a result never
+// hides a unit guess, 0-token rows read as 1 token, or rows left out.
+nlohmann::json TraceJson(const Scenario& sc) {
+  const TraceOptions& o = *sc.workload.trace;
+  const TraceNotes& n = sc.trace_notes;
+  nlohmann::json t = {{"path", o.path},
+                      {"format", TraceFormatName(o.format)},
+                      {"use_timestamps", o.use_timestamps},
+                      {"time_scale", o.time_scale},
+                      {"records", sc.trace_records},
+                      {"data_lines", sc.trace_data_lines},
+                      {"malformed_lines", sc.trace_bad_lines},
+                      {"zero_token_prompts_read_as_1", n.zero_prompt_records},
+                      {"zero_token_completions_read_as_1", n.zero_output_records},
+                      {"filtered_lines", n.filtered_lines}};
+  if (n.numeric_timestamps) {
+    t["timestamp_unit"] = TimestampUnitName(n.unit);
+    t["timestamp_unit_reason"] = n.unit_reason;
+  } else {
+    t["timestamp_unit"] = nullptr;
+  }
+  if (!o.model_filter.empty()) t["model"] = o.model_filter;
+  if (!o.log_type_filter.empty()) t["log_type"] = o.log_type_filter;
+  return t;
+}
+
+}  // namespace
+
 nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   nlohmann::json j;
   j["endpoint_type"] = "servesim";
@@ -383,6 +413,7 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["scenario"] = sc.file;
   x["seed"] = s.seed;
   x["arrival"] = s.arrival;
+  if (sc.workload.trace) x["trace"] = TraceJson(sc);
   x["offered_rate"] = s.offered_rate;
   x["gpu"] = sc.gpu.name;
   x["tp"] = sc.tp;

@@ -165,6 +165,8 @@ void ParseTrace(const JsonView& w, Scenario* s) {
   reader->Finish();
   s->trace_bad_lines = reader->bad_lines();
   s->trace_data_lines = reader->data_lines();
+  s->trace_records = reader->good_records();
+  s->trace_notes = reader->notes();
   if (!reader->first_errors().empty()) {
     s->trace_first_error = reader->first_errors().front();
   }
@@ -176,6 +178,12 @@ void ParseTrace(const JsonView& w, Scenario* s) {
        << " (3.2 years), got the trace's " << Seconds(last_s) << " x time_scale "
        << opts.time_scale << " = " << Seconds(last_s * opts.time_scale);
     t.FailMessage(t.Has("time_scale") ? "time_scale" : "path", os.str());
+  }
+  if (opts.format == TraceFormat::kSessions && !opts.use_timestamps) {
+    t.FailMessage("use_timestamps",
+                  "expected true: the sessions format sends first turns at "
+                  "their timestamps and later turns after their parents by "
+                  "the trace's gaps");
   }
   if (opts.use_timestamps && !timed) {
     t.FailMessage("use_timestamps",
@@ -293,7 +301,7 @@ void CheckTrafficSpan(const JsonView& w, const Scenario& s) {
   int64_t n = wc.num_requests;
   std::string what = "num_requests";
   if (wc.trace) {  // lengths (and with an arrival process, only lengths)
-    const int64_t records = s.trace_data_lines - s.trace_bad_lines;
+    const int64_t records = s.trace_records;
     if (n == 0 || records < n) n = records, what = "the trace's records";
   }
   std::ostringstream how;
@@ -549,6 +557,10 @@ std::string Scenario::ArrivalDescription() const {
     std::ostringstream os;
     os << "trace replay of " << workload.trace->path << " (its timestamps x "
        << workload.trace->time_scale << ")";
+    if (workload.trace->format == TraceFormat::kSessions) {
+      os << ", later turns sent after their parent's answer (given think "
+            "time, else the trace's gap from the parent's arrival)";
+    }
     return os.str() + TraceSkipNote();
   }
   if (workload.closed_loop) {
@@ -573,10 +585,18 @@ std::string Scenario::ArrivalDescription() const {
 }
 
 std::string Scenario::TraceSkipNote() const {
-  if (trace_bad_lines == 0) return "";
-  return ", skipping " + std::to_string(trace_bad_lines) + " malformed of " +
-         std::to_string(trace_data_lines) + " trace lines (first: " +
-         trace_first_error + ")";
+  if (!workload.trace) return "";
+  std::string note;
+  if (trace_bad_lines > 0) {
+    note = ", skipping " + std::to_string(trace_bad_lines) + " malformed of " +
+           std::to_string(trace_data_lines) + " trace lines (first: " +
+           trace_first_error + ")";
+  }
+  TraceNotes notes = trace_notes;
+  // Lengths only: the unit of timestamps that are not used is no news.
+  if (!workload.trace->use_timestamps) notes.numeric_timestamps = false;
+  const std::string said = DescribeTraceNotes(notes);
+  return said.empty() ? note : note + "; " + said;
 }
 
 double Scenario::OfferedRate() const {

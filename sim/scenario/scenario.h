@@ -63,17 +63,22 @@ struct Scenario {
   // Malformed trace lines skipped under /workload/trace/max_bad_fraction:
   // said in ArrivalDescription() so they are never dropped silently.
   int64_t trace_bad_lines = 0, trace_data_lines = 0;
+  int64_t trace_records = 0;      // good records
   std::string trace_first_error;  // "<path>:<line>: <what>"
   // Disaggregated prefill/decode. Then gpu, tp, engine, cost_model and the
   // memory plan above are the decode pool's, and num_replicas counts both
   // pools' instances.
   std::optional<DisaggSpec> disagg;
+  // What the reader decided (timestamp unit, 0-token rows, filtered rows):
+  // said in ArrivalDescription() and the result JSON.
+  TraceNotes trace_notes;
 
   SimulationInput ToSimulationInput() const;
   // One line describing the traffic, e.g. "poisson(rate=10/s)".
   std::string ArrivalDescription() const;
   // ", skipping 2 malformed of 1000 trace lines (first: t.jsonl:17: ...)",
-  // or "" when the trace had no bad line.
+  // then "; timestamps in ms (...)" and the other trace notes, or "" when
+  // there is nothing to say.
   std::string TraceSkipNote() const;
   double OfferedRate() const;  // requests/s; 0 for closed loop
 };

@@ -1,7 +1,9 @@
-// Azure LLM inference traces (Azure/AzurePublicDataset, 2023): CSV with
-// TIMESTAMP ("2023-11-16 18:15:46.6805900", no time zone), ContextTokens and
-// GeneratedTokens. Times are computed from the calendar fields exactly, so
-// the host's time zone and DST rules never enter.
+// Azure LLM inference traces (Azure/AzurePublicDataset): CSV with TIMESTAMP
+// ("2023-11-16 18:15:46.6805900" in the 2023 traces, no time zone;
+// "2024-05-10 00:00:00.009930+00:00" in the 2024 ones), ContextTokens and
+// GeneratedTokens. Times are computed from the calendar fields exactly, an
+// offset applied exactly, so the host's time zone and DST rules never
+// enter.
 #include "sim/workload/trace_reader_internal.h"
 
 namespace servesim {
@@ -9,7 +11,8 @@ namespace {
 
 class AzureTraceReader : public LineTraceReader {
  public:
-  explicit AzureTraceReader(const TraceOptions& o) : LineTraceReader(o, 1.0) {
+  explicit AzureTraceReader(const TraceOptions& o)
+      : LineTraceReader(o, TimestampUnit::kSeconds) {
     header_ = SplitCsvFields(ReadHeader());
     time_col_ = CsvColumn(o.path, header_, "TIMESTAMP");
     input_col_ = CsvColumn(o.path, header_, "ContextTokens");
@@ -18,7 +21,7 @@ class AzureTraceReader : public LineTraceReader {
 
  protected:
   std::string ParseLine(std::string_view line, TraceRecord* out,
-                        RawTimestamp* stamp) override;
+                        RawTimestamp* stamp, bool* filtered) override;
 
  private:
   std::vector<std::string> header_;
@@ -26,15 +29,17 @@ class AzureTraceReader : public LineTraceReader {
 };
 
 std::string AzureTraceReader::ParseLine(std::string_view line, TraceRecord* out,
-                                        RawTimestamp* stamp) {
+                                        RawTimestamp* stamp,
+                                        bool* /*filtered*/) {
   const std::vector<std::string> f = SplitCsvFields(line);
   if (f.size() != header_.size()) {
     return "expected " + std::to_string(header_.size()) +
            " fields (as in the header), got " + std::to_string(f.size());
   }
-  if (!ParseCalendarTime(f[time_col_], false, &stamp->nanos)) {
+  if (!ParseCalendarTime(f[time_col_], true, &stamp->nanos)) {
     return "column TIMESTAMP: expected a time like "
-           "'2023-11-16 18:15:46.6805900', got " +
+           "'2023-11-16 18:15:46.6805900' (optionally with a UTC offset "
+           "such as +00:00), got " +
            QuoteField(f[time_col_]);
   }
   stamp->kind = RawTimestamp::Kind::kCalendar;

@@ -9,21 +9,19 @@
 namespace servesim {
 namespace {
 
-// Numbers beyond this are not plausible times in any unit, and keeping them
-// bounded keeps differences between records finite.
-constexpr double kMaxStampMagnitude = 1e15;
-
 class JsonlTraceReader : public LineTraceReader {
  public:
-  explicit JsonlTraceReader(const TraceOptions& o) : LineTraceReader(o, 1.0) {}
+  explicit JsonlTraceReader(const TraceOptions& o)
+      : LineTraceReader(o, TimestampUnit::kAuto) {}
 
  protected:
   std::string ParseLine(std::string_view line, TraceRecord* out,
-                        RawTimestamp* stamp) override;
+                        RawTimestamp* stamp, bool* filtered) override;
 };
 
 std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
-                                        RawTimestamp* stamp) {
+                                        RawTimestamp* stamp,
+                                        bool* /*filtered*/) {
   nlohmann::json j;
   std::string error = ParseJsonLine(line, &j);
   if (!error.empty()) return error;
@@ -35,7 +33,7 @@ std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
   if (!error.empty()) return error;
   auto it = j.find(options().timestamp_field);
   if (it == j.end() || it->is_null()) return "";
-  // Seconds as a number, or a calendar time such as
+  // A number in timestamp_unit (auto: detected), or a calendar time such as
   // "2024-05-01T12:00:00.250Z" (an explicit offset is applied exactly).
   if (it->is_number() && std::fabs(it->get<double>()) <= kMaxStampMagnitude) {
     stamp->kind = RawTimestamp::Kind::kNumber;
@@ -48,7 +46,7 @@ std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
     return "";
   }
   return "field \"" + options().timestamp_field +
-         "\": expected seconds (a number) or a time like "
+         "\": expected a number (in timestamp_unit) or a time like "
          "\"2024-05-01T12:00:00.25Z\", got " +
          DescribeJson(*it);
 }

@@ -30,8 +30,15 @@ std::string Percent(double share) {
 }  // namespace
 
 LineTraceReader::LineTraceReader(const TraceOptions& options,
-                                 double units_per_second)
-    : options_(options), units_per_second_(units_per_second) {
+                                 TimestampUnit documented_unit)
+    : options_(options), documented_unit_(documented_unit) {
+  if (!options_.model_filter.empty()) {
+    notes_.filter = "Model " + options_.model_filter;
+  }
+  if (!options_.log_type_filter.empty()) {
+    notes_.filter += (notes_.filter.empty() ? "" : ", ") +
+                     std::string("Log Type ") + options_.log_type_filter;
+  }
   // A directory, /dev/zero or /dev/urandom is refused here: read as lines
   // they never end. A pipe is a stream of a finite log.
   CheckInputFile(options_.path, "trace", /*allow_fifo=*/true);
@@ -94,24 +101,97 @@ void LineTraceReader::RecordBad(int64_t line, const std::string& what) {
   }
 }
 
-bool LineTraceReader::Next(TraceRecord* out) {
+bool LineTraceReader::NextGood(TraceRecord* out) {
   std::string line;
   while (ReadLine(&line)) {
     ++data_lines_;
     TraceRecord rec;
     rec.line = line_no_;
     RawTimestamp stamp;
-    std::string error = ParseLine(line, &rec, &stamp);
+    bool filtered = false;
+    std::string error = ParseLine(line, &rec, &stamp, &filtered);
+    if (filtered) {
+      ++notes_.filtered_lines;
+      continue;
+    }
     if (error.empty()) error = CheckTimestamp(stamp, &rec);
     if (!error.empty()) {
       RecordBad(line_no_, error);
       continue;
     }
     ++good_records_;
+    Accepted(&rec);
+    // Real logs hold failed requests with 0 tokens; the engine needs one
+    // prompt token and produces at least one, so a 0 is read as 1 and
+    // counted for the report.
+    if (rec.input_tokens == 0) {
+      rec.input_tokens = 1;
+      ++notes_.zero_prompt_records;
+    }
+    if (rec.output_tokens == 0) {
+      rec.output_tokens = 1;
+      ++notes_.zero_output_records;
+    }
+    if (!unit_known_ && stamp.kind == RawTimestamp::Kind::kNumber) {
+      sample_.push_back(stamp.number);
+    }
     *out = std::move(rec);
     return true;
   }
   return false;
+}
+
+void LineTraceReader::SetUnit(TimestampUnit unit, std::string reason) {
+  unit_known_ = true;
+  notes_.unit = unit;
+  notes_.unit_reason = std::move(reason);
+  units_per_second_ = unit == TimestampUnit::kMillis   ? 1e3
+                      : unit == TimestampUnit::kMicros ? 1e6
+                                                       : 1.0;
+  sample_.clear();
+  sample_.shrink_to_fit();
+}
+
+void LineTraceReader::DecideUnitFromHeld() {
+  std::string reason;
+  const TimestampUnit unit = DetectTimestampUnit(sample_, &reason);
+  SetUnit(unit, "auto: " + reason);
+}
+
+bool LineTraceReader::Next(TraceRecord* out) {
+  while (held_.empty() || !unit_known_) {
+    TraceRecord rec;
+    const bool got = NextGood(&rec);
+    if (!got) {
+      if (!unit_known_ && !sample_.empty()) DecideUnitFromHeld();
+      unit_known_ = true;
+      break;
+    }
+    const bool first = good_records_ == 1;
+    held_.push_back(std::move(rec));
+    if (!first) {
+      if (!unit_known_ && sample_.size() >= kUnitSample) DecideUnitFromHeld();
+      continue;
+    }
+    // The first good record says whether stamps are numbers at all.
+    notes_.numeric_timestamps = !sample_.empty();
+    if (!notes_.numeric_timestamps) {
+      unit_known_ = true;  // none, or calendar times: no unit to choose
+    } else if (options_.timestamp_unit != TimestampUnit::kAuto) {
+      SetUnit(options_.timestamp_unit, "given (timestamp_unit)");
+    } else if (documented_unit_ != TimestampUnit::kAuto) {
+      SetUnit(documented_unit_, std::string("the ") +
+                                    TraceFormatName(options_.format) +
+                                    " format's unit");
+    } else if (std::fabs(sample_[0]) >= 1e8) {
+      DecideUnitFromHeld();  // an epoch time: its magnitude decides
+    }
+  }
+  if (held_.empty()) return false;
+  *out = std::move(held_.front());
+  held_.pop_front();
+  if (notes_.numeric_timestamps) out->timestamp_s /= units_per_second_;
+  return true;
 }
 
 std::string LineTraceReader::CheckTimestamp(const RawTimestamp& stamp,
@@ -145,9 +225,11 @@ std::string LineTraceReader::CheckTimestamp(const RawTimestamp& stamp,
                              : stamp.nanos < last_.nanos;
   if (backwards)
     return "timestamp goes backwards (earlier than the previous record's)";
+  // Numbers stay in the file's unit here: Next() divides once the unit is
+  // known.
   out->timestamp_s =
       stamp.kind == Kind::kNumber
-          ? (stamp.number - origin_.number) / units_per_second_
+          ? stamp.number - origin_.number
           : static_cast<double>(stamp.nanos - origin_.nanos) / 1e9;
   last_ = stamp;
   return "";

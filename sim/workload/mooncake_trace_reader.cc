@@ -11,17 +11,16 @@ namespace servesim {
 namespace {
 
 constexpr int32_t kMooncakeBlockTokens = 512;
-constexpr double kMaxStampMs = 1e15;
 
 class MooncakeTraceReader : public LineTraceReader {
  public:
   explicit MooncakeTraceReader(const TraceOptions& o)
-      : LineTraceReader(o, 1000.0) {}
+      : LineTraceReader(o, TimestampUnit::kMillis) {}
   int32_t block_tokens() const override { return kMooncakeBlockTokens; }
 
  protected:
   std::string ParseLine(std::string_view line, TraceRecord* out,
-                        RawTimestamp* stamp) override;
+                        RawTimestamp* stamp, bool* filtered) override;
 
  private:
   static std::string ParseHashIds(const nlohmann::json& j, TraceRecord* out);
@@ -58,14 +57,16 @@ std::string MooncakeTraceReader::ParseHashIds(const nlohmann::json& j,
 
 std::string MooncakeTraceReader::ParseLine(std::string_view line,
                                            TraceRecord* out,
-                                           RawTimestamp* stamp) {
+                                           RawTimestamp* stamp,
+                                           bool* /*filtered*/) {
   nlohmann::json j;
   std::string error = ParseJsonLine(line, &j);
   if (!error.empty()) return error;
   if (!j.is_object()) return "expected a JSON object, got " + DescribeJson(j);
   auto ts = j.find("timestamp");
   if (ts == j.end() || ts->is_null()) return "missing field \"timestamp\"";
-  if (!ts->is_number() || !(std::fabs(ts->get<double>()) <= kMaxStampMs)) {
+  if (!ts->is_number() ||
+      !(std::fabs(ts->get<double>()) <= kMaxStampMagnitude)) {
     return "field \"timestamp\": expected milliseconds (a number), got " +
            DescribeJson(*ts);
   }

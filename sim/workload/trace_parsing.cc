@@ -1,8 +1,10 @@
 // Field parsers shared by the trace formats: token counts, calendar times,
 // one JSON line, CSV fields and header columns. Each returns failure rather
 // than throwing, because a bad field makes one bad line, not a failed file.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "sim/core/json_view.h"
@@ -54,19 +56,32 @@ int64_t DaysFromCivil(int y, int m, int d) {
   return 365LL * y + y / 4 - y / 100 + y / 400 + (153 * mar + 2) / 5 + d - 1;
 }
 
-// Parses "Z", "+HH:MM" or "-HH:MM" into seconds east of UTC.
+// Parses a UTC offset into seconds east of UTC: "Z" or "UTC", or a sign
+// and hours with optional minutes: "+HH:MM", "+HHMM", "+HH" (ISO 8601's
+// forms; Python's isoformat and pandas write "+00:00", as the Azure 2024
+// traces do). One leading space is allowed ("... 18:15:46 +00:00").
 bool ParseZone(std::string_view z, int64_t* offset_s) {
-  if (z == "Z") {
+  if (!z.empty() && z.front() == ' ') z.remove_prefix(1);
+  if (z == "Z" || z == "UTC") {
     *offset_s = 0;
     return true;
   }
   int hh = 0, mm = 0;
-  if (z.size() != 6 || (z[0] != '+' && z[0] != '-') || z[3] != ':' ||
-      !Digits(z, 1, 2, &hh) || !Digits(z, 4, 2, &mm) || hh > 23 || mm > 59) {
+  if (z.size() < 3 || (z[0] != '+' && z[0] != '-') || !Digits(z, 1, 2, &hh)) {
     return false;
   }
+  const bool ok = z.size() == 3 ||
+                  (z.size() == 5 && Digits(z, 3, 2, &mm)) ||
+                  (z.size() == 6 && z[3] == ':' && Digits(z, 4, 2, &mm));
+  if (!ok || hh > 23 || mm > 59) return false;
   *offset_s = (z[0] == '-' ? -1 : 1) * (hh * 3600LL + mm * 60LL);
   return true;
+}
+
+std::string Figure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
 }
 
 }  // namespace
@@ -82,7 +97,57 @@ std::string QuoteField(std::string_view s) {
 }
 
 std::string TokenCountExpectation() {
-  return "an integer token count in [1, " + std::to_string(kMaxCount) + "]";
+  return "an integer token count in [0, " + std::to_string(kMaxCount) + "]";
+}
+
+bool ParseStampNumber(std::string_view s, double* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  double x = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+  if (ec != std::errc() || p != s.data() + s.size() ||
+      !(std::fabs(x) <= kMaxStampMagnitude)) {
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+TimestampUnit DetectTimestampUnit(const std::vector<double>& stamps,
+                                  std::string* reason) {
+  const double first = stamps.empty() ? 0.0 : stamps[0];
+  if (std::fabs(first) >= 1e8) {
+    // Epoch times of 2001-2286 are 1e9-1e10 s, 1e12-1e13 ms, 1e15-1e16 us.
+    const TimestampUnit unit = std::fabs(first) < 1e11   ? TimestampUnit::kSeconds
+                               : std::fabs(first) < 1e14 ? TimestampUnit::kMillis
+                                                         : TimestampUnit::kMicros;
+    *reason = "the first timestamp, " + Figure(first) + ", is an epoch time in " +
+              TimestampUnitName(unit);
+    return unit;
+  }
+  std::vector<double> gaps;
+  for (size_t i = 1; i < stamps.size(); ++i) {
+    if (stamps[i] > stamps[i - 1]) gaps.push_back(stamps[i] - stamps[i - 1]);
+  }
+  if (gaps.empty()) {
+    *reason = "no two distinct timestamps among the first " +
+              std::to_string(stamps.size()) + " records; read as s";
+    return TimestampUnit::kSeconds;
+  }
+  const size_t mid = gaps.size() / 2;
+  std::nth_element(gaps.begin(), gaps.begin() + mid, gaps.end());
+  const double median = gaps[mid];
+  const TimestampUnit unit = median <= 10    ? TimestampUnit::kSeconds
+                             : median <= 1e4 ? TimestampUnit::kMillis
+                                             : TimestampUnit::kMicros;
+  *reason = "median gap " + Figure(median) + " between the first " +
+            std::to_string(stamps.size()) + " timestamps is " +
+            Figure(median / (unit == TimestampUnit::kSeconds  ? 1.0
+                             : unit == TimestampUnit::kMillis ? 1e3
+                                                              : 1e6)) +
+            " s read as " + TimestampUnitName(unit) +
+            " (a median inter-arrival above 10 s is taken as a smaller unit)";
+  return unit;
 }
 
 bool ParseTokenCount(std::string_view s, int32_t* out) {
@@ -101,7 +166,7 @@ bool ParseTokenCount(std::string_view s, int32_t* out) {
     }
     n = static_cast<int64_t>(x);
   }
-  if (n < 1 || n > kMaxCount) return false;
+  if (n < 0 || n > kMaxCount) return false;
   *out = static_cast<int32_t>(n);
   return true;
 }
@@ -117,11 +182,11 @@ std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                           ? static_cast<int64_t>(std::min<uint64_t>(
                                 v.get<uint64_t>(), kMaxCount + 1ULL))
                           : v.get<int64_t>();
-    ok = n >= 1 && n <= kMaxCount;
+    ok = n >= 0 && n <= kMaxCount;
     if (ok) *out = static_cast<int32_t>(n);
   } else if (v.is_number_float()) {
     const double x = v.get<double>();
-    ok = x == std::floor(x) && x >= 1 && x <= kMaxCount;
+    ok = x == std::floor(x) && x >= 0 && x <= kMaxCount;
     if (ok) *out = static_cast<int32_t>(x);
   }
   if (ok) return "";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,17 +28,24 @@ struct RawTimestamp {
   int64_t nanos = 0;  // kCalendar: nanoseconds since 1970-01-01 00:00
 };
 
-// Invariant: data_lines_ == good records returned + bad_lines_, and a blank
-// line counts as a (bad) data line only when a data line follows it.
+// Invariant: data_lines_ == good_records_ + bad_lines_ + filtered lines,
+// and a blank line counts as a (bad) data line only when a data line
+// follows it. Good records are returned in file order; while the unit of
+// numeric stamps is being detected (auto) up to kUnitSample of them wait in
+// held_, their timestamp_s still in the file's units.
 class LineTraceReader : public TraceReader {
  public:
+  static constexpr size_t kUnitSample = 1000;
   // Opens options.path; throws ConfigError if it cannot be opened or holds
-  // nothing but blank lines. `units_per_second` converts kNumber stamps.
-  LineTraceReader(const TraceOptions& options, double units_per_second);
+  // nothing but blank lines. `documented_unit` is the format's unit of
+  // numeric stamps when options.timestamp_unit is kAuto (kAuto: detect).
+  LineTraceReader(const TraceOptions& options, TimestampUnit documented_unit);
 
   bool Next(TraceRecord* out) final;
   int64_t data_lines() const final { return data_lines_; }
   int64_t bad_lines() const final { return bad_lines_; }
+  int64_t good_records() const final { return good_records_; }
+  const TraceNotes& notes() const final { return notes_; }
   const std::vector<std::string>& first_errors() const final {
     return first_errors_;
   }
@@ -46,9 +54,15 @@ class LineTraceReader : public TraceReader {
 
  protected:
   // Parses one non-blank data line; returns "" on success or what was
-  // wrong. `out->line` is already set; `stamp` starts as kNone.
+  // wrong. `out->line` is already set; `stamp` starts as kNone. Token
+  // counts may be 0 (the base class counts them and reads them as 1).
+  // Sets *filtered (starts false) for a well-formed row the options leave
+  // out; its return value is then ignored.
   virtual std::string ParseLine(std::string_view line, TraceRecord* out,
-                                RawTimestamp* stamp) = 0;
+                                RawTimestamp* stamp, bool* filtered) = 0;
+  // Called for each good record, in order, before it is returned (records
+  // are numbered from 0 in this order); may complete it.
+  virtual void Accepted(TraceRecord* /*rec*/) {}
   // Consumes the first non-blank line as a header (CSV formats call this
   // from their constructor); throws ConfigError naming the file.
   std::string ReadHeader();
@@ -58,9 +72,18 @@ class LineTraceReader : public TraceReader {
   bool ReadLine(std::string* line);  // false at end of file
   void RecordBad(int64_t line, const std::string& what);
   std::string CheckTimestamp(const RawTimestamp& stamp, TraceRecord* out);
+  // The next good record, timestamp_s in file units; false at end of file.
+  bool NextGood(TraceRecord* out);
+  void SetUnit(TimestampUnit unit, std::string reason);
+  void DecideUnitFromHeld();
 
   TraceOptions options_;
-  double units_per_second_;
+  TimestampUnit documented_unit_;
+  double units_per_second_ = 1.0;
+  bool unit_known_ = false;  // stamps of held_ need no more records
+  std::deque<TraceRecord> held_;
+  std::vector<double> sample_;  // raw numeric stamps of held_ (auto)
+  TraceNotes notes_;
   std::ifstream in_;
   std::string lookahead_;  // the first non-blank line, read at open
   bool has_lookahead_ = false;
@@ -80,16 +103,24 @@ class LineTraceReader : public TraceReader {
 // "'abc'" for messages: at most 40 characters, control and non-ASCII bytes
 // shown as '?', so an error stays one printable line.
 std::string QuoteField(std::string_view s);
-// A token count >= 1 (a request has at least one prompt token and produces
-// at least one token) and at most kMaxLengthTokens; integral decimals
+// A token count >= 0 (0: a failed or empty request, read as 1 token by the
+// reader and counted) and at most kMaxLengthTokens; integral decimals
 // ("12.0") pass.
 bool ParseTokenCount(std::string_view s, int32_t* out);
-// "an integer token count in [1, 16777216]", for messages.
+// A number (a timestamp in the file's unit), finite and at most
+// kMaxStampMagnitude in size.
+bool ParseStampNumber(std::string_view s, double* out);
+// Numbers beyond this are not plausible times in any supported unit
+// (epoch microseconds are ~1.7e15), and keeping them bounded keeps
+// differences between records finite.
+inline constexpr double kMaxStampMagnitude = 1e17;
+// "an integer token count in [0, 16777216]", for messages.
 std::string TokenCountExpectation();
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                            int32_t* out);  // "" or what was wrong
 // "YYYY-MM-DD HH:MM:SS[.fffffffff]"; with allow_iso also a 'T' separator
-// and a "Z" or "+HH:MM"/"-HH:MM" suffix (applied exactly). False if bad.
+// and a UTC offset suffix, optionally after one space: "Z", "UTC",
+// "+HH:MM", "+HHMM" or "+HH" (or '-'), applied exactly. False if bad.
 bool ParseCalendarTime(std::string_view s, bool allow_iso, int64_t* nanos);
 // Parses one line as JSON; "" on success, else the parser's complaint.
 std::string ParseJsonLine(std::string_view line, nlohmann::json* out);
@@ -105,5 +136,7 @@ std::unique_ptr<TraceReader> MakeJsonlTraceReader(const TraceOptions& o);
 std::unique_ptr<TraceReader> MakeAzureTraceReader(const TraceOptions& o);
 std::unique_ptr<TraceReader> MakeMooncakeTraceReader(const TraceOptions& o);
 std::unique_ptr<TraceReader> MakeLengthTableReader(const TraceOptions& o);
+std::unique_ptr<TraceReader> MakeBurstGptReader(const TraceOptions& o);
+std::unique_ptr<TraceReader> MakeSessionTraceReader(const TraceOptions& o);
 
 }  // namespace servesim

@@ -36,6 +36,7 @@ inline int FuzzTrace(TraceFormat format, const uint8_t* data, size_t size) {
   TraceOptions o;
   o.path = path;
   o.format = format;
+  if (format == TraceFormat::kSessions) SetSessionFieldDefaults(&o);
   // Tolerate bad lines so that the fit runs on whatever was good.
   o.max_bad_fraction = 1.0;
   try {

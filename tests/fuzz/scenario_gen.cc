@@ -130,9 +130,19 @@ json Prefix(Choices& c, Shape* shape, bool* defines) {
 
 // A slice of one of the shared traces (the request bound is set later).
 json Trace(Choices& c, json* w, Shape* shape) {
-  const bool timed = c.Chance(0.7);
+  bool timed = c.Chance(0.7);
   json t;
-  switch (c.Below(4)) {
+  switch (c.Below(5)) {
+    case 4:
+      // Multi-turn / agentic sessions (a tests fixture: no shared trace has
+      // parent links): later turns wait for their parents' answers.
+      t = {{"path", "tests/workload/data/agentic_sessions.jsonl"},
+           {"format", "sessions"}, {"time_scale", c.LogUniform(0.01, 3)}};
+      timed = true;  // the format replays its own clock
+      shape->max_prompt = 2500;
+      shape->mean_prompt = 600;
+      shape->prefix_caching_useful = true;
+      break;
     case 0:
       t = {{"path", std::string(kTraces) + "AzureLLMInferenceTrace_conv.csv"},
            {"format", "azure"}, {"time_scale", c.LogUniform(0.02, 3)}};
@@ -148,10 +158,12 @@ json Trace(Choices& c, json* w, Shape* shape) {
       break;
     case 2:
       t = {{"path", std::string(kTraces) + "synthetic_trace.jsonl"},
-           {"format", "jsonl"}, {"time_scale", c.LogUniform(1e-4, 0.01)},
+           {"format", "jsonl"}, {"time_scale", c.LogUniform(0.3, 10)},
            {"fields", {{"prompt_tokens", "input_length"},
                        {"completion_tokens", "output_length"},
                        {"timestamp", "timestamp"}}}};
+      // Its milliseconds detected (auto) or given.
+      if (c.Chance(0.5)) t["timestamp_unit"] = "ms";
       shape->max_prompt = 4096;
       shape->mean_prompt = 12000;
       break;

@@ -2,6 +2,8 @@
 // the quantities servesim has, with vLLM's meaning.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "sim/report/writers.h"
 #include "tests/test_util.h"
 
@@ -137,6 +139,60 @@ TEST(ResultJson, MaxOutputTokensPerSecondFromTheRecorder) {
   out.recorder.MarkWindowStart(0);
   for (int k = 0; k < 6; ++k) out.recorder.RecordOutputToken(FromSeconds(0.002 * k));
   EXPECT_EQ(ResultJson(sc, Summarize(out, in, "", 1000))["max_output_tokens_per_s"], 6);
+}
+
+// A replayed trace says the unit its numeric timestamps were read in and
+// how many 0-token rows were read as 1 token, in the console's arrival line
+// and in the result JSON.
+TEST(ResultJson, TraceSaysItsTimestampUnitAndZeroTokenRows) {
+  const std::string path = ::testing::TempDir() + "servesim_rj_ms.jsonl";
+  std::ofstream(path)
+      << R"({"prompt_tokens": 10, "completion_tokens": 3, "timestamp": 1000}
+{"prompt_tokens": 10, "completion_tokens": 0, "timestamp": 1250}
+{"prompt_tokens": 0, "completion_tokens": 3, "timestamp": 1500}
+)";
+  const std::string cost =
+      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)";
+  const Scenario sc = MustParse(LinearScenario(
+      cost, R"("trace": {"path": ")" + path + R"(", "format": "jsonl"})"));
+  SimulationOutput out;
+  const nlohmann::json j = ResultJson(sc, RunScenario(sc, &out, true));
+  const nlohmann::json& t = j["servesim"]["trace"];
+  EXPECT_EQ(t["format"], "jsonl");
+  EXPECT_EQ(t["timestamp_unit"], "ms");
+  EXPECT_NE(t["timestamp_unit_reason"].get<std::string>().find(
+                "auto: median gap 250 "),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t["records"], 3);
+  EXPECT_EQ(t["zero_token_prompts_read_as_1"], 1);
+  EXPECT_EQ(t["zero_token_completions_read_as_1"], 1);
+  EXPECT_EQ(t["filtered_lines"], 0);
+  ASSERT_EQ(out.requests.size(), 3u);
+  EXPECT_EQ(out.requests[1].arrival, FromSeconds(0.25));
+  EXPECT_EQ(out.requests[2].arrival, FromSeconds(0.5));
+  EXPECT_EQ(out.requests[1].output_len, 1);
+  EXPECT_EQ(out.requests[2].prompt_len, 1);
+  EXPECT_NE(sc.ArrivalDescription().find(
+                "; timestamps in ms (auto: median gap 250 between the first 3 "
+                "timestamps is 0.25 s read as ms"),
+            std::string::npos)
+      << sc.ArrivalDescription();
+  EXPECT_NE(sc.ArrivalDescription().find(
+                "1 completions of 0 tokens read as 1 token"),
+            std::string::npos);
+  // Given as seconds, the same log spans 500 s.
+  const Scenario s2 = MustParse(LinearScenario(
+      cost, R"("trace": {"path": ")" + path +
+                R"(", "format": "jsonl", "timestamp_unit": "s"})"));
+  SimulationOutput out2;
+  const nlohmann::json j2 = ResultJson(s2, RunScenario(s2, &out2, true));
+  EXPECT_EQ(j2["servesim"]["trace"]["timestamp_unit"], "s");
+  EXPECT_EQ(out2.requests[2].arrival, FromSeconds(500));
+  // Without a trace, no trace key.
+  EXPECT_FALSE(ResultJson(MustParse(TwoRequests()),
+                          RunScenario(MustParse(TwoRequests())))["servesim"]
+                   .contains("trace"));
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(MooncakeTraceReader, CountsEveryKindOfBadLine) {
        "invalid JSON"},
       {"non_numeric",
        R"({"timestamp": 9, "input_length": "5", "output_length": 1, "hash_ids": [1]})",
-       "field \"input_length\": expected an integer token count in [1, 16777216]"},
+       "field \"input_length\": expected an integer token count in [0, 16777216]"},
       {"negative",
        R"({"timestamp": 9, "input_length": 5, "output_length": -1, "hash_ids": [1]})",
        "field \"output_length\""},

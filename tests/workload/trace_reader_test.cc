@@ -66,9 +66,8 @@ TEST(AzureTraceReader, CountsEveryKindOfBadLine) {
       {"non_numeric", "2023-11-16 18:16:00.0,12x,5",
        "ContextTokens: expected "
        "an integer token count "
-       "in [1, 16777216], got '12x'"},
+       "in [0, 16777216], got '12x'"},
       {"negative", "2023-11-16 18:16:00.0,12,-3", "GeneratedTokens"},
-      {"zero_output", "2023-11-16 18:16:00.0,12,0", "got '0'"},
       {"empty_field", "2023-11-16 18:16:00.0,,5", "got ''"},
       {"bad_date", "2023-02-30 18:16:00.0,12,5", "column TIMESTAMP"},
       {"bad_stamp", "yesterday,12,5", "column TIMESTAMP"},
@@ -145,10 +144,9 @@ TEST(LengthTableReader, CountsEveryKindOfBadLine) {
       {"truncated", "12", "expected 3 fields"},
       {"non_numeric", "abc,5,x",
        "num_prefill_tokens: expected an integer "
-       "token count in [1, 16777216], got 'abc'"},
+       "token count in [0, 16777216], got 'abc'"},
       {"negative", "-4,5,x", "got '-4'"},
       {"fraction", "4.5,5,x", "got '4.5'"},
-      {"zero_output", "4,0,x", "num_decode_tokens"},
       {"too_big", "4,99999999999,x", "num_decode_tokens"},
   };
   for (const BadCase& c : cases) {
@@ -189,10 +187,10 @@ TEST(TraceReaderPolicy, MaxBadFractionUnderAndOver) {
                 "10%); first: " +
                 path +
                 ":4: column num_prefill_tokens: "
-                "expected an integer token count in [1, 16777216], got 'x', " +
+                "expected an integer token count in [0, 16777216], got 'x', " +
                 path +
                 ":8: column num_prefill_tokens: expected an integer token "
-                "count in [1, 16777216], got 'x'");
+                "count in [0, 16777216], got 'x'");
   // The default tolerates nothing.
   EXPECT_NE(ReadTrace(TraceFormat::kLengthTable, "pol_d", content)
                 .finish_error.find("(20% > max_bad_fraction 0%)"),
@@ -231,7 +229,9 @@ TEST(ParseTraceOptions, ReadsEveryKeyAndRejectsBadOnes) {
   const std::pair<const char*, const char*> bad[] = {
       {R"({"path": "x", "format": "azur"})",
        "/workload/trace/format: expected "
-       "one of jsonl, azure, mooncake, lengths (did you mean \"azure\"?)"},
+       "one of jsonl, azure, mooncake, lengths, burstgpt, sessions (did you "
+       "mean "
+       "\"azure\"?)"},
       {R"({"path": "x"})", "/workload/trace/format: expected one of"},
       {R"({"format": "azure"})", "/workload/trace/path: expected a non-empty"},
       {R"({"path": "x", "format": "azure", "fields": {}})", "only the jsonl"},

@@ -1,0 +1,7 @@
+// libFuzzer target: the BurstGPT CSV reader on arbitrary bytes.
+#include "tests/fuzz/fuzz_trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return servesim::fuzz::FuzzTrace(servesim::TraceFormat::kBurstGpt, data,
+                                   size);
+}
