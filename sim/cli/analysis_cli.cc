@@ -24,6 +24,13 @@ StatusOr<Scenario> LoadScenarioArg(const std::string& path,
   return sc;
 }
 
+Status DisaggregationUnsupported(const Scenario& sc, const std::string& command) {
+  return Status::Error(sc.file + ": /disaggregation: `servesim " + command +
+                       "` sizes co-located replicas and cannot size prefill/decode "
+                       "pools yet; compare P:D splits with `servesim run` at the target "
+                       "rate (scenarios/disagg_arxiv_pd_ratio.sh does it for one workload)");
+}
+
 Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,
                         const std::string& html_path) {
   if (!json_path.empty()) {

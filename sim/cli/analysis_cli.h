@@ -29,6 +29,9 @@ void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per);
 // The file, or the embedded default scenario when `path` is empty.
 StatusOr<Scenario> LoadScenarioArg(const std::string& path,
                                    const std::vector<std::string>& sets);
+// capacity and search size one deployment of identical replicas; a
+// disaggregated scenario is refused with one line saying so.
+Status DisaggregationUnsupported(const Scenario& sc, const std::string& command);
 // Writes `data` as JSON to json_path and as the HTML report to html_path;
 // empty paths are skipped.
 Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,

@@ -38,6 +38,7 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   if (!prices.ok()) return prices.status();
   StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
+  if (sc->disagg) return DisaggregationUnsupported(*sc, "capacity");
   CapacityOptions co;
   co.slo = *slo;
   co.replications = o.replications;

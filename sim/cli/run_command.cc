@@ -8,6 +8,7 @@
 #include "sim/scenario/run_memory.h"
 #include "sim/core/output_file.h"
 #include "sim/core/paths.h"
+#include "sim/report/disagg_report.h"
 #include "sim/report/step_export.h"
 #include "sim/report/timeline.h"
 #include "sim/report/writers.h"
@@ -100,10 +101,17 @@ Status Run(const RunOptions& o) {
   const RunSummary summary =
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate());
   if (Status st = CheckSomethingMeasured(*sc, summary); !st.ok()) return st;
-  if (!o.quiet) WriteConsoleReport(*sc, summary, std::cout);
+  const DisaggSummary disagg =
+      SummarizeDisagg(out, in, summary.percentiles);
+  if (!o.quiet) {
+    WriteConsoleReport(*sc, summary, std::cout);
+    WriteDisaggReport(*sc, disagg, std::cout);
+  }
   if (!o.save_result.empty()) {
     Status st = WriteFileWith(o.save_result, [&](std::ostream& os) {
-      os << ResultJson(*sc, summary).dump(2) << "\n";
+      nlohmann::json j = ResultJson(*sc, summary);
+      if (sc->disagg) j["servesim"]["disaggregation"] = DisaggJson(*sc, disagg);
+      os << j.dump(2) << "\n";
     });
     if (!st.ok()) return st;
   }

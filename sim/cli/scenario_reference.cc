@@ -99,6 +99,14 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   cluster.router                round_robin | least_outstanding |
                                 power_of_two | prefix_affinity
   cluster.load_slack            0.25     prefix_affinity load bound
+  disaggregation                null     prefill/decode pools (excludes cluster):
+    {prefill: POOL, decode: POOL, link: LINK}; POOL = {gpu, tp (default
+    /hardware's), replicas (1), router, load_slack, engine {any /engine key,
+    overriding /engine}, cost_model}; LINK = models/links/<name> (nvlink-4,
+    infiniband-ndr-400g, infiniband-hdr-200g, roce-200g, roce-400g) or
+    {gb_per_s, latency_us} per decode GPU. Prefill runs max_tokens=1 and
+    holds its KV until the transfer ends; the decode instance produces every
+    token the client sees (TTFT includes the transfer)
 
 Bounds (simulated time is int64 ns; beyond these a value is an error):
   a time interval (think_time_s, 1 / rate) <= 1e6 s; a span (duration_s,

@@ -96,6 +96,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   if (!prices.ok()) return prices.status();
   StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
+  if (sc->disagg) return DisaggregationUnsupported(*sc, "search");
   SearchOptions so;
   so.capacity.slo = *slo;
   so.capacity.replications = o.replications;

@@ -16,6 +16,7 @@ enum class EventKind : uint8_t {
   kStepDone,    // the replica finished an iteration
   kClientSend,  // a closed-loop client's think time ended
   kSessionTurn, // a multi-turn session's next turn is due
+  kTransferDone, // disaggregation: a request's KV transfer ended
   kTraceTurn,   // a sessions trace's later turn is due (after its parent)
 };
 

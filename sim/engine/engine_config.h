@@ -39,6 +39,18 @@ struct EngineConfig {
   // or the reference engine). Modes that need every sequence one by one
   // each step turn it off.
   bool decode_group = true;
+  // Not scenario settings: the two roles of disaggregated prefill (as
+  // vLLM's P2P/Nixl connectors), set per pool by the simulation driver.
+  // A prefill instance keeps a finished request's KV blocks until its
+  // transfer to the decode instance ends (Scheduler::ReleaseHeld), as the
+  // connector's delayed free does.
+  bool hold_kv_after_finish = false;
+  // A decode instance admits a request whose prompt KV arrived from a
+  // prefill instance: it allocates the prompt's blocks, counts all prompt
+  // tokens but the last as computed, and computes that last token to sample
+  // the first output token (vLLM's scheduler after a remote KV load). A
+  // request preempted later recomputes locally.
+  bool remote_prefill = false;
 };
 
 }  // namespace servesim

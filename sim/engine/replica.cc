@@ -14,7 +14,8 @@ Replica::Replica(const EngineConfig& config,
     : scheduler_(config, std::move(policy), requests),
       cost_model_(cost_model),
       recorder_(recorder),
-      async_(config.async_scheduling) {}
+      async_(config.async_scheduling),
+      holds_kv_(config.hold_kv_after_finish) {}
 
 bool Replica::Launch(SimTime now) {
   InFlight f;
@@ -112,6 +113,15 @@ SimTime Replica::StartStep(SimTime now) {
       break;
     }
     if (in_flight_.size() >= depth || !(ran || scheduler_.has_requests())) break;
+  }
+  // A prefill instance whose free blocks are all held for KV transfers may
+  // have waiting requests and nothing it can run: it goes idle (an empty
+  // batch in flight would end at `now` and be scheduled again at `now`,
+  // forever) until a transfer ends and the driver starts it again.
+  if (holds_kv_ && std::all_of(in_flight_.begin(), in_flight_.end(),
+                               [](const InFlight& f) { return f.batch.empty(); })) {
+    for (InFlight& f : in_flight_) spare_.push_back(std::move(f));
+    in_flight_.clear();
   }
   if (in_flight_.empty()) {
     busy_ = false;

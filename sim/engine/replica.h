@@ -33,6 +33,9 @@ class Replica {
     return scheduler_.CheckServable(r);
   }
   void Submit(int64_t id) { scheduler_.AddWaiting(id); }
+  // Prefill role (EngineConfig::hold_kv_after_finish): the KV transfer of
+  // finished request `id` has ended; its blocks are freed.
+  void ReleaseHeld(int64_t id) { scheduler_.ReleaseHeld(id); }
   // True from StartStep until the engine loop goes idle, including between
   // FinishStep and the StartStep that follows it: requests submitted then
   // join the next step, they never start one of their own.
@@ -92,6 +95,7 @@ class Replica {
   const CostModel* cost_model_;
   Recorder* recorder_;
   bool async_;
+  bool holds_kv_;  // EngineConfig::hold_kv_after_finish
   std::deque<InFlight> in_flight_;  // oldest first
   std::vector<InFlight> spare_;     // reused batch vectors
   BatchShape shape_;

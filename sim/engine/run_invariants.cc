@@ -68,6 +68,7 @@
 //             from W flagged those correct runs.
 #include "sim/engine/run_invariants.h"
 
+#include "sim/engine/run_invariants_violations.h"
 #include "sim/engine/scheduler.h"
 
 #include <algorithm>
@@ -80,39 +81,6 @@
 
 namespace servesim {
 namespace {
-
-// Collects violation lines, at most kPerKind per kind of violation (a bug
-// that breaks every request would otherwise print a million lines), then
-// one line saying how many more there were.
-class Violations {
- public:
-  static constexpr int kPerKind = 8;
-
-  void Add(const char* kind, const char* fmt, ...) __attribute__((format(printf, 3, 4))) {
-    int& n = counts_[kind];
-    if (++n > kPerKind) return;
-    char buf[512];
-    va_list args;
-    va_start(args, fmt);
-    std::vsnprintf(buf, sizeof buf, fmt, args);
-    va_end(args);
-    lines_.push_back(std::string(kind) + ": " + buf);
-  }
-
-  std::vector<std::string> Take() {
-    for (const auto& [kind, n] : counts_) {
-      if (n > kPerKind) {
-        lines_.push_back(kind + ": ... and " + std::to_string(n - kPerKind) +
-                         " more violations of this kind");
-      }
-    }
-    return std::move(lines_);
-  }
-
- private:
-  std::vector<std::string> lines_;
-  std::map<std::string, int> counts_;
-};
 
 using ll = long long;
 
@@ -143,12 +111,12 @@ std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
 
 void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
                    Violations* v) {
-  const EngineConfig& e = in.engine;
   const int32_t replicas = std::max(1, in.num_replicas);
   const bool stopped = StoppedEarly(in, out);
   for (size_t k = 0; k < out.steps.size(); ++k) {
     const StepRecord& s = out.steps[k];
     const ll i = static_cast<ll>(k);
+    const EngineConfig& e = EngineOfReplica(in, std::clamp(s.replica, 0, replicas - 1));
     if (s.replica < 0 || s.replica >= replicas) {
       v->Add("step", "step %lld: replica %d outside [0, %d)", i, s.replica, replicas);
     }
@@ -652,7 +620,13 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   CheckClients(in, out, &v);
   CheckSessions(in, out, &v);
   CheckTraceSessions(in, out, &v);
-  CheckRouting(in, out, &v);
+  // Disaggregated: routing is per pool (a request has a prefill and a
+  // decode instance), checked with the transfers.
+  if (in.disagg) {
+    CheckDisaggInvariants(in, out, &v);
+  } else {
+    CheckRouting(in, out, &v);
+  }
   CheckTokens(out, &v);
   CheckLittle(out, &v);
   return v.Take();

@@ -45,8 +45,10 @@ Scheduler::Scheduler(const EngineConfig& config,
       block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
           config.prefix_caching, /*stack_pool=*/!config.reference_engine),
+      // Off for the disaggregated roles too: not proven equivalent there.
       group_on_(config.decode_group && !config.prefix_caching &&
-                !config.reference_engine),
+                !config.reference_engine && !config.hold_kv_after_finish &&
+                !config.remote_prefill),
       group_(std::max(1, config.block_size)) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
 }
@@ -92,11 +94,17 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
     hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
   }
   const int32_t cached = hits * bs;
-  int32_t left = r.known_tokens() - cached;
+  // Disaggregated decode: the prompt's KV came from a prefill instance;
+  // only its last token is computed here (the first admission only).
+  const int32_t external =
+      config_.remote_prefill && r.preemptions == 0 && r.num_output == 0
+          ? std::max(0, r.prompt_len - 1 - cached)
+          : 0;
+  int32_t left = r.known_tokens() - cached - external;
   if (cap > 0) left = std::min(left, cap);
   if (!config_.chunked_prefill && left > budget) return 0;
   const int32_t n = std::min(left, budget);
-  const int32_t fresh = BlocksFor(cached + n) - hits;
+  const int32_t fresh = BlocksFor(cached + external + n) - hits;
   const int32_t watermark = num_running() == 0 ? 0 : watermark_blocks_;
   const int32_t reserve = watermark + (config_.reserve_full_prompt
                                            ? BlocksFor(r.known_tokens()) - hits
@@ -104,7 +112,7 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   if (!kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve, &r.blocks)) {
     return 0;
   }
-  r.num_computed = cached;
+  r.num_computed = cached + external;
   r.num_registered = hits;
   if (r.cached_tokens < 0) {
     r.cached_tokens = cached;
@@ -458,13 +466,32 @@ void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) 
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r.id));
   }
   r.status = RequestStatus::kFinished;
-  kv_.Release(r.blocks);
-  r.blocks.clear();
-  r.blocks.shrink_to_fit();
+  if (config_.hold_kv_after_finish) {
+    held_.push_back(r.id);  // freed by ReleaseHeld when its transfer ends
+  } else {
+    kv_.Release(r.blocks);
+    r.blocks.clear();
+    r.blocks.shrink_to_fit();
+  }
   r.block_hashes.clear();
   r.block_hashes.shrink_to_fit();
   finished->push_back(r.id);
   finished_unreported_ = true;
+}
+
+void Scheduler::ReleaseHeld(int64_t id) {
+  Request& r = (*requests_)[id];
+  const auto it = std::find(held_.begin(), held_.end(), id);
+  if (it == held_.end()) {
+    std::fprintf(stderr, "servesim: ReleaseHeld(%lld) on a request whose blocks "
+                 "are not held\n", static_cast<long long>(id));
+    std::abort();
+  }
+  *it = held_.back();
+  held_.pop_back();
+  kv_.Release(r.blocks);
+  r.blocks.clear();
+  r.blocks.shrink_to_fit();
 }
 
 bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
@@ -586,6 +613,15 @@ void Scheduler::CheckInvariants() const {
     std::fprintf(stderr, "servesim: decode group holds %zu blocks, owes %lld\n",
                  group_blocks_.size(), static_cast<long long>(owed));
     std::abort();
+  }
+  for (int64_t id : held_) {
+    const Request& r = (*requests_)[id];
+    if (r.status != RequestStatus::kFinished) {
+      std::fprintf(stderr, "servesim: held request %lld is not finished\n",
+                   static_cast<long long>(id));
+      std::abort();
+    }
+    for (int32_t b : r.blocks) held += owners[b]++ == 0;
   }
   for (int64_t id : waiting_) {
     if (!(*requests_)[id].blocks.empty()) {

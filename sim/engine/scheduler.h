@@ -97,6 +97,11 @@ class Scheduler {
   void Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
               Recorder* recorder, std::vector<int64_t>* finished);
 
+  // hold_kv_after_finish: frees the blocks of a finished request that the
+  // scheduler kept (its KV transfer has ended).
+  void ReleaseHeld(int64_t id);
+  size_t num_held() const { return held_.size(); }
+
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const {
     return running_.size() + static_cast<size_t>(group_.size());
@@ -208,6 +213,7 @@ class Scheduler {
   };
   std::vector<Orphan> orphans_;
   std::vector<int64_t> joining_;  // scratch for JoinGroup
+  std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 };
 
 }  // namespace servesim

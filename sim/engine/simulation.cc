@@ -53,20 +53,37 @@ class Driver {
         arrival_rng_(in.seed, "arrivals"),
         session_rng_(in.seed, "sessions"),
         route_rng_(in.seed, "routing"),
+        decode_route_rng_(in.seed, "routing-decode"),
         source_(SourceConfig(in.workload), in.seed),
         router_(MakeRouter(in.router)),
         trace_sessions_(in.workload.trace &&
                         in.workload.trace->format == TraceFormat::kSessions) {
-    for (int32_t k = 0; k < std::max(1, in.num_replicas); ++k) {
-      replicas_.push_back(std::make_unique<Replica>(
-          in.engine, MakeSchedulerPolicy(in.engine.policy), in.cost_model,
-          &out->requests, &out->recorder));
-      replicas_.back()->set_check_invariants(in.check_invariants);
-      const int32_t index = static_cast<int32_t>(replicas_.size() - 1);
-      replicas_.back()->set_step_sink(
-          in.record_steps || in.check_invariants ? &out->steps : nullptr, index);
-      if (in.on_step) replicas_.back()->set_step_callback(in.on_step);
-      replicas_.back()->set_work_counter(in.work_counter);
+    if (in.disagg) {
+      const DisaggConfig& d = *in.disagg;
+      out->disagg.emplace();
+      num_prefill_ = d.prefill.num_replicas;
+      out->disagg->num_prefill = num_prefill_;
+      EngineConfig pe = d.prefill.engine, de = d.decode.engine;
+      pe.hold_kv_after_finish = true;
+      de.remote_prefill = true;
+      // The reference engine (equivalence tests) is asked for on in.engine.
+      pe.reference_engine = de.reference_engine =
+          in.engine.reference_engine || de.reference_engine;
+      for (int32_t k = 0; k < d.prefill.num_replicas; ++k) {
+        AddReplica(pe, d.prefill.cost_model, d.prefill.work_counter,
+                   &out->disagg->prefill_requests);
+      }
+      for (int32_t k = 0; k < d.decode.num_replicas; ++k) {
+        AddReplica(de, d.decode.cost_model, d.decode.work_counter, &out->requests);
+      }
+      router_ = MakeRouter(d.prefill.router);
+      decode_router_ = MakeRouter(d.decode.router);
+      link_free_.assign(d.decode.num_replicas, 0);
+      out->disagg->link_busy.assign(d.decode.num_replicas, 0);
+    } else {
+      for (int32_t k = 0; k < std::max(1, in.num_replicas); ++k) {
+        AddReplica(in.engine, in.cost_model, in.work_counter, &out->requests);
+      }
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
@@ -76,6 +93,10 @@ class Driver {
     // requests, not an absurd bound: growth beyond is amortised.
     if (w_.num_requests > 0) {
       out_->requests.reserve(std::min<int64_t>(w_.num_requests, 1 << 25));
+      if (out_->disagg) {
+        out_->disagg->prefill_requests.reserve(out_->requests.capacity());
+        out_->disagg->requests.reserve(out_->requests.capacity());
+      }
     }
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
   }
@@ -97,6 +118,7 @@ class Driver {
         case EventKind::kSessionTurn: OnSessionTurn(e.payload); break;
         case EventKind::kTraceTurn: OnTraceTurn(e.payload); break;
         case EventKind::kStepDone: OnStepDone(static_cast<size_t>(e.payload)); break;
+        case EventKind::kTransferDone: OnTransferDone(e.payload); break;
       }
       if (StopEarly()) break;
     }
@@ -104,6 +126,19 @@ class Driver {
   }
 
  private:
+  void AddReplica(const EngineConfig& engine, const CostModel* cost,
+                  const StepWorkCounter* work, RequestTable* table) {
+    replicas_.push_back(std::make_unique<Replica>(
+        engine, MakeSchedulerPolicy(engine.policy), cost, table, &out_->recorder));
+    Replica& rep = *replicas_.back();
+    rep.set_check_invariants(in_.check_invariants);
+    const int32_t index = static_cast<int32_t>(replicas_.size() - 1);
+    rep.set_step_sink(in_.record_steps || in_.check_invariants ? &out_->steps : nullptr,
+                      index);
+    if (in_.on_step) rep.set_step_callback(in_.on_step);
+    rep.set_work_counter(work);
+  }
+
   bool StopEarly() {
     int64_t queued = static_cast<int64_t>(pending_.size());
     for (const auto& rep : replicas_) {
@@ -193,6 +228,21 @@ class Driver {
       // Client-side view: sent and unfinished, plus waiting for a slot.
       in_system_seen_.push_back(
           static_cast<int32_t>(rec.levels().in_system + pending_.size()));
+    }
+    if (out_->disagg) {
+      // The prefill instance's request: the same prompt, max_tokens=1.
+      Request p;
+      p.id = r.id;
+      p.prompt_len = r.prompt_len;
+      p.output_len = 1;
+      p.content = r.content;
+      p.request_class = r.request_class;
+      p.priority = r.priority;
+      p.ttft_slo = r.ttft_slo;
+      p.arrival = r.arrival;
+      p.measured = r.measured;
+      out_->disagg->prefill_requests.push_back(std::move(p));
+      out_->disagg->requests.emplace_back();
     }
     out_->requests.push_back(std::move(r));
     if (w_.num_requests > 0 && created_ == w_.num_requests) CloseWindow();
@@ -380,10 +430,18 @@ class Driver {
     }
   }
 
+  // Why request id can never be served, or nullptr.
+  const char* CheckServable(int64_t id) const {
+    const Request& r = out_->requests[id];
+    if (!out_->disagg) return replicas_[0]->CheckServable(r);
+    const char* why = replicas_[0]->CheckServable(out_->disagg->prefill_requests[id]);
+    return why ? why : replicas_[num_prefill_]->CheckServable(r);
+  }
+
   void Send(int64_t id) {
     Request& r = out_->requests[id];
     r.send = now_;
-    if (const char* why = replicas_[0]->CheckServable(r)) {
+    if (const char* why = CheckServable(id)) {
       r.status = RequestStatus::kRejected;
       r.reject_reason = why;
       r.finish = now_;
@@ -395,7 +453,11 @@ class Driver {
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     ++rec.levels().in_system;
-    const size_t k = Route(r);
+    if (out_->disagg) {
+      SendToPrefill(id);
+      return;
+    }
+    const size_t k = Route(r, 0, replicas_.size(), *router_, route_rng_, &route_hashes_);
     r.replica = static_cast<int32_t>(k);
     ++out_->replicas[k].routed;
     ++outstanding_[k];
@@ -404,29 +466,88 @@ class Driver {
     else SyncLevels();
   }
 
-  size_t Route(Request& r) {
-    if (replicas_.size() == 1) return 0;
-    for (size_t k = 0; k < replicas_.size(); ++k) {
-      loads_[k] = {outstanding_[k],
+  // Disaggregated: the prefill instance runs the prompt with max_tokens=1.
+  void SendToPrefill(int64_t id) {
+    Request& p = out_->disagg->prefill_requests[id];
+    p.send = now_;
+    const size_t k = Route(p, 0, num_prefill_, *router_, route_rng_, &route_hashes_);
+    p.replica = static_cast<int32_t>(k);
+    out_->disagg->requests[id].prefill_replica = p.replica;
+    ++out_->replicas[k].routed;
+    ++outstanding_[k];
+    replicas_[k]->Submit(id);
+    if (!replicas_[k]->busy()) StartStep(k);
+    else SyncLevels();
+  }
+
+  // A prefill instance sampled request id's (discarded) token: its prompt's
+  // KV is complete. The decode router picks the instance, whose link moves
+  // the KV first come, first served; the prefill blocks stay held until the
+  // transfer ends.
+  void OnPrefillDone(int64_t id) {
+    const DisaggConfig& c = *in_.disagg;
+    DisaggRequest& dr = out_->disagg->requests[id];
+    dr.prefill_end = now_;
+    Request& r = out_->requests[id];
+    const size_t d = Route(r, num_prefill_, replicas_.size() - num_prefill_,
+                           *decode_router_, decode_route_rng_, &decode_route_hashes_);
+    const size_t k = num_prefill_ + d;
+    r.replica = static_cast<int32_t>(k);
+    ++out_->replicas[k].routed;
+    ++outstanding_[k];
+    const double per_gpu = c.kv_bytes_per_token_per_gpu * r.prompt_len;
+    dr.bytes = per_gpu * c.decode_gpus;
+    dr.transfer_start = std::max(now_, link_free_[d]);
+    dr.transfer_end = dr.transfer_start +
+                      std::max<SimTime>(1, FromSeconds(c.link_latency_s +
+                                                       per_gpu / c.link_bytes_per_s));
+    link_free_[d] = dr.transfer_end;
+    out_->disagg->link_busy[d] += dr.transfer_end - dr.transfer_start;
+    events_.Push(dr.transfer_end, EventKind::kTransferDone, id);
+  }
+
+  // The KV arrived: the prefill blocks are freed (which may let that
+  // instance admit more) and the decode instance gets the request.
+  void OnTransferDone(int64_t id) {
+    const DisaggRequest& dr = out_->disagg->requests[id];
+    ++out_->disagg->transfers;
+    out_->disagg->bytes_moved += dr.bytes;
+    const size_t p = static_cast<size_t>(dr.prefill_replica);
+    replicas_[p]->ReleaseHeld(id);
+    if (!replicas_[p]->busy()) StartStep(p);
+    const size_t k = static_cast<size_t>(out_->requests[id].replica);
+    replicas_[k]->Submit(id);
+    if (!replicas_[k]->busy()) StartStep(k);
+    else SyncLevels();
+  }
+
+  // Chooses among replicas [first, first + count) with `router`; returns
+  // the index within that range.
+  size_t Route(Request& r, size_t first, size_t count, Router& router, Rng& rng,
+               PrefixHashMemo* memo) {
+    if (count == 1) return 0;
+    loads_.resize(count);
+    for (size_t j = 0; j < count; ++j) {
+      const size_t k = first + j;
+      loads_[j] = {outstanding_[k],
                    static_cast<int64_t>(replicas_[k]->scheduler().num_waiting()),
                    &replicas_[k]->scheduler().kv()};
     }
     RouteRequest rr;
     rr.id = r.id;
     rr.prompt_len = r.prompt_len;
-    if (router_->wants_block_hashes()) {
-      const int32_t bs = in_.engine.block_size;
+    if (router.wants_block_hashes()) {
+      const int32_t bs = EngineOfReplica(in_, static_cast<int32_t>(first)).block_size;
       // What admission looks up: a new request hits none of its own blocks.
       const int32_t n = std::min((r.prompt_len - 1) / bs,
                                  in_.engine.reference_engine
                                      ? INT32_MAX
                                      : FirstPrivateBlock(r, bs));
-      EnsureBlockHashes(&r, n, bs,
-                        in_.engine.reference_engine ? nullptr : &route_hashes_);
+      EnsureBlockHashes(&r, n, bs, in_.engine.reference_engine ? nullptr : memo);
       rr.block_hashes = r.block_hashes.data();
       rr.num_block_hashes = n;
     }
-    return router_->Choose(rr, loads_, route_rng_);
+    return router.Choose(rr, loads_, rng);
   }
 
   void StartStep(size_t k) {
@@ -454,6 +575,11 @@ class Driver {
     finished_.clear();
     replicas_[k]->FinishStep(now_, &finished_);
     outstanding_[k] -= static_cast<int64_t>(finished_.size());
+    if (k < num_prefill_) {
+      for (int64_t id : finished_) OnPrefillDone(id);
+      StartStep(k);
+      return;
+    }
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     rec.levels().in_system -= static_cast<int64_t>(finished_.size());
@@ -508,6 +634,14 @@ class Driver {
         out_->replicas[r.replica].prompt_tokens += r.prompt_len;
       }
     }
+    if (out_->disagg) {
+      for (const Request& p : out_->disagg->prefill_requests) {
+        if (p.replica >= 0 && p.cached_tokens >= 0) {
+          out_->replicas[p.replica].cached_prompt_tokens += p.cached_tokens;
+          out_->replicas[p.replica].prompt_tokens += p.prompt_len;
+        }
+      }
+    }
     out_->parent_request.resize(trace_sessions_ ? created_ : 0, -1);
     if (!out_->unstable && !w_.closed_loop && !w_.sessions && !trace_sessions_) {
       JudgeStability();
@@ -538,9 +672,13 @@ class Driver {
   const SimulationInput& in_;
   const WorkloadConfig& w_;
   SimulationOutput* out_;
-  Rng arrival_rng_, session_rng_, route_rng_;
+  Rng arrival_rng_, session_rng_, route_rng_, decode_route_rng_;
   RequestSource source_;
-  std::unique_ptr<Router> router_;
+  std::unique_ptr<Router> router_;          // the prefill pool's, if any
+  std::unique_ptr<Router> decode_router_;   // disaggregated only
+  size_t num_prefill_ = 0;                  // replicas [0, num_prefill_)
+  std::vector<SimTime> link_free_;          // per decode instance
+  PrefixHashMemo decode_route_hashes_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<int64_t> outstanding_;  // per replica: routed, unfinished
@@ -575,6 +713,12 @@ class Driver {
 };
 
 }  // namespace
+
+const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k) {
+  if (!in.disagg) return in.engine;
+  return k < in.disagg->prefill.num_replicas ? in.disagg->prefill.engine
+                                             : in.disagg->decode.engine;
+}
 
 SimulationOutput RunSimulation(const SimulationInput& input) {
   SimulationOutput out;

@@ -61,6 +61,30 @@ struct LimitsConfig {
   int64_t max_queued = 100000;  // waiting + pending; beyond it: stop, unstable
 };
 
+// Disaggregated prefill/decode (vLLM's disaggregated prefill: a proxy sends
+// each request to a prefill instance with max_tokens=1, then to a decode
+// instance, which pulls the prompt's KV over a link and generates every
+// output token the client sees; README "Disaggregation"). Replicas
+// [0, prefill.num_replicas) form the prefill pool, the rest the decode pool.
+struct PoolConfig {
+  EngineConfig engine;
+  const CostModel* cost_model = nullptr;
+  const StepWorkCounter* work_counter = nullptr;
+  int32_t num_replicas = 1;
+  RouterConfig router;
+};
+
+struct DisaggConfig {
+  PoolConfig prefill, decode;
+  // One link per decode instance, FIFO; one NIC per decode GPU, each
+  // receiving its shard of the KV: a transfer of a p-token prompt takes
+  // latency + p * kv_bytes_per_token_per_gpu / bytes_per_s.
+  double link_bytes_per_s = 0;
+  double link_latency_s = 0;
+  double kv_bytes_per_token_per_gpu = 0;  // at the decode pool's tp
+  int32_t decode_gpus = 1;                // decode tp (links per instance)
+};
+
 struct SimulationInput {
   uint64_t seed = 1;
   WorkloadConfig workload;
@@ -83,7 +107,13 @@ struct SimulationInput {
   // Called with every step as it is launched (streamed per-step export);
   // may be empty.
   std::function<void(const StepRecord&)> on_step;
+  // Disaggregated prefill/decode; when set, num_replicas is the total of
+  // both pools and engine / cost_model / router are the decode pool's.
+  std::optional<DisaggConfig> disagg;
 };
+
+// The engine settings of replica k (its pool's, when disaggregated).
+const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k);
 
 struct ReplicaStats {
   int64_t routed = 0;     // requests sent to this replica
@@ -91,6 +121,25 @@ struct ReplicaStats {
   double busy_s = 0;      // time spent running steps
   int64_t cached_prompt_tokens = 0;  // prefix hits at first admission
   int64_t prompt_tokens = 0;
+};
+
+// One request's path through a disaggregated deployment; -1: not yet.
+struct DisaggRequest {
+  int32_t prefill_replica = -1;
+  SimTime prefill_end = -1;     // its prompt's KV complete (token discarded)
+  SimTime transfer_start = -1;  // the decode instance's link took it
+  SimTime transfer_end = -1;    // the KV arrived; submitted to decode
+  double bytes = 0;             // moved, over all of the decode GPUs' links
+};
+
+struct DisaggOutput {
+  int32_t num_prefill = 0;  // replicas [0, num_prefill) are the prefill pool
+  // The prefill instances' copies of the requests (same ids, output_len 1).
+  RequestTable prefill_requests;
+  std::vector<DisaggRequest> requests;  // by request id
+  int64_t transfers = 0;                // ended
+  double bytes_moved = 0;               // by ended transfers
+  std::vector<SimTime> link_busy;       // per decode instance
 };
 
 struct SimulationOutput {
@@ -113,6 +162,7 @@ struct SimulationOutput {
   std::vector<StepRecord> steps;  // in start order; only with record_steps
   bool unstable = false;
   std::string unstable_reason;
+  std::optional<DisaggOutput> disagg;  // with SimulationInput::disagg
 };
 
 SimulationOutput RunSimulation(const SimulationInput& input);

@@ -143,7 +143,27 @@ GpuSpec LoadGpuSpec(const std::string& name_or_path) {
   return ParseGpuSpec(JsonView(j, path));
 }
 
+LinkSpec ParseLinkSpec(const JsonView& v) {
+  v.AllowKeys({"name", "source", "gb_per_s", "latency_us"});
+  LinkSpec l;
+  l.name = v.RequireString("name");
+  l.source = v.RequireString("source");
+  // Bounded a few orders of magnitude either side of today's links, so a
+  // transfer's time stays far inside int64 nanoseconds.
+  l.bytes_per_s = v.RequireNumber("gb_per_s", Range::Closed(0.01, 1e6)) * 1e9;
+  l.latency_s = v.RequireNumber("latency_us", Range::Closed(0, 1e7)) * 1e-6;
+  return l;
+}
+
+LinkSpec LoadLinkSpec(const std::string& name_or_path) {
+  const std::string path =
+      Locate(name_or_path, "models/links", "link", AvailableLinks());
+  const nlohmann::json j = ReadJsonFile(path, "link file");
+  return ParseLinkSpec(JsonView(j, path));
+}
+
 std::vector<std::string> AvailableModels() { return JsonStems("models/llm"); }
 std::vector<std::string> AvailableGpus() { return JsonStems("models/gpu"); }
+std::vector<std::string> AvailableLinks() { return JsonStems("models/links"); }
 
 }  // namespace servesim

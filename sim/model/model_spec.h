@@ -82,4 +82,14 @@ struct GpuSpec {
   double pcie_bytes_per_s = 32e9;  // per GPU, one direction (Gen4 x16)
 };
 
+// A link that moves KV caches between instances (disaggregated prefill):
+// models/links/*.json. Figures are per GPU (one NIC, or one NVLink port
+// set, per GPU), one direction.
+struct LinkSpec {
+  std::string name;
+  std::string source;
+  double bytes_per_s = 0;  // one direction
+  double latency_s = 0;    // fixed cost of one transfer
+};
+
 }  // namespace servesim

@@ -180,7 +180,10 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
       ToSeconds(std::max<SimTime>(0, rec.window_end() - rec.window_start()));
   const double replicas = std::max(1, in.num_replicas);
   s.gpu_busy_fraction = avg.busy / replicas;  // mean over replicas
-  const double blocks = std::max(1, in.engine.num_gpu_blocks) * replicas;
+  double blocks = 0;  // of every replica (a disaggregated run's pools differ)
+  for (int32_t k = 0; k < static_cast<int32_t>(replicas); ++k) {
+    blocks += std::max(1, EngineOfReplica(in, k).num_gpu_blocks);
+  }
   s.kv_usage_mean = avg.kv_blocks_used / blocks;
   s.kv_usage_max = rec.WindowMax().kv_blocks_used / blocks;
   s.mean_in_system = avg.in_system;

@@ -180,13 +180,21 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
   os << "  model " << sc.model.Label() << " on ";
-  if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
-  os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
-     << sc.engine.num_gpu_blocks << " KV blocks"
-     << (sc.num_replicas > 1 ? " each" : "") << " of " << sc.engine.block_size
-     << " tokens"
-     << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)")
-     << "\n";
+  if (sc.disagg) {
+    const DisaggSpec& d = *sc.disagg;
+    os << "a disaggregated deployment: " << d.prefill.replicas << " prefill x "
+       << d.prefill.tp << "x " << d.prefill.gpu.name << " + " << d.decode.replicas
+       << " decode x " << d.decode.tp << "x " << d.decode.gpu.name << " over "
+       << d.link.name << " (pools below; the engine line is the decode pool's)\n";
+  } else {
+    if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
+    os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
+       << sc.engine.num_gpu_blocks << " KV blocks"
+       << (sc.num_replicas > 1 ? " each" : "") << " of " << sc.engine.block_size
+       << " tokens"
+       << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)")
+       << "\n";
+  }
   os << "  cost model " << sc.cost_model->Describe() << "\n";
   os << "  engine max_num_seqs " << sc.engine.max_num_seqs
      << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens

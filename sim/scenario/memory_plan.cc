@@ -47,7 +47,7 @@ namespace {
       s.gpu.name + " offers " + Gib(usable) + " (gpu_memory_utilization " +
       std::to_string(s.gpu_memory_utilization).substr(0, 4) + ")";
   const auto fail_engine = [&](const std::string& key, const std::string& msg) {
-    throw ConfigError(root.file() + ": /engine/" + key + ": " + msg);
+    throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/" + key + ": " + msg);
   };
   const double reserve = s.activation_reserve_bytes;
   if (reserve_given && weights < usable) {
@@ -78,7 +78,8 @@ namespace {
                     " of other reserve per GPU, but " + offers +
                     "; expected a smaller max_num_batched_tokens");
   }
-  const JsonView hw = root.Object("hardware");
+  // A disaggregated pool's object holds its tp itself.
+  const JsonView hw = root.Has("hardware") ? root.Object("hardware") : root;
   hw.FailMessage("tp", s.model.name + " does not fit: " + Gib(weights) +
                            " of weights and " + Gib(reserve) +
                            " of activations per GPU at tp=" + std::to_string(s.tp) +
@@ -105,7 +106,7 @@ void PlanMemory(const JsonView& root, Scenario* s) {
     const double room = s->gpu.memory_bytes - weights;
     const double possible = std::floor(room / block_bytes);
     if (s->engine.num_gpu_blocks > possible && !s->kv_beyond_gpu_memory) {
-      throw ConfigError(root.file() + ": /engine/num_gpu_blocks: " +
+      throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/num_gpu_blocks: " +
                         std::to_string(s->engine.num_gpu_blocks) + " blocks of " +
                         std::to_string(static_cast<int64_t>(block_bytes)) + " bytes need " +
                         Gib(s->engine.num_gpu_blocks * block_bytes) + " of KV per GPU, but " +
@@ -121,7 +122,7 @@ void PlanMemory(const JsonView& root, Scenario* s) {
     char n[32];
     std::snprintf(n, sizeof n, "%.3g", blocks);
     throw ConfigError(
-        root.file() + ": /engine/num_gpu_blocks: the memory plan gives " + n +
+        root.file() + ": " + root.PathOf("engine") + "/num_gpu_blocks: the memory plan gives " + n +
         " KV blocks (" + Gib(s->kv_cache_bytes) + " of " + s->gpu.name +
         " memory for KV at " + std::to_string(static_cast<int64_t>(block_bytes)) +
         " bytes a block of " + s->model.name + "); expected at most " +

@@ -45,22 +45,30 @@ void ParseModel(const JsonView& root, Scenario* s) {
   s->model.SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
 }
 
+// The tp of `hw` (default def), checked against the model's heads.
+int ParseTp(const JsonView& hw, const ModelSpec& model, int def) {
+  const int tp = static_cast<int>(hw.Integer("tp", def, Range::Closed(1, 64)));
+  if (model.num_heads % tp != 0) {
+    hw.Fail("tp", "a divisor of " + model.name + "'s " +
+                      std::to_string(model.num_heads) + " attention heads");
+  }
+  return tp;
+}
+
 void ParseHardware(const JsonView& root, Scenario* s) {
   ParseModel(root, s);
+  // A disaggregated deployment's pools may each name their own.
+  if (!root.Has("hardware") && root.Has("disaggregation")) return;
   const JsonView hw = root.Object("hardware");
   hw.AllowKeys({"gpu", "tp"});
   s->gpu = LoadGpuSpec(hw.RequireString("gpu"));
-  s->tp = static_cast<int>(hw.Integer("tp", 1, Range::Closed(1, 64)));
-  if (s->model.num_heads % s->tp != 0) {
-    hw.Fail("tp", "a divisor of " + s->model.name + "'s " +
-                      std::to_string(s->model.num_heads) + " attention heads");
-  }
+  s->tp = ParseTp(hw, s->model, 1);
 }
 
-void ParseEngine(const JsonView& root, Scenario* s) {
+// An engine object; keys it omits keep their current values (the defaults,
+// or for a disaggregated pool the scenario's /engine).
+void ParseEngineObject(const JsonView& v, Scenario* s) {
   EngineConfig& e = s->engine;
-  if (!root.Has("engine")) return;
-  const JsonView v = root.Object("engine");
   v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
                "preemption", "policy", "activation_reserve_gib",
@@ -69,52 +77,62 @@ void ParseEngine(const JsonView& root, Scenario* s) {
                "kv_beyond_gpu_memory", "kv_cache_dtype"});
   // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
   // under fp8 weights); the fp8 formats are one byte per element.
-  const std::string kv_dtype = v.Choice(
-      "kv_cache_dtype", "auto", {"auto", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"});
-  s->model.SetKvCacheDtype(kv_dtype.rfind("fp8", 0) == 0 ? "fp8" : "bf16");
+  if (v.Has("kv_cache_dtype")) {
+    const std::string kv_dtype = v.Choice(
+        "kv_cache_dtype", "auto", {"auto", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"});
+    s->model.SetKvCacheDtype(kv_dtype.rfind("fp8", 0) == 0 ? "fp8" : "bf16");
+  }
   e.max_num_seqs = static_cast<int32_t>(
-      v.Integer("max_num_seqs", 256, Range::Closed(1, 1 << 20)));
-  e.max_num_batched_tokens = static_cast<int32_t>(
-      v.Integer("max_num_batched_tokens", 8192, Range::Closed(1, 1 << 24)));
-  e.chunked_prefill = v.Bool("chunked_prefill", true);
-  e.prefix_caching = v.Bool("prefix_caching", false);
-  e.async_scheduling = v.Bool("async_scheduling", true);
-  e.reserve_full_prompt = v.Bool("reserve_full_prompt", true);
+      v.Integer("max_num_seqs", e.max_num_seqs, Range::Closed(1, 1 << 20)));
+  e.max_num_batched_tokens = static_cast<int32_t>(v.Integer(
+      "max_num_batched_tokens", e.max_num_batched_tokens, Range::Closed(1, 1 << 24)));
+  e.chunked_prefill = v.Bool("chunked_prefill", e.chunked_prefill);
+  e.prefix_caching = v.Bool("prefix_caching", e.prefix_caching);
+  e.async_scheduling = v.Bool("async_scheduling", e.async_scheduling);
+  e.reserve_full_prompt = v.Bool("reserve_full_prompt", e.reserve_full_prompt);
   e.long_prefill_token_threshold = static_cast<int32_t>(
-      v.Integer("long_prefill_token_threshold", 0, Range::Closed(0, 1 << 24)));
-  e.watermark = v.Number("watermark", 0, Range{0, 1, false, true});
+      v.Integer("long_prefill_token_threshold", e.long_prefill_token_threshold,
+                Range::Closed(0, 1 << 24)));
+  e.watermark = v.Number("watermark", e.watermark, Range{0, 1, false, true});
   e.block_size = static_cast<int32_t>(
-      v.Integer("block_size", 16, Range::Closed(1, 4096)));
-  s->gpu_memory_utilization = v.Number("gpu_memory_utilization", 0.9,
-                                       Range::OpenClosed(0, 1));
+      v.Integer("block_size", e.block_size, Range::Closed(1, 4096)));
+  s->gpu_memory_utilization = v.Number(
+      "gpu_memory_utilization", s->gpu_memory_utilization, Range::OpenClosed(0, 1));
   if (auto n = v.OptionalInteger("num_gpu_blocks", Range::Closed(1, kMaxGpuBlocks))) {
     e.num_gpu_blocks = static_cast<int32_t>(*n);
     s->num_gpu_blocks_given = true;
   }
   // A what-if: a cache larger than any GPU of this kind holds (e.g. an
   // "infinite" cache to measure a trace's reuse).
-  s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", false);
+  s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", s->kv_beyond_gpu_memory);
   // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
   v.Choice("preemption", "recompute", {"recompute"});
   // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
-  e.policy = v.Choice("policy", "fcfs",
+  e.policy = v.Choice("policy", e.policy,
                       {"fcfs", "shortest-prompt-first",
                        "shortest-prompt-first-oracle", "priority", "edf",
                        "lpm"});
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
-  } else {
-    s->activation_reserve_bytes = -1;  // derive
-  }
+  }  // else as before: given by /engine, or < 0 (derived)
 }
 
-void ParseCostModel(const JsonView& root, Scenario* s) {
-  nlohmann::json def = {{"type", "roofline"}};
-  const JsonView v = root.Has("cost_model") ? root.Object("cost_model")
-                                            : JsonView(def, root.file(), "/cost_model");
+void ParseEngine(const JsonView& root, Scenario* s) {
+  if (root.Has("engine")) ParseEngineObject(root.Object("engine"), s);
+}
+
+// The cost model of `pool`'s cost_model key if it has one, else root's, else
+// the default roofline.
+void ParseCostModel(const JsonView& root, const JsonView& pool, Scenario* s) {
+  static const nlohmann::json def = {{"type", "roofline"}};
+  const JsonView v = pool.Has("cost_model")   ? pool.Object("cost_model")
+                     : root.Has("cost_model") ? root.Object("cost_model")
+                                              : JsonView(def, root.file(), "/cost_model");
   s->cost_model = MakeCostModel(v, s->model, s->gpu, s->tp);
   s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
+
+void ParseCostModel(const JsonView& root, Scenario* s) { ParseCostModel(root, root, s); }
 
 void ParseArrival(const JsonView& w, Scenario* s) {
   WorkloadConfig& wc = s->workload;
@@ -369,6 +387,98 @@ void ParseCluster(const JsonView& root, Scenario* s) {
   }
 }
 
+// One pool of /disaggregation: the scenario's /hardware and /engine are its
+// defaults; its own keys override them; its memory plan and cost model are
+// made for its GPU and tp.
+PoolSpec ParsePool(const JsonView& root, const JsonView& v, const Scenario& base) {
+  v.AllowKeys({"gpu", "tp", "replicas", "router", "load_slack", "engine", "cost_model"});
+  Scenario ps = base;
+  const bool hw = root.Has("hardware");
+  if (v.Has("gpu") || !hw) ps.gpu = LoadGpuSpec(v.RequireString("gpu"));
+  ps.tp = ParseTp(v, ps.model, hw ? base.tp : 1);
+  if (v.Has("engine")) ParseEngineObject(v.Object("engine"), &ps);
+  PlanMemory(v, &ps);
+  ParseCostModel(root, v, &ps);
+  PoolSpec p;
+  p.model = ps.model;
+  p.gpu = ps.gpu;
+  p.tp = ps.tp;
+  p.engine = ps.engine;
+  p.gpu_memory_utilization = ps.gpu_memory_utilization;
+  p.kv_cache_bytes = ps.kv_cache_bytes;
+  p.num_gpu_blocks_given = ps.num_gpu_blocks_given;
+  p.cost_model = ps.cost_model;
+  p.work_counter = ps.work_counter;
+  p.replicas = static_cast<int32_t>(v.Integer("replicas", 1, Range::Closed(1, 4096)));
+  p.router.name = v.Choice("router", "round_robin",
+                           {"round_robin", "least_outstanding", "power_of_two",
+                            "prefix_affinity"});
+  p.router.load_slack = v.Number("load_slack", 0.25, Range::Closed(0, 1e6));
+  if (p.router.name == "prefix_affinity" && !p.engine.prefix_caching) {
+    v.FailMessage("router", "prefix_affinity routes by cached prefixes: expected "
+                            "engine.prefix_caching true in this pool");
+  }
+  return p;
+}
+
+// /link: a name under models/links (or a file), or an object with the
+// figures ({"gb_per_s", "latency_us"}, optionally starting from "name").
+LinkSpec ParseLink(const JsonView& d) {
+  if (d.Has("link") && d.raw().at("link").is_object()) {
+    const JsonView l = d.Object("link");
+    l.AllowKeys({"name", "gb_per_s", "latency_us"});
+    LinkSpec link;
+    if (l.Has("name")) {
+      link = LoadLinkSpec(l.RequireString("name"));
+      link.bytes_per_s = l.Number("gb_per_s", link.bytes_per_s / 1e9,
+                                  Range::Closed(0.01, 1e6)) * 1e9;
+      link.latency_s = l.Number("latency_us", link.latency_s * 1e6,
+                                Range::Closed(0, 1e7)) * 1e-6;
+    } else {
+      link.name = "custom";
+      link.source = d.file() + ": " + l.path();
+      link.bytes_per_s = l.RequireNumber("gb_per_s", Range::Closed(0.01, 1e6)) * 1e9;
+      link.latency_s = l.RequireNumber("latency_us", Range::Closed(0, 1e7)) * 1e-6;
+    }
+    return link;
+  }
+  return LoadLinkSpec(d.RequireString("link"));
+}
+
+void ParseDisaggregation(const JsonView& root, Scenario* s) {
+  const JsonView d = root.Object("disaggregation");
+  d.AllowKeys({"prefill", "decode", "link"});
+  if (root.Has("cluster")) {
+    root.FailMessage("cluster", "a disaggregated deployment sizes its pools in "
+                                "/disaggregation/prefill and /disaggregation/decode: "
+                                "remove /cluster");
+  }
+  DisaggSpec ds;
+  ds.prefill = ParsePool(root, d.Object("prefill"), *s);
+  ds.decode = ParsePool(root, d.Object("decode"), *s);
+  if (ds.prefill.model.kv_cache_dtype != ds.decode.model.kv_cache_dtype) {
+    d.Object("decode").FailMessage(
+        "engine", "expected the prefill pool's kv_cache_dtype (" +
+                      ds.prefill.model.kv_cache_dtype + "): the KV moves as it is, got " +
+                      ds.decode.model.kv_cache_dtype);
+  }
+  ds.link = ParseLink(d);
+  // The single-deployment fields describe the decode pool.
+  const PoolSpec& dec = ds.decode;
+  s->model = dec.model;
+  s->gpu = dec.gpu;
+  s->tp = dec.tp;
+  s->engine = dec.engine;
+  s->gpu_memory_utilization = dec.gpu_memory_utilization;
+  s->kv_cache_bytes = dec.kv_cache_bytes;
+  s->num_gpu_blocks_given = dec.num_gpu_blocks_given;
+  s->cost_model = dec.cost_model;
+  s->work_counter = dec.work_counter;
+  s->num_replicas = ds.prefill.replicas + dec.replicas;
+  s->router = dec.router;
+  s->disagg = std::move(ds);
+}
+
 void ParseLimits(const JsonView& root, Scenario* s) {
   if (!root.Has("limits")) return;
   const JsonView l = root.Object("limits");
@@ -383,13 +493,17 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
   const JsonView root(s.json, label);
   root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
                   "workload", "metrics", "limits", "cluster", "name",
-                  "description"});
+                  "description", "disaggregation"});
   s.seed = static_cast<uint64_t>(root.Integer("seed", 1, Range::Closed(0, 9e15)));
   ParseHardware(root, &s);
   ParseEngine(root, &s);
   ParseWorkload(root, &s);
   ParseMetrics(root, &s);
   ParseLimits(root, &s);
+  if (root.Has("disaggregation")) {
+    ParseDisaggregation(root, &s);
+    return s;
+  }
   ParseCluster(root, &s);
   PlanMemory(root, &s);
   ParseCostModel(root, &s);
@@ -411,6 +525,30 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.limits = limits;
   in.num_replicas = num_replicas;
   in.router = router;
+  if (disagg) {
+    const auto pool = [](const PoolSpec& p) {
+      PoolConfig c;
+      c.engine = p.engine;
+      c.cost_model = p.cost_model.get();
+      c.work_counter = p.work_counter.get();
+      c.num_replicas = p.replicas;
+      c.router = p.router;
+      return c;
+    };
+    DisaggConfig d;
+    d.prefill = pool(disagg->prefill);
+    d.decode = pool(disagg->decode);
+    d.link_bytes_per_s = disagg->link.bytes_per_s;
+    d.link_latency_s = disagg->link.latency_s;
+    d.kv_bytes_per_token_per_gpu = disagg->decode.model.KvBytesPerTokenPerGpu(disagg->decode.tp);
+    d.decode_gpus = disagg->decode.tp;
+    in.disagg = d;
+    // MFU and MBU are against one GPU kind's peaks at one tp.
+    if (disagg->prefill.gpu.name != disagg->decode.gpu.name ||
+        disagg->prefill.tp != disagg->decode.tp) {
+      in.peak_flops_per_gpu = in.peak_hbm_bytes_per_s = 0;
+    }
+  }
   return in;
 }
 

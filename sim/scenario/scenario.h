@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,28 @@
 #include "sim/model/model_spec.h"
 
 namespace servesim {
+
+// One pool of a disaggregated deployment: its own GPU, tp, engine limits,
+// memory plan, cost model, instance count and router.
+struct PoolSpec {
+  ModelSpec model;  // the scenario's, with this pool's KV cache dtype
+  GpuSpec gpu;
+  int tp = 1;
+  EngineConfig engine;
+  double gpu_memory_utilization = 0.9;
+  double kv_cache_bytes = 0;
+  bool num_gpu_blocks_given = false;
+  std::shared_ptr<const CostModel> cost_model;
+  std::shared_ptr<const StepWorkCounter> work_counter;
+  int32_t replicas = 1;
+  RouterConfig router;
+};
+
+// /disaggregation: prefill and decode pools joined by a KV link.
+struct DisaggSpec {
+  PoolSpec prefill, decode;
+  LinkSpec link;
+};
 
 struct Scenario {
   std::string file;     // where it came from, for reports and errors
@@ -42,6 +65,10 @@ struct Scenario {
   int64_t trace_bad_lines = 0, trace_data_lines = 0;
   int64_t trace_records = 0;      // good records
   std::string trace_first_error;  // "<path>:<line>: <what>"
+  // Disaggregated prefill/decode. Then gpu, tp, engine, cost_model and the
+  // memory plan above are the decode pool's, and num_replicas counts both
+  // pools' instances.
+  std::optional<DisaggSpec> disagg;
   // What the reader decided (timestamp unit, 0-token rows, filtered rows):
   // said in ArrivalDescription() and the result JSON.
   TraceNotes trace_notes;

@@ -411,6 +411,40 @@ void CapToTheGpu(const json& s, json* engine) {
   (*engine)["num_gpu_blocks"] = std::min((*engine)["num_gpu_blocks"].get<int64_t>(), cap);
 }
 
+// Turns the deployment into prefill and decode pools (the scenario's
+// /hardware and /engine are their defaults): 1-3 instances each with any
+// router, a named or made-up link (slow ones too, so transfers queue), and
+// sometimes a pool with a smaller cache (the prefill pool's held blocks then
+// stall its admissions) or the other scheduling mode.
+void Disaggregate(Choices& c, bool prefix_caching, json* s) {
+  const auto pool = [&]() {
+    const char* router = c.Pick<const char*>(
+        {"round_robin", "least_outstanding", "power_of_two", "prefix_affinity"});
+    if (!prefix_caching && std::string(router) == "prefix_affinity") router = "round_robin";
+    json p = {{"replicas", c.Int(1, 3)}, {"router", router}};
+    json e = json::object();
+    const json& top = (*s)["engine"];
+    if (c.Chance(0.3) && top.contains("num_gpu_blocks")) {
+      e["num_gpu_blocks"] =
+          std::max<int64_t>(2, top["num_gpu_blocks"].get<int64_t>() / c.Int(1, 4));
+    }
+    if (c.Chance(0.2)) e["async_scheduling"] = c.Chance(0.5);
+    if (!e.empty()) p["engine"] = e;
+    return p;
+  };
+  json d;
+  d["prefill"] = pool();
+  d["decode"] = pool();
+  if (c.Chance(0.5)) {
+    d["link"] = c.Pick<const char*>({"nvlink-4", "infiniband-ndr-400g",
+                                     "infiniband-hdr-200g", "roce-200g", "roce-400g"});
+  } else {
+    d["link"] = {{"gb_per_s", c.LogUniform(0.05, 500)}, {"latency_us", c.LogInt(0, 5000)}};
+  }
+  s->erase("cluster");
+  (*s)["disaggregation"] = d;
+}
+
 json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   json s;
   s["seed"] = c.Int(0, 1000000);
@@ -465,6 +499,8 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   if (c.Chance(0.3)) Classes(c, &s["workload"]);
   if (c.Chance(0.3)) s["engine"]["policy"] = "priority";
   if (c.Chance(0.3)) s["engine"]["policy"] = c.Chance(0.5) ? "edf" : "lpm";
+  // Disaggregated prefill/decode in ~20% of cases (drawn last, like fp8).
+  if (c.Chance(0.2)) Disaggregate(c, prefix_caching, &s);
   return s;
 }
 

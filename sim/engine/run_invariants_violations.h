@@ -1,0 +1,53 @@
+// The violation collector shared by the run-level invariant checks
+// (run_invariants.cc, run_invariants_disagg.cc): internal to them.
+#pragma once
+
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+// Collects violation lines, at most kPerKind per kind of violation (a bug
+// that breaks every request would otherwise print a million lines), then
+// one line saying how many more there were.
+class Violations {
+ public:
+  static constexpr int kPerKind = 8;
+
+  void Add(const char* kind, const char* fmt, ...) __attribute__((format(printf, 3, 4))) {
+    int& n = counts_[kind];
+    if (++n > kPerKind) return;
+    char buf[512];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, args);
+    va_end(args);
+    lines_.push_back(std::string(kind) + ": " + buf);
+  }
+
+  std::vector<std::string> Take() {
+    for (const auto& [kind, n] : counts_) {
+      if (n > kPerKind) {
+        lines_.push_back(kind + ": ... and " + std::to_string(n - kPerKind) +
+                         " more violations of this kind");
+      }
+    }
+    return std::move(lines_);
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  std::map<std::string, int> counts_;
+};
+
+// Disaggregated runs (run_invariants_disagg.cc): the pools, the transfers,
+// the links and the KV blocks.
+struct SimulationInput;
+struct SimulationOutput;
+void CheckDisaggInvariants(const SimulationInput& in, const SimulationOutput& out,
+                           Violations* v);
+
+}  // namespace servesim

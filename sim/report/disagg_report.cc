@@ -1,0 +1,158 @@
+// Disaggregated runs' report (see disagg_report.h).
+#include "sim/report/disagg_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/report/writers.h"
+
+namespace servesim {
+namespace {
+
+std::string Fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+double ToMs(SimTime t) { return static_cast<double>(t) * 1e-6; }
+
+double PoolBusy(const SimulationOutput& out, size_t first, size_t count) {
+  if (count == 0 || out.end_time <= 0) return 0;
+  double busy = 0;
+  for (size_t k = first; k < first + count && k < out.replicas.size(); ++k) {
+    busy += out.replicas[k].busy_s;
+  }
+  return busy / (static_cast<double>(count) * ToSeconds(out.end_time));
+}
+
+std::string Row(const char* name, const SampleStats& st) {
+  std::string s = std::string("    ") + name;
+  s.resize(std::max<size_t>(s.size(), 38), ' ');
+  s += "mean " + Fmt("%.2f", st.mean) + ", median " + Fmt("%.2f", st.median);
+  for (const auto& [p, v] : st.percentiles) {
+    if (p == 99) s += ", p99 " + Fmt("%.2f", v);
+  }
+  return s + "\n";
+}
+
+nlohmann::json Stats(const SampleStats& st) {
+  nlohmann::json j = {{"count", st.count}, {"mean", st.mean}, {"median", st.median},
+                      {"max", st.max}};
+  for (const auto& [p, v] : st.percentiles) j["p" + PercentileName(p)] = v;
+  return j;
+}
+
+nlohmann::json PoolJson(const PoolSpec& p, double busy) {
+  return {{"gpu", p.gpu.name},
+          {"tp", p.tp},
+          {"replicas", p.replicas},
+          {"router", p.router.name},
+          {"num_gpu_blocks", p.engine.num_gpu_blocks},
+          {"max_num_seqs", p.engine.max_num_seqs},
+          {"max_num_batched_tokens", p.engine.max_num_batched_tokens},
+          {"busy_fraction", busy}};
+}
+
+}  // namespace
+
+DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput& in,
+                              const std::vector<double>& percentiles) {
+  DisaggSummary d;
+  if (!out.disagg || !in.disagg) return d;
+  const DisaggOutput& o = *out.disagg;
+  d.prefill_replicas = in.disagg->prefill.num_replicas;
+  d.decode_replicas = in.disagg->decode.num_replicas;
+  d.prefill_busy = PoolBusy(out, 0, d.prefill_replicas);
+  d.decode_busy = PoolBusy(out, d.prefill_replicas, d.decode_replicas);
+  if (out.end_time > 0 && !o.link_busy.empty()) {
+    SimTime sum = 0;
+    for (SimTime b : o.link_busy) sum += b;
+    d.link_busy = static_cast<double>(sum) /
+                  (static_cast<double>(o.link_busy.size()) * static_cast<double>(out.end_time));
+  }
+  d.transfers = o.transfers;
+  d.bytes_moved = o.bytes_moved;
+  std::vector<double> prefill, transfer, wait, decode, share;
+  double ttft_sum = 0, transfer_sum = 0;
+  for (size_t i = 0; i < out.requests.size(); ++i) {
+    const Request& r = out.requests[i];
+    if (!r.measured || r.status != RequestStatus::kFinished) continue;
+    const DisaggRequest& t = o.requests[i];
+    const double ttft = ToMs(r.first_token - r.send);
+    const double moved = ToMs(t.transfer_end - t.prefill_end);
+    prefill.push_back(ToMs(t.prefill_end - r.send));
+    transfer.push_back(moved);
+    wait.push_back(ToMs(t.transfer_start - t.prefill_end));
+    decode.push_back(ToMs(r.first_scheduled - t.transfer_end));
+    share.push_back(ttft > 0 ? moved / ttft : 0);
+    ttft_sum += ttft;
+    transfer_sum += moved;
+  }
+  if (ttft_sum > 0) d.transfer_share_of_mean_ttft = transfer_sum / ttft_sum;
+  d.prefill_ms = Summarize(prefill, percentiles);
+  d.transfer_ms = Summarize(transfer, percentiles);
+  d.link_wait_ms = Summarize(wait, percentiles);
+  d.decode_wait_ms = Summarize(decode, percentiles);
+  d.transfer_share = Summarize(share, percentiles);
+  return d;
+}
+
+void WriteDisaggReport(const Scenario& sc, const DisaggSummary& d, std::ostream& os) {
+  if (!sc.disagg) return;
+  const DisaggSpec& ds = *sc.disagg;
+  const auto pool = [&](const char* name, const PoolSpec& p, double busy) {
+    os << "  " << name << ": " << p.replicas << " x " << p.tp << "x " << p.gpu.name
+       << " (tp=" << p.tp << "), " << p.engine.num_gpu_blocks << " KV blocks each, "
+       << "max_num_seqs " << p.engine.max_num_seqs << ", max_num_batched_tokens "
+       << p.engine.max_num_batched_tokens << ", router " << p.router.name << "; busy "
+       << Fmt("%.1f", 100 * busy) << "% of the run\n";
+  };
+  os << "\nDisaggregated prefill/decode (vLLM disaggregated prefill: the prefill "
+        "instance runs the prompt with max_tokens=1, the decode instance pulls its KV "
+        "and produces every token the client sees; TTFT includes the transfer):\n";
+  pool("prefill pool", ds.prefill, d.prefill_busy);
+  pool("decode pool ", ds.decode, d.decode_busy);
+  os << "  link " << ds.link.name << ": " << Fmt("%.1f", ds.link.bytes_per_s / 1e9)
+     << " GB/s and " << Fmt("%.1f", ds.link.latency_s * 1e6)
+     << " us per decode GPU, one FIFO link per decode instance; busy "
+     << Fmt("%.1f", 100 * d.link_busy) << "% of the run\n";
+  os << "  " << d.transfers << " KV transfers, " << Fmt("%.3f", d.bytes_moved / 1e9)
+     << " GB moved (" << Fmt("%.1f", d.transfers ? d.bytes_moved / d.transfers / 1e6 : 0)
+     << " MB each on average)\n";
+  os << "  per request (ms, " << d.transfer_ms.count << " measured):\n";
+  os << Row("send -> prefill done", d.prefill_ms);
+  os << Row("prefill done -> KV arrived", d.transfer_ms);
+  os << Row("  of which waiting for the link", d.link_wait_ms);
+  os << Row("KV arrived -> decode admitted", d.decode_wait_ms);
+  double p99 = 0;
+  for (const auto& [p, v] : d.transfer_share.percentiles) {
+    if (p == 99) p99 = v;
+  }
+  os << "  transfer share of TTFT: mean " << Fmt("%.1f", 100 * d.transfer_share.mean)
+     << "% per request (p99 " << Fmt("%.1f", 100 * p99) << "%), "
+     << Fmt("%.1f", 100 * d.transfer_share_of_mean_ttft) << "% of mean TTFT\n";
+}
+
+nlohmann::json DisaggJson(const Scenario& sc, const DisaggSummary& d) {
+  if (!sc.disagg) return nullptr;
+  const DisaggSpec& ds = *sc.disagg;
+  return {{"model", "vllm disaggregated prefill (proxy; prefill max_tokens=1; first "
+                    "token from the decode instance; TTFT includes the KV transfer)"},
+          {"prefill", PoolJson(ds.prefill, d.prefill_busy)},
+          {"decode", PoolJson(ds.decode, d.decode_busy)},
+          {"link", {{"name", ds.link.name},
+                    {"gb_per_s", ds.link.bytes_per_s / 1e9},
+                    {"latency_us", ds.link.latency_s * 1e6},
+                    {"busy_fraction", d.link_busy}}},
+          {"transfers", d.transfers},
+          {"bytes_moved", d.bytes_moved},
+          {"prefill_ms", Stats(d.prefill_ms)},
+          {"transfer_ms", Stats(d.transfer_ms)},
+          {"link_wait_ms", Stats(d.link_wait_ms)},
+          {"decode_wait_ms", Stats(d.decode_wait_ms)},
+          {"transfer_share_of_ttft", Stats(d.transfer_share)},
+          {"transfer_share_of_mean_ttft", d.transfer_share_of_mean_ttft}};
+}
+
+}  // namespace servesim
