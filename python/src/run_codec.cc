@@ -35,6 +35,26 @@ void from_json(const nlohmann::json& j, StepCost& c) {
   j.at(2).get_to(c.attn_decode_s), j.at(3).get_to(c.comm_s);
   j.at(4).get_to(c.other_s), j.at(5).get_to(c.overhead_s);
 }
+void to_json(nlohmann::json& j, const ClassSummary& c) {
+  j = {c.name,          c.share,         c.priority,      c.ttft_slo_ms,
+       c.tpot_slo_ms,   c.created,       c.completed,     c.excluded_warmup,
+       c.rejected,      c.failed,        c.unfinished,    c.input_tokens,
+       c.output_tokens, c.preemptions,   c.good,          c.slo_attainment,
+       c.goodput_rps,   c.request_throughput, c.ttft_ms,  c.tpot_ms,
+       c.e2el_ms,       c.queue_ms};
+}
+void from_json(const nlohmann::json& j, ClassSummary& c) {
+  j.at(0).get_to(c.name), j.at(1).get_to(c.share), j.at(2).get_to(c.priority);
+  j.at(3).get_to(c.ttft_slo_ms), j.at(4).get_to(c.tpot_slo_ms);
+  j.at(5).get_to(c.created), j.at(6).get_to(c.completed);
+  j.at(7).get_to(c.excluded_warmup), j.at(8).get_to(c.rejected);
+  j.at(9).get_to(c.failed), j.at(10).get_to(c.unfinished);
+  j.at(11).get_to(c.input_tokens), j.at(12).get_to(c.output_tokens);
+  j.at(13).get_to(c.preemptions), j.at(14).get_to(c.good);
+  j.at(15).get_to(c.slo_attainment), j.at(16).get_to(c.goodput_rps);
+  j.at(17).get_to(c.request_throughput), j.at(18).get_to(c.ttft_ms);
+  j.at(19).get_to(c.tpot_ms), j.at(20).get_to(c.e2el_ms), j.at(21).get_to(c.queue_ms);
+}
 void to_json(nlohmann::json& j, const Interval& i) { j = {i.mean, i.lo, i.hi, i.n}; }
 void from_json(const nlohmann::json& j, Interval& i) {
   j.at(0).get_to(i.mean), j.at(1).get_to(i.lo), j.at(2).get_to(i.hi), j.at(3).get_to(i.n);
@@ -47,8 +67,11 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1216,
+static_assert(sizeof(RunSummary) == 1240,
               "RunSummary changed: list the new field in SummaryFields "
+              "(python/src/run_codec.cc) and update this size");
+static_assert(sizeof(ClassSummary) == 456,
+              "ClassSummary changed: list the new field in its to_json/from_json "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(SaturationEstimate) == 104,
               "SaturationEstimate changed: list the new field in SaturationFields "
@@ -100,6 +123,7 @@ void SummaryFields(S& s, F&& f) {
   f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
   f("cut_short", s.cut_short), f("unstable", s.unstable);
   f("unstable_reason", s.unstable_reason), f("reject_reasons", s.reject_reasons);
+  f("classes", s.classes);
 }
 
 template <typename S, typename F>
