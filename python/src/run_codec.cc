@@ -67,7 +67,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1240,
+static_assert(sizeof(RunSummary) == 1368,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -119,6 +119,17 @@ void SummaryFields(S& s, F&& f) {
   f("token_hit_rate", s.token_hit_rate), f("block_hit_rate", s.block_hit_rate);
   f("resume_cached_tokens", s.resume_cached_tokens), f("evictions", s.evictions);
   f("cached_block_occupancy", s.cached_block_occupancy);
+  f("kv_offload", s.kv_offload), f("swap_preemption", s.swap_preemption);
+  f("cpu_blocks", s.cpu_blocks);
+  f("cpu_cached_prompt_tokens", s.cpu_cached_prompt_tokens);
+  f("gpu_tier_hit_rate", s.gpu_tier_hit_rate), f("cpu_tier_hit_rate", s.cpu_tier_hit_rate);
+  f("swap_preemptions", s.swap_preemptions), f("swap_fallbacks", s.swap_fallbacks);
+  f("swap_out_blocks", s.swap_out_blocks), f("swap_in_blocks", s.swap_in_blocks);
+  f("load_blocks", s.load_blocks), f("store_blocks", s.store_blocks);
+  f("cpu_evictions", s.cpu_evictions);
+  f("bytes_to_cpu", s.bytes_to_cpu), f("bytes_to_gpu", s.bytes_to_gpu);
+  f("transfer_stall_s", s.transfer_stall_s);
+  f("transfer_stall_fraction", s.transfer_stall_fraction);
   f("num_replicas", s.num_replicas), f("replicas", s.replicas);
   f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
   f("cut_short", s.cut_short), f("unstable", s.unstable);

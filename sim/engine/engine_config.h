@@ -29,14 +29,28 @@ struct EngineConfig {
   // vLLM's watermark: share of the KV blocks kept free when admitting a
   // waiting request while others run.
   double watermark = 0;
+  // engine.preemption "swap" (vLLM v0's preemption_mode=swap): a victim's
+  // KV blocks are copied to the CPU tier and back on resume instead of
+  // being recomputed; recompute when the tier has no room (counted).
+  bool swap_preemption = false;
+  // engine.kv_offload: the CPU tier (sim/kv/cpu_tier.h) in blocks (0: no
+  // tier), the bytes of one block on one GPU, the GPUs of the instance
+  // (each moves its shard over its own link), and one GPU's host link.
+  // It holds swapped requests and, with prefix caching, the blocks the GPU
+  // prefix cache evicts.
+  int64_t cpu_blocks = 0;
+  double kv_block_bytes = 0;
+  int32_t offload_gpus = 1;
+  double pcie_bytes_per_s = 0;
+  double pcie_latency_s = 0;
   // Not a scenario setting: run the simple engine the fast paths must
   // match byte for byte (tests/fuzz/reference_equivalence_test.cc): every
   // full block hashed and put in the prefix cache's map, the linked free
   // queue, one histogram call per token.
   bool reference_engine = false;
   // Not a scenario setting: keep the running requests in steady decode as
-  // an aggregate (Scheduler's decode group; off anyway with prefix caching
-  // or the reference engine). Modes that need every sequence one by one
+  // an aggregate (Scheduler's decode group; off anyway with prefix caching,
+  // the CPU tier or the reference engine). Modes that need every sequence one by one
   // each step turn it off.
   bool decode_group = true;
   // Not scenario settings: the two roles of disaggregated prefill (as

@@ -15,7 +15,19 @@ Replica::Replica(const EngineConfig& config,
       cost_model_(cost_model),
       recorder_(recorder),
       async_(config.async_scheduling),
-      holds_kv_(config.hold_kv_after_finish) {}
+      holds_kv_(config.hold_kv_after_finish),
+      kv_block_bytes_(config.kv_block_bytes),
+      pcie_bytes_per_s_(config.pcie_bytes_per_s),
+      pcie_latency_s_(config.pcie_latency_s) {}
+
+SimTime Replica::TransferStall(const TransferCounts& t) const {
+  const auto one = [&](int64_t blocks) {
+    return blocks == 0 ? 0
+                       : FromSeconds(pcie_latency_s_ + static_cast<double>(blocks) *
+                                                            kv_block_bytes_ / pcie_bytes_per_s_);
+  };
+  return one(t.swap_out) + one(t.swap_in + t.load);
+}
 
 bool Replica::Launch(SimTime now) {
   InFlight f;
@@ -28,6 +40,16 @@ bool Replica::Launch(SimTime now) {
   const SimTime start = std::max(now, gpu_free_);
   const auto num_seqs = static_cast<int64_t>(scheduler_.Schedule(start, &f.batch, &shape_));
   if (observer_) observer_(now, f.batch);
+  SimTime stall = 0;
+  TransferCounts moved;
+  if (pcie_bytes_per_s_ > 0) {
+    pending_transfers_ += scheduler_.last_transfers();
+    if (!f.batch.empty()) {
+      moved = pending_transfers_;
+      stall = TransferStall(moved);
+      pending_transfers_ = TransferCounts{};
+    }
+  }
   if (f.batch.empty()) {
     f.end = start;  // an empty batch: nothing runs, nothing to commit
     in_flight_.push_back(std::move(f));
@@ -37,7 +59,8 @@ bool Replica::Launch(SimTime now) {
   total_cost_ += cost;
   // A step always advances time, so the simulation cannot stall at an
   // instant even if a cost model returns 0.
-  const SimTime d = std::max<SimTime>(1, FromSeconds(cost.Total()));
+  const SimTime d = std::max<SimTime>(1, FromSeconds(cost.Total()) + stall);
+  transfer_stall_ += stall;
   f.end = start + d;
   gpu_free_ = f.end;
   ++steps_;
@@ -74,6 +97,11 @@ bool Replica::Launch(SimTime now) {
     rec.kv_blocks_total = scheduler_.kv().num_blocks();
     rec.num_running = static_cast<int32_t>(scheduler_.num_running());
     rec.num_waiting = static_cast<int32_t>(scheduler_.num_waiting());
+    rec.swap_out_blocks = moved.swap_out;
+    rec.store_blocks = moved.store;
+    rec.swap_in_blocks = moved.swap_in;
+    rec.load_blocks = moved.load;
+    rec.transfer_stall = stall;
     rec.gemm_s = cost.gemm_s;
     rec.attn_prefill_s = cost.attn_prefill_s;
     rec.attn_decode_s = cost.attn_decode_s;

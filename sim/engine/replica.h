@@ -56,6 +56,9 @@ class Replica {
   const StepCost& total_cost() const { return total_cost_; }
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_time_; }  // sum of step durations
+  // KV offload: time steps spent waiting for transfers to and from the CPU
+  // tier (in busy_time), and the blocks those transfers moved.
+  SimTime transfer_stall() const { return transfer_stall_; }
   // Abort on any broken invariant after every step (tests, debugging).
   // Counts each step's model FLOPs and bytes into the recorder (may be null).
   void set_work_counter(const StepWorkCounter* c) { work_counter_ = c; }
@@ -89,6 +92,12 @@ class Replica {
   };
   // Schedules one batch at `now` and queues it; false if it is empty.
   bool Launch(SimTime now);
+  // How long a step waits for the transfers it needs (engine.kv_offload):
+  // the copies to the CPU tier a swap preemption makes and the copies back
+  // (swap-in, CPU prefix hits) run before its compute, each direction one
+  // transfer of latency + bytes / bandwidth on each GPU's own link; the
+  // copies of evicted prefix blocks overlap compute.
+  SimTime TransferStall(const TransferCounts& t) const;
 
   Scheduler scheduler_;
   const StepWorkCounter* work_counter_ = nullptr;
@@ -103,6 +112,10 @@ class Replica {
   SimTime gpu_free_ = 0;  // when the last launched step ends
   int64_t steps_ = 0;
   SimTime busy_time_ = 0;
+  SimTime transfer_stall_ = 0;
+  // Transfers scheduled by empty batches: the next step waits for them.
+  TransferCounts pending_transfers_;
+  double kv_block_bytes_, pcie_bytes_per_s_, pcie_latency_s_;
   bool busy_ = false;
   bool check_invariants_ = false;
   std::vector<StepRecord>* step_sink_ = nullptr;

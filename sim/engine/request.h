@@ -66,6 +66,13 @@ struct Request {
   int32_t request_class = -1;
   int32_t priority = 0;
   SimTime ttft_slo = -1;
+  // KV offload (engine.kv_offload). Swapped out (engine.preemption swap):
+  // the tokens whose KV the CPU tier holds for it and the blocks they take
+  // there; 0 when not swapped out.
+  int32_t swapped_tokens = 0;
+  int32_t swap_blocks = 0;
+  // Of cached_tokens, those loaded from the CPU tier's prefix blocks.
+  int32_t cpu_cached_tokens = 0;
 
   // Prefix caching.
   PromptContent content;

@@ -49,6 +49,7 @@
 //             summing to sum(last_token - first_token); the recorder's count
 //             of delivered tokens (once the engine reports them) equals
 //             sum(num_output) over measured requests.
+//  offload    KV offload transfers and swap space (run_invariants_offload.cc).
 //  little     (a) exact sample-path identity: the recorder's time-average
 //             of requests in system over its window, times the window,
 //             equals the sum over requests of [send, finish) within the
@@ -629,6 +630,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   }
   CheckTokens(out, &v);
   CheckLittle(out, &v);
+  CheckOffloadInvariants(in, out, &v);
   return v.Take();
 }
 

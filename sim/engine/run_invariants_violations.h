@@ -50,4 +50,8 @@ struct SimulationOutput;
 void CheckDisaggInvariants(const SimulationInput& in, const SimulationOutput& out,
                            Violations* v);
 
+// KV offload (run_invariants_offload.cc): transfers, stalls, swap space.
+void CheckOffloadInvariants(const SimulationInput& in, const SimulationOutput& out,
+                            Violations* v);
+
 }  // namespace servesim

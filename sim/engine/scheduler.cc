@@ -46,11 +46,34 @@ Scheduler::Scheduler(const EngineConfig& config,
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
           config.prefix_caching, /*stack_pool=*/!config.reference_engine),
       // Off for the disaggregated roles too: not proven equivalent there.
+      // Off with the CPU tier: not proven equivalent there (swap needs
+      // the victim's own block count).
       group_on_(config.decode_group && !config.prefix_caching &&
                 !config.reference_engine && !config.hold_kv_after_finish &&
-                !config.remote_prefill),
+                !config.remote_prefill && config.cpu_blocks == 0),
       group_(std::max(1, config.block_size)) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
+  if (config.cpu_blocks > 0) {
+    cpu_ = std::make_unique<CpuTier>(config.cpu_blocks);
+    if (config.prefix_caching) kv_.set_eviction_log(&evicted_);
+  }
+}
+
+void Scheduler::SpillEvicted() {
+  for (uint64_t h : evicted_) last_transfers_.store += cpu_->Offer(h) ? 1 : 0;
+  evicted_.clear();
+}
+
+void Scheduler::SwapOut(Request& r) {
+  const int32_t n = BlocksFor(r.num_computed);
+  if (n > 0 && cpu_->ReserveSwap(n)) {
+    r.swapped_tokens = r.num_computed;
+    r.swap_blocks = n;
+    last_transfers_.swap_out += n;
+    ++swap_preemptions_;
+  } else {
+    ++swap_fallbacks_;  // no room: recompute
+  }
 }
 
 int32_t Scheduler::FirstPrivate(const Request& r) const {
@@ -79,12 +102,15 @@ void Scheduler::AddWaiting(int64_t id) {
 
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens) {
   const int32_t need = BlocksFor(tokens) - static_cast<int32_t>(r.blocks.size());
-  return need <= 0 || kv_.Acquire(nullptr, 0, need, need, &r.blocks);
+  if (need <= 0) return true;
+  const bool ok = kv_.Acquire(nullptr, 0, need, need, &r.blocks);
+  if (!evicted_.empty()) SpillEvicted();
+  return ok;
 }
 
 int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   const int32_t bs = config_.block_size;
-  int32_t hits = 0;
+  int32_t hits = 0, cpu_hits = 0;
   if (kv_.prefix_caching()) {
     // At least the last known token is computed to produce logits.
     int32_t lookup = (r.known_tokens() - 1) / bs;
@@ -92,8 +118,26 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
     if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
     EnsureBlockHashes(&r, lookup, bs, hash_memo_);
     hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
+    // The CPU tier continues the run the GPU cache started (a swapped
+    // request's own copy serves it instead).
+    if (cpu_ != nullptr && r.swap_blocks == 0) {
+      while (hits + cpu_hits < lookup &&
+             cpu_->Contains(r.block_hashes[hits + cpu_hits])) {
+        ++cpu_hits;
+      }
+    }
   }
-  const int32_t cached = hits * bs;
+  int32_t cached = (hits + cpu_hits) * bs;
+  // Swapped out: its KV comes back from the CPU tier, beyond what the GPU
+  // cache still holds; at least its last known token is computed.
+  int32_t swap_in = 0;
+  if (r.swap_blocks > 0) {
+    const int32_t resume = std::min(r.swapped_tokens, r.known_tokens() - 1);
+    if (resume > cached) {
+      swap_in = BlocksFor(resume) - hits;
+      cached = resume;
+    }
+  }
   // Disaggregated decode: the prompt's KV came from a prefill instance;
   // only its last token is computed here (the first admission only).
   const int32_t external =
@@ -114,10 +158,24 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   }
   r.num_computed = cached + external;
   r.num_registered = hits;
+  if (cpu_ != nullptr) {
+    // Loaded before the blocks the acquire evicted are offered to the tier.
+    for (int32_t i = hits; i < hits + cpu_hits; ++i) cpu_->Touch(r.block_hashes[i]);
+    last_transfers_.load += cpu_hits;
+    if (r.swap_blocks > 0) {
+      cpu_->ReleaseSwap(r.swap_blocks);
+      last_transfers_.swap_in += swap_in;
+      r.swap_blocks = 0;
+      r.swapped_tokens = 0;
+    }
+    if (!evicted_.empty()) SpillEvicted();
+  }
+  const int32_t prefix_hit = (hits + cpu_hits) * bs;
   if (r.cached_tokens < 0) {
     r.cached_tokens = cached;
+    r.cpu_cached_tokens = cpu_hits * bs;
   } else {
-    resume_cached_tokens_ += cached;
+    resume_cached_tokens_ += prefix_hit;
   }
   return n;
 }
@@ -156,6 +214,7 @@ void Scheduler::Preempt(size_t running_index) {
   Request& r = (*requests_)[id];
   // It may resume from its own blocks: from now on they are hashed.
   if (kv_.prefix_caching() && r.preemptions == 0) PublishPrivateBlocks(r);
+  if (config_.swap_preemption) SwapOut(r);
   kv_.Release(r.blocks);
   r.blocks.clear();
   r.num_computed = 0;
@@ -180,6 +239,7 @@ int32_t Scheduler::Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
     // Undo Add's counters that Preempt does not reset: the tokens are no
     // longer in flight (Preempt turns what still is into stale output).
     r.in_flight -= n;
+    r.num_computed -= n;  // (Preempt resets it; a swap keeps what is left)
     batch->erase(batch->begin() + static_cast<ptrdiff_t>(k));
     shape->seqs.erase(shape->seqs.begin() + static_cast<ptrdiff_t>(k));
     return n;
@@ -231,6 +291,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   shape->decode_context = 0;
   finished_unreported_ = false;
   last_preempted_.clear();
+  last_transfers_ = TransferCounts{};
   last_admitted_ = 0;
   last_cached_tokens_ = 0;
   int32_t budget = config_.max_num_batched_tokens;
@@ -329,6 +390,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   }
   waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
   if (group_on_) JoinGroup(*batch);
+  transfers_ += last_transfers_;
   return shape->size();
 }
 
@@ -466,6 +528,11 @@ void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) 
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r.id));
   }
   r.status = RequestStatus::kFinished;
+  if (r.swap_blocks > 0) {  // swapped out: its copy is no longer needed
+    cpu_->ReleaseSwap(r.swap_blocks);
+    r.swap_blocks = 0;
+    r.swapped_tokens = 0;
+  }
   if (config_.hold_kv_after_finish) {
     held_.push_back(r.id);  // freed by ReleaseHeld when its transfer ends
   } else {
@@ -568,8 +635,44 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
   }
 }
 
+void Scheduler::CheckCpuTier() const {
+  const RequestTable& reqs = *requests_;
+  int64_t swap = 0;
+  for (int64_t id : waiting_) {
+    const Request& r = reqs[id];
+    const int32_t want = r.swapped_tokens > 0 ? BlocksFor(r.swapped_tokens) : 0;
+    if (r.swap_blocks != want || (r.swap_blocks > 0 && cpu_ == nullptr)) {
+      std::fprintf(stderr, "servesim: waiting request %lld holds %d CPU blocks for "
+                   "%d swapped tokens\n", static_cast<long long>(id), r.swap_blocks,
+                   r.swapped_tokens);
+      std::abort();
+    }
+    swap += r.swap_blocks;
+  }
+  for (int64_t id : running_) {
+    if (reqs[id].swap_blocks != 0 || reqs[id].swapped_tokens != 0) {
+      std::fprintf(stderr, "servesim: running request %lld is still swapped out\n",
+                   static_cast<long long>(id));
+      std::abort();
+    }
+  }
+  if (cpu_ == nullptr) return;
+  cpu_->CheckInvariants();
+  if (swap != cpu_->swap_used()) {
+    std::fprintf(stderr, "servesim: CPU tier holds %lld swap blocks, waiting requests %lld\n",
+                 static_cast<long long>(cpu_->swap_used()), static_cast<long long>(swap));
+    std::abort();
+  }
+  if (!evicted_.empty()) {
+    std::fprintf(stderr, "servesim: %zu evicted blocks not offered to the CPU tier\n",
+                 evicted_.size());
+    std::abort();
+  }
+}
+
 void Scheduler::CheckInvariants() const {
   kv_.CheckInvariants();
+  CheckCpuTier();
   const BlockPool& pool = kv_.pool();
   std::vector<int32_t> owners(pool.num_blocks(), 0);
   int64_t held = 0;

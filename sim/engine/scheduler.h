@@ -52,6 +52,7 @@
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
+#include "sim/kv/cpu_tier.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
 
@@ -65,6 +66,22 @@ struct ScheduledSeq {
 };
 
 inline constexpr int64_t kGroupEntry = -1;
+
+// KV blocks moved between the GPU and the CPU tier (engine.kv_offload).
+struct TransferCounts {
+  int64_t swap_out = 0;  // GPU -> CPU: swap preemption
+  int64_t swap_in = 0;   // CPU -> GPU: a swapped request resumed
+  int64_t load = 0;      // CPU -> GPU: prefix hits in the CPU tier
+  int64_t store = 0;     // GPU -> CPU: GPU prefix evictions kept on CPU
+  TransferCounts& operator+=(const TransferCounts& o) {
+    swap_out += o.swap_out;
+    swap_in += o.swap_in;
+    load += o.load;
+    store += o.store;
+    return *this;
+  }
+  bool empty() const { return swap_out == 0 && swap_in == 0 && load == 0 && store == 0; }
+};
 
 class Scheduler {
  public:
@@ -117,6 +134,14 @@ class Scheduler {
   // and their prefix-cache hit tokens.
   int32_t last_admitted() const { return last_admitted_; }
   int64_t last_cached_tokens() const { return last_cached_tokens_; }
+  // KV offload: blocks moved by the most recent Schedule(), and in all.
+  const TransferCounts& last_transfers() const { return last_transfers_; }
+  const TransferCounts& transfers() const { return transfers_; }
+  // Swap preemptions, and those that found no room in the CPU tier and
+  // recomputed instead.
+  int64_t swap_preemptions() const { return swap_preemptions_; }
+  int64_t swap_fallbacks() const { return swap_fallbacks_; }
+  const CpuTier* cpu_tier() const { return cpu_.get(); }
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -137,6 +162,11 @@ class Scheduler {
   // FirstPrivateBlock, or none with EngineConfig::reference_engine.
   int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index);
+  // Swap preemption: copies r's KV to the CPU tier if it has room.
+  void SwapOut(Request& r);
+  // Blocks the GPU prefix cache evicted go to the CPU tier, in order.
+  void SpillEvicted();
+  void CheckCpuTier() const;
   // Takes a request scheduled earlier in this step's running pass out of
   // the batch (vLLM: priority preemption of a scheduled request). Returns
   // its tokens, 0 if it was not scheduled this step.
@@ -214,6 +244,12 @@ class Scheduler {
   std::vector<Orphan> orphans_;
   std::vector<int64_t> joining_;  // scratch for JoinGroup
   std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
+
+  // KV offload (engine.kv_offload); cpu_ null without it.
+  std::unique_ptr<CpuTier> cpu_;
+  std::vector<uint64_t> evicted_;  // the GPU cache's eviction log
+  TransferCounts last_transfers_, transfers_;
+  int64_t swap_preemptions_ = 0, swap_fallbacks_ = 0;
 };
 
 }  // namespace servesim

@@ -626,6 +626,7 @@ class Driver {
       out_->total_cost += rep.total_cost();
       out_->resume_cached_tokens += rep.scheduler().resume_cached_tokens();
       out_->evictions += rep.scheduler().kv().evictions();
+      AddOffload(rep, EngineOfReplica(in_, static_cast<int32_t>(k)));
     }
     for (const Request& r : out_->requests) {
       if (!r.done()) ++out_->incomplete;
@@ -646,6 +647,23 @@ class Driver {
     if (!out_->unstable && !w_.closed_loop && !w_.sessions && !trace_sessions_) {
       JudgeStability();
     }
+  }
+
+  void AddOffload(const Replica& rep, const EngineConfig& e) {
+    const Scheduler& sch = rep.scheduler();
+    OffloadStats& o = out_->offload;
+    const TransferCounts& t = sch.transfers();
+    o.swap_preemptions += sch.swap_preemptions();
+    o.swap_fallbacks += sch.swap_fallbacks();
+    o.swap_out_blocks += t.swap_out;
+    o.swap_in_blocks += t.swap_in;
+    o.load_blocks += t.load;
+    o.store_blocks += t.store;
+    if (sch.cpu_tier() != nullptr) o.cpu_evictions += sch.cpu_tier()->evictions();
+    const double block = e.kv_block_bytes * e.offload_gpus;
+    o.bytes_to_cpu += static_cast<double>(t.swap_out + t.store) * block;
+    o.bytes_to_gpu += static_cast<double>(t.swap_in + t.load) * block;
+    o.stall += rep.transfer_stall();
   }
 
   // Arrivals see time averages (PASTA): if the number in system seen by the

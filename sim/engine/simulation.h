@@ -142,6 +142,19 @@ struct DisaggOutput {
   std::vector<SimTime> link_busy;       // per decode instance
 };
 
+// KV offload (engine.kv_offload), summed over replicas. Bytes count every
+// GPU's shard (blocks x block bytes x GPUs of the instance).
+struct OffloadStats {
+  int64_t swap_preemptions = 0;  // preemptions that swapped out
+  int64_t swap_fallbacks = 0;    // swap found no room: recomputed instead
+  int64_t swap_out_blocks = 0, swap_in_blocks = 0;
+  int64_t load_blocks = 0;   // CPU-tier prefix hits copied to the GPU
+  int64_t store_blocks = 0;  // GPU prefix evictions copied to the CPU tier
+  int64_t cpu_evictions = 0;  // prefix blocks the CPU tier dropped
+  double bytes_to_cpu = 0, bytes_to_gpu = 0;
+  SimTime stall = 0;  // step time spent waiting for transfers
+};
+
 struct SimulationOutput {
   RequestTable requests;  // every request created, by id
   Recorder recorder;
@@ -153,6 +166,7 @@ struct SimulationOutput {
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
+  OffloadStats offload;
   // Sessions traces: each request's parent request (-1 a first turn), by
   // id; empty otherwise. Turns never created because their parent was
   // rejected or the run's bound came first.

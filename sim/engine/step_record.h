@@ -29,6 +29,13 @@ struct StepRecord {
   int32_t num_running = 0;  // requests in the running queue after scheduling
   int32_t num_waiting = 0;  // requests in the waiting queue after scheduling
                             // (not yet admitted, or preempted)
+  // KV offload (engine.kv_offload): blocks this step moved to the CPU tier
+  // (swap-out; evicted prefix blocks) and back (swap-in; CPU prefix hits),
+  // counting those of empty batches scheduled just before it, and the time
+  // it waited for them (included in end - start).
+  int64_t swap_out_blocks = 0, store_blocks = 0;
+  int64_t swap_in_blocks = 0, load_blocks = 0;
+  SimTime transfer_stall = 0;
   // The cost model's breakdown of the step, seconds.
   double gemm_s = 0, attn_prefill_s = 0, attn_decode_s = 0, comm_s = 0,
          other_s = 0, overhead_s = 0;

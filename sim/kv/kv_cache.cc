@@ -73,6 +73,7 @@ bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
 }
 
 void KvCache::Evict(int32_t b) {
+  if (eviction_log_ != nullptr) eviction_log_->push_back(private_[b] ? 0 : hash_[b]);
   if (private_[b]) {
     private_[b] = 0;
     hash_[b] = 0;

@@ -74,6 +74,11 @@ class KvCache {
   }
   void Release(const std::vector<int32_t>& blocks);
 
+  // Every block evicted from now on appends its hash to *log (0 for a
+  // privately registered block), in eviction order (the CPU offload tier
+  // takes them; null: none kept).
+  void set_eviction_log(std::vector<uint64_t>* log) { eviction_log_ = log; }
+
   void CheckInvariants() const;  // aborts with a description
 
  private:
@@ -89,6 +94,7 @@ class KvCache {
   std::vector<int32_t> dup_next_;
   int32_t num_cached_free_ = 0;
   int64_t evictions_ = 0;
+  std::vector<uint64_t>* eviction_log_ = nullptr;
 };
 
 }  // namespace servesim

@@ -83,6 +83,20 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.prefix_caching = in.engine.prefix_caching;
   s.resume_cached_tokens = out.resume_cached_tokens;
   s.evictions = out.evictions;
+  s.kv_offload = in.engine.cpu_blocks > 0;
+  s.swap_preemption = in.engine.swap_preemption;
+  s.cpu_blocks = in.engine.cpu_blocks;
+  const OffloadStats& o = out.offload;
+  s.swap_preemptions = o.swap_preemptions;
+  s.swap_fallbacks = o.swap_fallbacks;
+  s.swap_out_blocks = o.swap_out_blocks;
+  s.swap_in_blocks = o.swap_in_blocks;
+  s.load_blocks = o.load_blocks;
+  s.store_blocks = o.store_blocks;
+  s.cpu_evictions = o.cpu_evictions;
+  s.bytes_to_cpu = o.bytes_to_cpu;
+  s.bytes_to_gpu = o.bytes_to_gpu;
+  s.transfer_stall_s = ToSeconds(o.stall);
 
   std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
   std::vector<SimTime> sends, finishes;  // of completed requests
@@ -107,6 +121,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     if (r.measured && r.cached_tokens >= 0) {
       s.prompt_tokens_admitted += r.prompt_len;
       s.cached_prompt_tokens += r.cached_tokens;
+      s.cpu_cached_prompt_tokens += r.cpu_cached_tokens;
       s.prompt_full_blocks += r.prompt_len / in.engine.block_size;
       s.cached_blocks += r.cached_tokens / in.engine.block_size;
     }
@@ -195,6 +210,11 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     s.token_hit_rate =
         static_cast<double>(s.cached_prompt_tokens) / s.prompt_tokens_admitted;
   }
+  if (s.prompt_tokens_admitted > 0) {
+    s.cpu_tier_hit_rate = static_cast<double>(s.cpu_cached_prompt_tokens) /
+                          static_cast<double>(s.prompt_tokens_admitted);
+    s.gpu_tier_hit_rate = s.token_hit_rate - s.cpu_tier_hit_rate;
+  }
   if (s.prompt_full_blocks > 0) {
     s.block_hit_rate =
         static_cast<double>(s.cached_blocks) / s.prompt_full_blocks;
@@ -227,6 +247,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
       static_cast<double>(std::max<size_t>(1, out.replicas.size()));
   if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
   if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
+  if (busy_sum > 0) s.transfer_stall_fraction = s.transfer_stall_s / busy_sum;
   s.classes = SummarizeClasses(out, in, s.duration_s);
   return s;
 }

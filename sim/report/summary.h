@@ -90,6 +90,21 @@ struct RunSummary {
   int64_t evictions = 0;
   double cached_block_occupancy = 0;  // time-avg share of blocks cached-free
 
+  // KV offload (engine.kv_offload, engine.preemption swap). Tier hit rates
+  // are shares of the measured requests' prompt tokens at first admission
+  // (gpu + cpu = token_hit_rate); transfers, bytes (all GPUs) and stall
+  // are over the whole run, stall also as a share of the replicas' busy
+  // time.
+  bool kv_offload = false, swap_preemption = false;
+  int64_t cpu_blocks = 0;  // CPU tier of one replica
+  int64_t cpu_cached_prompt_tokens = 0;
+  double gpu_tier_hit_rate = 0, cpu_tier_hit_rate = 0;
+  int64_t swap_preemptions = 0, swap_fallbacks = 0;
+  int64_t swap_out_blocks = 0, swap_in_blocks = 0, load_blocks = 0,
+          store_blocks = 0, cpu_evictions = 0;
+  double bytes_to_cpu = 0, bytes_to_gpu = 0;
+  double transfer_stall_s = 0, transfer_stall_fraction = 0;
+
   // Cluster: per-replica share of requests and busy time, and imbalance
   // (max over mean of routed requests; 1 = perfectly even).
   int32_t num_replicas = 1;

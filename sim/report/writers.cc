@@ -151,6 +151,27 @@ nlohmann::json ClassesJson(const RunSummary& s) {
   return arr;
 }
 
+// The CPU tier's line: tier hit rates, transfers and the time steps
+// waited for them.
+void WriteOffload(const RunSummary& s, std::ostream& os) {
+  os << "  KV offload: CPU tier of " << s.cpu_blocks << " blocks";
+  if (s.prefix_caching) {
+    os << "; prefix hits GPU tier " << Fmt("%.1f", 100 * s.gpu_tier_hit_rate)
+       << "%, CPU tier " << Fmt("%.1f", 100 * s.cpu_tier_hit_rate)
+       << "% of prompt tokens";
+  }
+  if (s.swap_preemption) {
+    os << "; " << s.swap_preemptions << " swap preemptions ("
+       << s.swap_fallbacks << " recomputed: no room)";
+  }
+  os << "\n  moved to CPU " << Fmt("%.2f", s.bytes_to_cpu / 1e9) << " GB (swap "
+     << s.swap_out_blocks << ", evicted prefix " << s.store_blocks
+     << " blocks), to GPU " << Fmt("%.2f", s.bytes_to_gpu / 1e9) << " GB (swap "
+     << s.swap_in_blocks << ", prefix hits " << s.load_blocks
+     << " blocks); steps stalled on transfers " << Fmt("%.3f", s.transfer_stall_s)
+     << " s (" << Fmt("%.2f", 100 * s.transfer_stall_fraction) << "% of busy time)\n";
+}
+
 }  // namespace
 
 std::string PercentileName(double p) {
@@ -277,6 +298,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << "% of the cache on average; " << s.resume_cached_tokens
        << " tokens of recompute avoided\n";
   }
+  if (s.kv_offload) WriteOffload(s, os);
   os << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
      << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting
      << "), running " << Fmt("%.1f", s.mean_running) << "\n"
@@ -441,6 +463,24 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                        {"evictions", s.evictions},
                        {"cached_block_occupancy", s.cached_block_occupancy},
                        {"resume_cached_tokens", s.resume_cached_tokens}};
+  if (s.kv_offload) {
+    x["kv_offload"] = {{"cpu_blocks", s.cpu_blocks},
+                       {"swap_preemption", s.swap_preemption},
+                       {"gpu_tier_hit_rate", s.gpu_tier_hit_rate},
+                       {"cpu_tier_hit_rate", s.cpu_tier_hit_rate},
+                       {"cpu_cached_prompt_tokens", s.cpu_cached_prompt_tokens},
+                       {"swap_preemptions", s.swap_preemptions},
+                       {"swap_fallbacks", s.swap_fallbacks},
+                       {"swap_out_blocks", s.swap_out_blocks},
+                       {"swap_in_blocks", s.swap_in_blocks},
+                       {"load_blocks", s.load_blocks},
+                       {"store_blocks", s.store_blocks},
+                       {"cpu_evictions", s.cpu_evictions},
+                       {"bytes_to_cpu", s.bytes_to_cpu},
+                       {"bytes_to_gpu", s.bytes_to_gpu},
+                       {"transfer_stall_s", s.transfer_stall_s},
+                       {"transfer_stall_fraction", s.transfer_stall_fraction}};
+  }
   x["input_throughput"] = s.input_throughput;
   x["ttft_from_arrival_ms"] = StatsJson(s.ttft_from_arrival_ms);
   x["e2el_from_arrival_ms"] = StatsJson(s.e2el_from_arrival_ms);

@@ -74,7 +74,7 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
                "long_prefill_token_threshold", "watermark",
-               "kv_beyond_gpu_memory", "kv_cache_dtype"});
+               "kv_beyond_gpu_memory", "kv_cache_dtype", "kv_offload"});
   // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
   // under fp8 weights); the fp8 formats are one byte per element.
   if (v.Has("kv_cache_dtype")) {
@@ -105,8 +105,26 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   // A what-if: a cache larger than any GPU of this kind holds (e.g. an
   // "infinite" cache to measure a trace's reuse).
   s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", s->kv_beyond_gpu_memory);
-  // Swapping to CPU memory is not modelled; vLLM v1 preempts by recompute.
-  v.Choice("preemption", "recompute", {"recompute"});
+  // vLLM v1 preempts by recompute; "swap" is vLLM v0's preemption_mode
+  // (needs kv_offload: its cpu_gib is the swap space).
+  e.swap_preemption =
+      v.Choice("preemption", e.swap_preemption ? "swap" : "recompute",
+               {"recompute", "swap"}) == "swap";
+  if (v.Has("kv_offload")) {
+    const JsonView o = v.Object("kv_offload");
+    o.AllowKeys({"cpu_gib", "pcie_gb_per_s", "latency_us"});
+    // 0: no tier (so --set engine.kv_offload.cpu_gib=0 turns it off).
+    s->kv_offload_cpu_gib = o.RequireNumber("cpu_gib", Range::Closed(0, 1e6));
+    s->kv_offload_pcie_bytes_per_s =
+        o.Number("pcie_gb_per_s", 0, Range::OpenClosed(0, 1e6)) * 1e9;
+    s->kv_offload_latency_s = o.Number("latency_us", 0, Range::Closed(0, 1e6)) * 1e-6;
+  }
+  if (s->json.contains("disaggregation") &&
+      (e.swap_preemption || s->kv_offload_cpu_gib > 0)) {
+    v.FailMessage(s->kv_offload_cpu_gib > 0 ? "kv_offload" : "preemption",
+                  "KV offload and swap preemption are not modelled with "
+                  "/disaggregation: expected neither");
+  }
   // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
   e.policy = v.Choice("policy", e.policy,
                       {"fcfs", "shortest-prompt-first",
@@ -115,6 +133,35 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   }  // else as before: given by /engine, or < 0 (derived)
+}
+
+// engine.kv_offload in blocks of this model, tp and block size, and the
+// link's bandwidth (default: the GPU's PCIe, per direction, per GPU).
+void ResolveKvOffload(const JsonView& root, Scenario* s) {
+  EngineConfig& e = s->engine;
+  if (e.swap_preemption && s->kv_offload_cpu_gib == 0) {
+    root.Object("engine").FailMessage(
+        "preemption", "expected \"recompute\": \"swap\" needs /engine/kv_offload "
+                      "(its cpu_gib is the swap space)");
+  }
+  if (s->kv_offload_cpu_gib == 0) return;
+  // cpu_gib is the instance's, over its tp GPUs (as vLLM's
+  // --kv-offloading-size); each GPU keeps its shard of every block.
+  const double block_bytes = s->model.KvBytesPerTokenPerGpu(s->tp) * e.block_size;
+  const double blocks = std::floor(s->kv_offload_cpu_gib * kGiB / (block_bytes * s->tp));
+  if (blocks < 1) {
+    std::ostringstream os;
+    os << "expected room for at least one KV block ("
+       << static_cast<int64_t>(block_bytes * s->tp)
+       << " bytes over " << s->tp << " GPU(s)), got " << s->kv_offload_cpu_gib << " GiB";
+    root.Object("engine").Object("kv_offload").FailMessage("cpu_gib", os.str());
+  }
+  e.cpu_blocks = static_cast<int64_t>(blocks);
+  e.kv_block_bytes = block_bytes;
+  e.offload_gpus = s->tp;
+  e.pcie_bytes_per_s = s->kv_offload_pcie_bytes_per_s > 0 ? s->kv_offload_pcie_bytes_per_s
+                                                          : s->gpu.pcie_bytes_per_s;
+  e.pcie_latency_s = s->kv_offload_latency_s;
 }
 
 void ParseEngine(const JsonView& root, Scenario* s) {
@@ -506,6 +553,7 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
   }
   ParseCluster(root, &s);
   PlanMemory(root, &s);
+  ResolveKvOffload(root, &s);
   ParseCostModel(root, &s);
   return s;
 }

@@ -52,6 +52,13 @@ struct Scenario {
   double kv_cache_bytes = 0;     // memory left for KV on each GPU
   bool num_gpu_blocks_given = false;
   bool kv_beyond_gpu_memory = false;  // engine.kv_beyond_gpu_memory: allowed
+  // engine.kv_offload as given (resolved into engine.cpu_blocks etc. once
+  // the model, GPU, tp and block size are known): CPU memory of the
+  // instance (all its GPUs' shards), one GPU's host link (0: the GPU's
+  // pcie_gb_per_s) and its per-transfer latency.
+  double kv_offload_cpu_gib = 0;
+  double kv_offload_pcie_bytes_per_s = 0;
+  double kv_offload_latency_s = 0;
   std::shared_ptr<const CostModel> cost_model;
   // Model FLOPs and bytes per step, for MFU and MBU (sim/cost/step_work.h).
   std::shared_ptr<const StepWorkCounter> work_counter;

@@ -109,6 +109,39 @@ TEST(ReferenceEquivalence, PreemptedRequestsResumingFromTheirOwnBlocks) {
   EXPECT_EQ(preempted_runs, 6);
 }
 
+// KV offload on the tight prefix-caching runs above: the CPU tier takes
+// the GPU's evicted prefix blocks (the fast engine's private ones as
+// anonymous entries, the reference's under hashes nobody looks up), swap
+// and recompute preemption, sync and async.
+TEST(ReferenceEquivalence, KvOffloadTiers) {
+  const char* kBase = R"({
+    "seed": 3, "model": "llama-3.1-8b", "hardware": {"gpu": "h200", "tp": 1},
+    "engine": {"prefix_caching": true, "block_size": 16, "num_gpu_blocks": 400,
+               "kv_offload": {"cpu_gib": 0.5, "pcie_gb_per_s": 25, "latency_us": 10}},
+    "cost_model": {"type": "roofline"},
+    "workload": {"arrival": {"process": "poisson", "rate": 30},
+                 "input_len": {"dist": "lognormal", "median": 120, "p99": 1500},
+                 "output_len": {"dist": "lognormal", "median": 200, "p99": 1500},
+                 "prefix": {"model": "zipf", "num_prefixes": 40, "prefix_len": 512,
+                            "s": 1.1},
+                 "num_requests": 1500}})";
+  const nlohmann::json base = nlohmann::json::parse(kBase);
+  int64_t cpu_hits = 0, swaps = 0, fallbacks = 0;
+  for (int variant = 0; variant < 6; ++variant) {
+    nlohmann::json j = base;
+    j["engine"]["async_scheduling"] = variant % 2 == 0;
+    if (variant >= 2) j["engine"]["preemption"] = "swap";
+    if (variant >= 4) j["engine"]["kv_offload"]["cpu_gib"] = 0.05;  // 25 blocks
+    const RunSummary s = ExpectSameAsReference(j, "offload variant " + std::to_string(variant));
+    cpu_hits += s.load_blocks;
+    swaps += s.swap_preemptions;
+    fallbacks += s.swap_fallbacks;
+  }
+  EXPECT_GT(cpu_hits, 0);
+  EXPECT_GT(swaps, 0);
+  EXPECT_GT(fallbacks, 0);
+}
+
 // The decode group (no prefix caching) where its members must be rebuilt
 // often: caches so tight that decoders are preempted, step budgets that
 // cannot cover every member, chunked and unchunked prompts, sessions,

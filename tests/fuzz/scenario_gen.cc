@@ -501,6 +501,17 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   if (c.Chance(0.3)) s["engine"]["policy"] = c.Chance(0.5) ? "edf" : "lpm";
   // Disaggregated prefill/decode in ~20% of cases (drawn last, like fp8).
   if (c.Chance(0.2)) Disaggregate(c, prefix_caching, &s);
+  // KV offload to CPU and swap preemption (drawn last, likewise; not with
+  // disaggregation). 0.02 GiB holds a block of every model here over all
+  // its GPUs (at most 10.5 MB: llama-3.1-70b at tp 4, bf16, block size
+  // 32), so tiers run from one block to thousands.
+  if (!s.contains("disaggregation") && c.Chance(0.3)) {
+    json o = {{"cpu_gib", c.LogUniform(0.02, 8)}};
+    if (c.Chance(0.5)) o["pcie_gb_per_s"] = c.LogUniform(1, 64);
+    if (c.Chance(0.5)) o["latency_us"] = c.Uniform(0, 50);
+    s["engine"]["kv_offload"] = o;
+    if (c.Chance(0.6)) s["engine"]["preemption"] = "swap";
+  }
   return s;
 }
 

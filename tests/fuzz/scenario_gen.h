@@ -3,7 +3,8 @@
 // every prefix model, clusters of 1-4 replicas with every router, every
 // scheduler policy, chunked prefill on/off, tiny budgets, tight KV caches,
 // prefix caching on/off, linear and roofline cost models, fp8 weights and
-// KV cache, warm-up, disaggregated prefill/decode pools. Each is
+// KV cache, warm-up, disaggregated prefill/decode pools, KV offload to CPU
+// with swap or recompute preemption. Each is
 // small (at most ~2000 requests and ~100k output tokens) so that hundreds
 // run per minute. The same choices always give the same JSON, which is what
 // gets printed when a run fails: `servesim run` replays it.
