@@ -74,14 +74,17 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
             "activation_reserve_gib, prefix_caching, async_scheduling, "
             "reserve_full_prompt, long_prefill_token_threshold, watermark, "
-            "kv_beyond_gpu_memory, kv_cache_dtype");
+            "kv_beyond_gpu_memory, kv_cache_dtype, kv_offload");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number in [1e-06, "
             "1e+09], got 0");
   EXPECT_EQ(ErrorOf(d, {"engine.gpu_memory_utilization=1.5"}),
             "s.json: /engine/gpu_memory_utilization: expected a number in (0, 1], got 1.5");
+  EXPECT_EQ(ErrorOf(d, {"engine.preemption=paging"}),
+            "s.json: /engine/preemption: expected one of recompute, swap, got \"paging\"");
   EXPECT_EQ(ErrorOf(d, {"engine.preemption=swap"}),
-            "s.json: /engine/preemption: expected one of recompute, got \"swap\"");
+            "s.json: /engine/preemption: expected \"recompute\": \"swap\" needs "
+            "/engine/kv_offload (its cpu_gib is the swap space)");
   EXPECT_EQ(ErrorOf(d, {"hardware.tp=5"}),
             "s.json: /hardware/tp: expected a divisor of llama-3.1-8b's 32 "
             "attention heads, got 5");
