@@ -13,7 +13,7 @@ scenario=scenarios/kv_offload_rag.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 slo_max() {  # capacity JSON -> SLO max req/s
-  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); c=j["candidates"][0]; print(f"{c[\"slo_max_rps\"]:.3f}")' "$1"
+  python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["capacity"]["rows"][0]["max_rate_per_replica"])' "$1"
 }
 "$bin" capacity "$scenario" --slo "$slo" --set engine.kv_offload.cpu_gib=0 -j2 \
   --json "$tmp/gpu.json" > /dev/null
@@ -26,10 +26,11 @@ for tier in 0 128; do
     --set workload.arrival.rate="$gpu" --save-result "$tmp/run.json"
   python3 - "$tier" "$tmp/run.json" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[2]))["servesim"]
+top = json.load(open(sys.argv[2]))
+j = top["servesim"]
 p = j["prefix_cache"]
 o = j.get("kv_offload")
-line = f'  cpu_gib {sys.argv[1]:>3}: p99 TTFT {j["p99_ttft_ms"] if "p99_ttft_ms" in j else float("nan"):.1f} ms, prefix hits {100 * p["token_hit_rate"]:.1f}%'
+line = f'  cpu_gib {sys.argv[1]:>3}: p99 TTFT {top["p99_ttft_ms"]:.1f} ms, prefix hits {100 * p["token_hit_rate"]:.1f}%'
 if o:
     line += (f' (GPU tier {100 * o["gpu_tier_hit_rate"]:.1f}%, CPU tier {100 * o["cpu_tier_hit_rate"]:.1f}%),'
              f' {o["bytes_to_gpu"] / 1e9:.1f} GB to GPU, stalled {o["transfer_stall_s"]:.2f} s'
