@@ -67,6 +67,15 @@ struct Request {
   int32_t priority = 0;
   SimTime ttft_slo = -1;
 
+  // Speculative decoding: its per-draft-token acceptance rate (-1 until
+  // drawn), whether drafts exist for its next step (it sampled in its last
+  // step, the proposer ran on it), the steps that delivered its tokens and
+  // the most tokens one step delivered.
+  double spec_rate = -1;
+  bool spec_ready = false;
+  int32_t deliveries = 0;
+  int32_t max_delivered = 0;
+
   // Prefix caching.
   PromptContent content;
   std::vector<uint64_t> block_hashes;  // chained, of full blocks, lazily

@@ -49,5 +49,11 @@ struct SimulationInput;
 struct SimulationOutput;
 void CheckDisaggInvariants(const SimulationInput& in, const SimulationOutput& out,
                            Violations* v);
+// Speculative decoding (run_invariants_spec.cc): per-request deliveries,
+// the acceptance counters, synchronous scheduling.
+void CheckSpecInvariants(const SimulationInput& in, const SimulationOutput& out,
+                         Violations* v);
+// Whether request r's engine (its replica's pool) decodes speculatively.
+bool SpecOn(const SimulationInput& in, int32_t replica);
 
 }  // namespace servesim
