@@ -10,6 +10,8 @@
 #include "sim/core/paths.h"
 #include "sim/report/disagg_report.h"
 #include "sim/report/step_export.h"
+#include "sim/report/stream_file.h"
+#include "sim/report/summary.h"
 #include "sim/report/timeline.h"
 #include "sim/report/writers.h"
 
@@ -97,9 +99,30 @@ Status Run(const RunOptions& o) {
   } else if (timeline) {
     in.on_step = [&](const StepRecord& r) { timeline->Add(r); };
   }
+  // The summary's digest and the per-request CSV take each request as the
+  // run retires it, so the run need not keep them (the timeline reads them
+  // all at the end).
+  std::unique_ptr<StreamFile> detailed;
+  if (!o.save_detailed.empty()) {
+    auto f = StreamFile::Open(o.save_detailed);
+    if (!f.ok()) return f.status();
+    detailed = std::move(*f);
+    detailed->Write(DetailedCsvHeader());
+  }
+  RequestDigest digest(in.engine.block_size, in.workload.classes.size());
+  std::string row;
+  in.on_request = [&](const Request& r) {
+    digest.Add(r);
+    if (detailed) {
+      row.clear();
+      AppendDetailedCsvRow(r, sc->workload.classes, &row);
+      detailed->Write(row);
+    }
+  };
+  in.keep_requests = timeline != nullptr;
   const SimulationOutput out = RunSimulation(in);
   const RunSummary summary =
-      Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate());
+      Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate(), digest);
   if (Status st = CheckSomethingMeasured(*sc, summary); !st.ok()) return st;
   const DisaggSummary disagg =
       SummarizeDisagg(out, in, summary.percentiles);
@@ -115,12 +138,8 @@ Status Run(const RunOptions& o) {
     });
     if (!st.ok()) return st;
   }
-  if (!o.save_detailed.empty()) {
-    Status st = WriteFileWith(o.save_detailed,
-                          [&](std::ostream& os) {
-                                WriteDetailedCsv(out, os, sc->workload.classes);
-                              });
-    if (!st.ok()) return st;
+  if (detailed) {
+    if (Status st = detailed->Finish(); !st.ok()) return st;
   }
   if (steps) {
     if (Status st = steps->Finish(); !st.ok()) return st;

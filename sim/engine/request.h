@@ -7,7 +7,11 @@
 // the prompt plus the output so far is prefilled again.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -91,6 +95,114 @@ struct Request {
   }
 };
 
-using RequestTable = std::vector<Request>;
+// Requests by id, in chunks of 1024 (about 240 KiB): a reference stays
+// valid while the table grows (no copy, and never twice the memory it
+// holds, as a vector past its reservation), and a run that does not keep
+// its requests frees each chunk once its requests are done
+// (SimulationInput::keep_requests).
+class RequestTable {
+ public:
+  static constexpr int kShift = 10;
+  static constexpr size_t kChunk = size_t{1} << kShift;
+
+  RequestTable() = default;
+  explicit RequestTable(size_t n) { resize(n); }
+  RequestTable(std::initializer_list<Request> list) { assign(list); }
+  RequestTable& operator=(std::initializer_list<Request> list) {
+    assign(list);
+    return *this;
+  }
+  RequestTable(const RequestTable& o) { *this = o; }
+  RequestTable& operator=(const RequestTable& o) {
+    if (this == &o) return *this;
+    clear();
+    for (size_t i = 0; i < o.size_; ++i) push_back(o[i]);
+    return *this;
+  }
+  RequestTable(RequestTable&&) noexcept = default;
+  RequestTable& operator=(RequestTable&&) noexcept = default;
+
+  Request& operator[](size_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
+  const Request& operator[](size_t id) const {
+    return chunks_[id >> kShift][id & (kChunk - 1)];
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Request& back() { return (*this)[size_ - 1]; }
+  const Request& back() const { return (*this)[size_ - 1]; }
+  Request& front() { return (*this)[0]; }
+  const Request& front() const { return (*this)[0]; }
+
+  Request& push_back(Request r) {
+    Grow();
+    Request& slot = (*this)[size_++];
+    slot = std::move(r);
+    return slot;
+  }
+  void resize(size_t n) {
+    while (size_ > n) (*this)[--size_] = Request();
+    while (size_ < n) {
+      Grow();
+      ++size_;
+    }
+  }
+  void reserve(size_t n) { chunks_.reserve((n + kChunk - 1) >> kShift); }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+  // Frees chunk c (requests [c * kChunk, (c + 1) * kChunk)); they must not
+  // be used again. size() is unchanged.
+  void ReleaseChunk(size_t c) { chunks_[c].reset(); }
+
+  template <typename Table, typename Value>
+  class Iter {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Request;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Value*;
+    using reference = Value&;
+    Iter() = default;
+    Iter(Table* t, size_t i) : t_(t), i_(i) {}
+    Value& operator*() const { return (*t_)[i_]; }
+    Value* operator->() const { return &(*t_)[i_]; }
+    Iter& operator++() {
+      ++i_;
+      return *this;
+    }
+    Iter operator++(int) {
+      Iter old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const Iter& o) const { return i_ == o.i_; }
+    bool operator!=(const Iter& o) const { return i_ != o.i_; }
+
+   private:
+    Table* t_ = nullptr;
+    size_t i_ = 0;
+  };
+  using iterator = Iter<RequestTable, Request>;
+  using const_iterator = Iter<const RequestTable, const Request>;
+  iterator begin() { return {this, 0}; }
+  iterator end() { return {this, size_}; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  void Grow() {
+    if ((size_ >> kShift) == chunks_.size()) {
+      chunks_.push_back(std::make_unique<Request[]>(kChunk));
+    }
+  }
+  void assign(std::initializer_list<Request> list) {
+    clear();
+    for (const Request& r : list) push_back(r);
+  }
+
+  std::vector<std::unique_ptr<Request[]>> chunks_;
+  size_t size_ = 0;
+};
 
 }  // namespace servesim

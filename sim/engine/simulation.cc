@@ -92,12 +92,14 @@ class Driver {
     // past a reservation copies the table at twice its size), up to 32M
     // requests, not an absurd bound: growth beyond is amortised.
     if (w_.num_requests > 0) {
-      out_->requests.reserve(std::min<int64_t>(w_.num_requests, 1 << 25));
+      const int64_t bound = std::min<int64_t>(w_.num_requests, 1 << 25);
+      out_->requests.reserve(bound);
       if (out_->disagg) {
-        out_->disagg->prefill_requests.reserve(out_->requests.capacity());
-        out_->disagg->requests.reserve(out_->requests.capacity());
+        out_->disagg->prefill_requests.reserve(bound);
+        out_->disagg->requests.reserve(bound);
       }
     }
+    retire_ = !in.keep_requests && !in.disagg && !trace_sessions_ && !in.check_invariants;
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
   }
 
@@ -587,6 +589,7 @@ class Driver {
     rec.levels().in_system -= static_cast<int64_t>(finished_.size());
     in_flight_ -= static_cast<int64_t>(finished_.size());
     for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
+    if (retire_) RetireChunks();  // one waiting on a step in flight
     StartStep(k);
   }
 
@@ -614,6 +617,43 @@ class Driver {
       pending_.pop_front();
       Send(next);
     }
+    // Last: a request sent above (and rejected) may complete a chunk, but
+    // not r's until now.
+    if (retire_) {
+      const size_t c = static_cast<size_t>(r.id) >> RequestTable::kShift;
+      if (done_in_chunk_.size() <= c) done_in_chunk_.resize(c + 1, 0);
+      ++done_in_chunk_[c];
+      RetireChunks();
+    }
+  }
+
+  // keep_requests = false: hands over and frees, in id order, each chunk of
+  // the table whose requests are all done, unless a step in flight still
+  // refers to one of them (async scheduling: the step after a request's
+  // last one may carry a token for it); then it is tried again later.
+  void RetireChunks() {
+    RequestTable& t = out_->requests;
+    while (retired_chunks_ < done_in_chunk_.size() &&
+           done_in_chunk_[retired_chunks_] == static_cast<int32_t>(RequestTable::kChunk)) {
+      const size_t first = retired_chunks_ * RequestTable::kChunk;
+      const size_t last = first + RequestTable::kChunk;
+      for (size_t i = first; i < last; ++i) {
+        if (t[i].in_flight != 0) return;
+      }
+      for (size_t i = first; i < last; ++i) HandOver(t[i]);
+      t.ReleaseChunk(retired_chunks_);
+      ++retired_chunks_;
+    }
+  }
+
+  // What the run counts of a request at its end, and on_request.
+  void HandOver(const Request& r) {
+    if (!r.done()) ++out_->incomplete;
+    if (r.replica >= 0 && r.cached_tokens >= 0) {
+      out_->replicas[r.replica].cached_prompt_tokens += r.cached_tokens;
+      out_->replicas[r.replica].prompt_tokens += r.prompt_len;
+    }
+    if (in_.on_request) in_.on_request(r);
   }
 
   void Finish() {
@@ -630,13 +670,11 @@ class Driver {
       out_->spec += rep.scheduler().spec_stats();
       out_->evictions += rep.scheduler().kv().evictions();
     }
-    for (const Request& r : out_->requests) {
-      if (!r.done()) ++out_->incomplete;
-      if (r.replica >= 0 && r.cached_tokens >= 0) {
-        out_->replicas[r.replica].cached_prompt_tokens += r.cached_tokens;
-        out_->replicas[r.replica].prompt_tokens += r.prompt_len;
-      }
+    RequestTable& t = out_->requests;
+    for (size_t i = retired_chunks_ * RequestTable::kChunk; i < t.size(); ++i) {
+      HandOver(t[i]);
     }
+    if (retire_) t.clear();
     if (out_->disagg) {
       for (const Request& p : out_->disagg->prefill_requests) {
         if (p.replica >= 0 && p.cached_tokens >= 0) {
@@ -713,6 +751,11 @@ class Driver {
   int64_t in_flight_ = 0;
   bool first_arrival_ = true;
   bool window_started_ = false, window_closed_ = false;
+  // keep_requests = false: done requests per chunk of the table, and the
+  // chunks [0, retired_chunks_) handed over and freed.
+  bool retire_ = false;
+  std::vector<int32_t> done_in_chunk_;
+  size_t retired_chunks_ = 0;
 };
 
 }  // namespace

@@ -108,6 +108,16 @@ struct SimulationInput {
   // Called with every step as it is launched (streamed per-step export);
   // may be empty.
   std::function<void(const StepRecord&)> on_step;
+  // Called once for every request created, in id order: when it is done
+  // (finished or rejected) and no step in flight refers to it, or at the
+  // end of the run; may be empty.
+  std::function<void(const Request&)> on_request;
+  // false: each request's memory is freed once on_request has seen it, so
+  // a run holds only the requests in flight and SimulationOutput::requests
+  // is empty at the end. Ignored (the requests are kept) with
+  // disaggregation, sessions traces and check_invariants, which read
+  // finished requests later.
+  bool keep_requests = true;
   // Disaggregated prefill/decode; when set, num_replicas is the total of
   // both pools and engine / cost_model / router are the decode pool's.
   std::optional<DisaggConfig> disagg;
@@ -144,7 +154,8 @@ struct DisaggOutput {
 };
 
 struct SimulationOutput {
-  RequestTable requests;  // every request created, by id
+  RequestTable requests;  // every request created, by id (empty when
+                          // SimulationInput::keep_requests was false)
   Recorder recorder;
   StepCost total_cost;
   SimTime end_time = 0;

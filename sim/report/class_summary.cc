@@ -6,65 +6,72 @@ namespace servesim {
 std::vector<ClassSummary> SummarizeClasses(const SimulationOutput& out,
                                            const SimulationInput& in,
                                            double duration_s) {
+  RequestDigest d(in.engine.block_size, in.workload.classes.size());
+  for (const Request& r : out.requests) d.Add(r);
+  return SummarizeClasses(d, in, duration_s);
+}
+
+std::vector<ClassSummary> SummarizeClasses(const RequestDigest& d,
+                                           const SimulationInput& in,
+                                           double duration_s) {
   const RequestClasses& classes = in.workload.classes;
   std::vector<ClassSummary> cs(classes.size());
   double total_share = 0;
   for (const RequestClass& c : classes) total_share += c.share;
-  struct Samples {
-    std::vector<double> ttft, tpot, e2el, queue;
-  };
-  std::vector<Samples> samples(classes.size());
-  for (size_t k = 0; k < classes.size(); ++k) {
-    cs[k].name = classes[k].name;
-    cs[k].share = classes[k].share / total_share;
-    cs[k].priority = classes[k].priority;
-    cs[k].ttft_slo_ms = classes[k].ttft_slo_s * 1e3;
-    cs[k].tpot_slo_ms = classes[k].tpot_slo_s * 1e3;
-  }
-  for (const Request& r : out.requests) {
-    if (r.request_class < 0 || r.request_class >= static_cast<int32_t>(cs.size())) {
-      continue;  // run invariants flag it
-    }
-    ClassSummary& c = cs[r.request_class];
-    Samples& x = samples[r.request_class];
-    ++c.created;
-    if (r.status == RequestStatus::kRejected) {
-      ++c.rejected;
-      c.failed += r.measured;
-      continue;
-    }
-    if (r.status != RequestStatus::kFinished) {
-      ++c.unfinished;
-      continue;
-    }
-    if (!r.measured) {
-      ++c.excluded_warmup;
-      continue;
-    }
-    ++c.completed;
-    c.input_tokens += r.prompt_len;
-    c.output_tokens += r.output_len;
-    c.preemptions += r.preemptions;
-    const double ttft = ToMillis(r.first_token - r.send);
-    double tpot = 0;  // vLLM: 0 for a one-token answer
-    x.ttft.push_back(ttft);
-    x.e2el.push_back(ToMillis(r.finish - r.send));
-    x.queue.push_back(ToMillis(r.first_scheduled - r.send));
-    if (r.output_len > 1) {
-      tpot = ToMillis(r.finish - r.first_token) / (r.output_len - 1);
-      x.tpot.push_back(tpot);
-    }
-    const bool ttft_ok = c.ttft_slo_ms <= 0 || ttft <= c.ttft_slo_ms;
-    const bool tpot_ok = c.tpot_slo_ms <= 0 || tpot <= c.tpot_slo_ms;
-    c.good += ttft_ok && tpot_ok;
-  }
   const std::vector<double>& ps = in.metrics.percentiles;
+  const ChunkedVector<RequestOutcome>& done = d.outcomes;
+  std::vector<double> buf;  // one metric of one class at a time
   for (size_t k = 0; k < cs.size(); ++k) {
     ClassSummary& c = cs[k];
-    c.ttft_ms = Summarize(samples[k].ttft, ps);
-    c.tpot_ms = Summarize(samples[k].tpot, ps);
-    c.e2el_ms = Summarize(samples[k].e2el, ps);
-    c.queue_ms = Summarize(samples[k].queue, ps);
+    c.name = classes[k].name;
+    c.share = classes[k].share / total_share;
+    c.priority = classes[k].priority;
+    c.ttft_slo_ms = classes[k].ttft_slo_s * 1e3;
+    c.tpot_slo_ms = classes[k].tpot_slo_s * 1e3;
+    const ClassCounts& n = d.classes[k];
+    c.created = n.created;
+    c.completed = n.completed;
+    c.excluded_warmup = n.excluded_warmup;
+    c.rejected = n.rejected;
+    c.failed = n.failed;
+    c.unfinished = n.unfinished;
+    c.input_tokens = n.input_tokens;
+    c.output_tokens = n.output_tokens;
+    c.preemptions = n.preemptions;
+    const int32_t cls = static_cast<int32_t>(k);
+    buf.clear();
+    for (size_t i = 0; i < done.size(); ++i) {
+      const RequestOutcome& o = done[i];
+      if (o.request_class != cls) continue;
+      const double ttft = ToMillis(o.first_token - o.send);
+      double tpot = 0;  // vLLM: 0 for a one-token answer
+      if (o.output_len > 1) tpot = ToMillis(o.finish - o.first_token) / (o.output_len - 1);
+      const bool ttft_ok = c.ttft_slo_ms <= 0 || ttft <= c.ttft_slo_ms;
+      const bool tpot_ok = c.tpot_slo_ms <= 0 || tpot <= c.tpot_slo_ms;
+      c.good += ttft_ok && tpot_ok;
+      buf.push_back(ttft);
+    }
+    c.ttft_ms = Summarize(buf, ps);
+    buf.clear();
+    for (size_t i = 0; i < done.size(); ++i) {
+      const RequestOutcome& o = done[i];
+      if (o.request_class == cls && o.output_len > 1) {
+        buf.push_back(ToMillis(o.finish - o.first_token) / (o.output_len - 1));
+      }
+    }
+    c.tpot_ms = Summarize(buf, ps);
+    buf.clear();
+    for (size_t i = 0; i < done.size(); ++i) {
+      const RequestOutcome& o = done[i];
+      if (o.request_class == cls) buf.push_back(ToMillis(o.finish - o.send));
+    }
+    c.e2el_ms = Summarize(buf, ps);
+    buf.clear();
+    for (size_t i = 0; i < done.size(); ++i) {
+      const RequestOutcome& o = done[i];
+      if (o.request_class == cls) buf.push_back(ToMillis(o.first_scheduled - o.send));
+    }
+    c.queue_ms = Summarize(buf, ps);
     if (c.completed > 0) c.slo_attainment = static_cast<double>(c.good) / c.completed;
     if (duration_s > 0) {
       c.goodput_rps = c.good / duration_s;

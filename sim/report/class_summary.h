@@ -9,6 +9,7 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/metrics/stats.h"
+#include "sim/report/request_digest.h"
 
 namespace servesim {
 
@@ -37,6 +38,9 @@ struct ClassSummary {
 // One entry per class, in workload.classes order (empty without classes).
 // `duration_s` is the run's measured window (RunSummary::duration_s).
 std::vector<ClassSummary> SummarizeClasses(const SimulationOutput& out,
+                                           const SimulationInput& in,
+                                           double duration_s);
+std::vector<ClassSummary> SummarizeClasses(const RequestDigest& digest,
                                            const SimulationInput& in,
                                            double duration_s);
 

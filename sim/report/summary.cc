@@ -23,13 +23,26 @@ SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
 
 // The most requests whose [send, finish) intervals overlap at one instant:
 // sends and finishes each sorted and merged, a finish before a send at the
-// same instant.
-int64_t PeakConcurrency(std::vector<SimTime>& sends, std::vector<SimTime>& finishes) {
-  std::sort(sends.begin(), sends.end());
+// same instant. Sends come in id order, which is send order unless a run
+// sends out of creation order (then they are sorted in a copy).
+int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
+  const size_t n = done.size();
+  std::vector<SimTime> sends;
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) sorted = done[i - 1].send <= done[i].send;
+  if (!sorted) {
+    sends.reserve(n);
+    for (size_t i = 0; i < n; ++i) sends.push_back(done[i].send);
+    std::sort(sends.begin(), sends.end());
+  }
+  std::vector<SimTime> finishes;
+  finishes.reserve(n);
+  for (size_t i = 0; i < n; ++i) finishes.push_back(done[i].finish);
   std::sort(finishes.begin(), finishes.end());
   int64_t now = 0, peak = 0;
   size_t j = 0;
-  for (SimTime t : sends) {
+  for (size_t i = 0; i < n; ++i) {
+    const SimTime t = sorted ? done[i].send : sends[i];
     while (j < finishes.size() && finishes[j] <= t) ++j, --now;
     peak = std::max(peak, ++now);
   }
@@ -44,22 +57,23 @@ SampleStats Zeros(int64_t n, const std::vector<double>& ps) {
   return s;
 }
 
-// Whether any completed, measured request waited for a concurrency slot
-// (else the from-arrival latencies equal the from-send ones).
-bool AnySlotWait(const std::vector<Request>& requests) {
-  for (const Request& r : requests) {
-    if (r.measured && r.status == RequestStatus::kFinished && r.send != r.arrival) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
+
+RequestDigest DigestRequests(const SimulationOutput& out, const SimulationInput& in) {
+  RequestDigest d(in.engine.block_size, in.workload.classes.size());
+  for (const Request& r : out.requests) d.Add(r);
+  return d;
+}
 
 RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
                      const std::string& arrival_description,
                      double offered_rate) {
+  return Summarize(out, in, arrival_description, offered_rate, DigestRequests(out, in));
+}
+
+RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
+                     const std::string& arrival_description, double offered_rate,
+                     const RequestDigest& d) {
   RunSummary s;
   s.seed = in.seed;
   s.arrival = arrival_description;
@@ -68,7 +82,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.percentiles = in.metrics.percentiles;
   s.warmup_s = in.metrics.warmup_s;
   s.warmup_requests = in.metrics.warmup_requests;
-  s.created = static_cast<int64_t>(out.requests.size());
+  s.created = d.created;
   s.rejected = out.rejected;
   s.incomplete = out.incomplete;
   // A run cut short is unstable whatever stopped it (the engine flags the
@@ -98,76 +112,57 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   }
   s.spec_draft_s = out.spec.draft_s;
 
-  std::vector<double> ttft, ttft_arr, tpot, e2el, e2el_arr, queue, slot;
-  std::vector<SimTime> sends, finishes;  // of completed requests
-  const bool slot_waits = AnySlotWait(out.requests);
-  SimTime first_arrival = kNever, last_finish = 0;
-  SimTime first_measured = kNever, last_measured = 0;
-  int64_t measured = 0;
-  for (const Request& r : out.requests) {
-    if (r.measured) {
-      ++measured;
-      first_measured = std::min(first_measured, r.arrival);
-      last_measured = std::max(last_measured, r.arrival);
-    }
-    if (r.status == RequestStatus::kRejected) {
-      s.failed += r.measured;
-      if (std::find(s.reject_reasons.begin(), s.reject_reasons.end(),
-                    r.reject_reason) == s.reject_reasons.end()) {
-        s.reject_reasons.emplace_back(r.reject_reason);
-      }
-      continue;
-    }
-    if (r.measured && r.cached_tokens >= 0) {
-      s.prompt_tokens_admitted += r.prompt_len;
-      s.cached_prompt_tokens += r.cached_tokens;
-      s.prompt_full_blocks += r.prompt_len / in.engine.block_size;
-      s.cached_blocks += r.cached_tokens / in.engine.block_size;
-    }
-    if (r.status != RequestStatus::kFinished) continue;
-    if (!r.measured) {
-      ++s.excluded_warmup;
-      continue;
-    }
-    ++s.completed;
-    s.total_input_tokens += r.prompt_len;
-    s.total_output_tokens += r.output_len;
-    s.preemptions += r.preemptions;
-    s.preempted_requests += r.preemptions > 0;
-    first_arrival = std::min(first_arrival, r.arrival);
-    last_finish = std::max(last_finish, r.finish);
-    ttft.push_back(ToMillis(r.first_token - r.send));
-    e2el.push_back(ToMillis(r.finish - r.send));
-    if (slot_waits) {
-      ttft_arr.push_back(ToMillis(r.first_token - r.arrival));
-      e2el_arr.push_back(ToMillis(r.finish - r.arrival));
-      slot.push_back(ToMillis(r.send - r.arrival));
-    }
-    queue.push_back(ToMillis(r.first_scheduled - r.send));
-    sends.push_back(r.send);
-    finishes.push_back(r.finish);
-    // vLLM's TPOT: time after the first token per remaining token.
-    if (r.output_len > 1) {
-      tpot.push_back(ToMillis(r.finish - r.first_token) / (r.output_len - 1));
-    }
+  s.failed = d.failed;
+  s.reject_reasons = d.reject_reasons;
+  s.prompt_tokens_admitted = d.prompt_tokens_admitted;
+  s.cached_prompt_tokens = d.cached_prompt_tokens;
+  s.prompt_full_blocks = d.prompt_full_blocks;
+  s.cached_blocks = d.cached_blocks;
+  s.excluded_warmup = d.excluded_warmup;
+  s.completed = d.completed;
+  s.total_input_tokens = d.total_input_tokens;
+  s.total_output_tokens = d.total_output_tokens;
+  s.preemptions = d.preemptions;
+  s.preempted_requests = d.preempted_requests;
+  const SimTime first_arrival = d.first_arrival, last_finish = d.last_finish;
+  const SimTime first_measured = d.first_measured, last_measured = d.last_measured;
+  const int64_t measured = d.measured;
+
+  // One metric at a time in one buffer (sorted in place by Summarize).
+  const ChunkedVector<RequestOutcome>& done = d.outcomes;
+  const size_t count = done.size();
+  s.max_concurrent_requests = PeakConcurrency(done);
+  std::vector<double> buf;
+  buf.reserve(count);
+  auto stats = [&](auto value) {
+    buf.clear();
+    for (size_t i = 0; i < count; ++i) buf.push_back(value(done[i]));
+    return Summarize(buf, s.percentiles);
+  };
+  using O = RequestOutcome;
+  s.ttft_ms = stats([](const O& o) { return ToMillis(o.first_token - o.send); });
+  // vLLM's TPOT: time after the first token per remaining token.
+  buf.clear();
+  for (size_t i = 0; i < count; ++i) {
+    const O& o = done[i];
+    if (o.output_len > 1) buf.push_back(ToMillis(o.finish - o.first_token) / (o.output_len - 1));
   }
+  s.tpot_ms = Summarize(buf, s.percentiles);
+  s.e2el_ms = stats([](const O& o) { return ToMillis(o.finish - o.send); });
+  s.queue_ms = stats([](const O& o) { return ToMillis(o.first_scheduled - o.send); });
   const auto& ps = s.percentiles;
-  s.ttft_ms = Summarize(ttft, ps);
-  s.tpot_ms = Summarize(tpot, ps);
-  s.e2el_ms = Summarize(e2el, ps);
-  s.queue_ms = Summarize(queue, ps);
-  if (slot_waits) {
-    s.ttft_from_arrival_ms = Summarize(ttft_arr, ps);
-    s.e2el_from_arrival_ms = Summarize(e2el_arr, ps);
-    s.slot_wait_ms = Summarize(slot, ps);
+  if (d.slot_waits) {
+    s.ttft_from_arrival_ms = stats([](const O& o) { return ToMillis(o.first_token - o.arrival); });
+    s.e2el_from_arrival_ms = stats([](const O& o) { return ToMillis(o.finish - o.arrival); });
+    s.slot_wait_ms = stats([](const O& o) { return ToMillis(o.send - o.arrival); });
   } else {  // the same samples: no need to sort them again
     s.ttft_from_arrival_ms = s.ttft_ms;
     s.e2el_from_arrival_ms = s.e2el_ms;
     s.slot_wait_ms = Zeros(s.completed, ps);
   }
+  buf = std::vector<double>();
   s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
-  s.max_concurrent_requests = PeakConcurrency(sends, finishes);
   const Recorder& recorder = out.recorder;
   if (recorder.output_tokens() > 0 || s.completed == 0) {
     s.max_output_tokens_per_s = recorder.max_output_tokens_per_s();
@@ -241,7 +236,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
       static_cast<double>(std::max<size_t>(1, out.replicas.size()));
   if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
   if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
-  s.classes = SummarizeClasses(out, in, s.duration_s);
+  s.classes = SummarizeClasses(d, in, s.duration_s);
   return s;
 }
 

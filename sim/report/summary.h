@@ -9,6 +9,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/metrics/stats.h"
 #include "sim/report/class_summary.h"
+#include "sim/report/request_digest.h"
 
 namespace servesim {
 
@@ -121,5 +122,12 @@ struct RunSummary {
 RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
                      const std::string& arrival_description,
                      double offered_rate);
+// The same from a digest of the requests (all of out.requests, or what a
+// run that did not keep them streamed to it, in id order); out's other
+// fields as above.
+RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
+                     const std::string& arrival_description, double offered_rate,
+                     const RequestDigest& digest);
+RequestDigest DigestRequests(const SimulationOutput& out, const SimulationInput& in);
 
 }  // namespace servesim

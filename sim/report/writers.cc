@@ -1,6 +1,7 @@
 // Report writers (see writers.h).
 #include "sim/report/writers.h"
 
+#include <charconv>
 #include <cstdio>
 #include <sstream>
 
@@ -520,36 +521,77 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   return j;
 }
 
+const char* DetailedCsvHeader() {
+  return "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_"
+         "s,send_s,"
+         "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
+         "queueing_delay_ms,preemptions,reject_reason,class\n";
+}
+
+void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
+                          std::string* row) {
+  char buf[64];
+  auto num = [&](int64_t v) {
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    row->append(buf, res.ptr);
+  };
+  auto fmt = [&](const char* f, double x) {
+    const int n = std::snprintf(buf, sizeof buf, f, x);
+    if (n >= 0 && n < static_cast<int>(sizeof buf)) {
+      row->append(buf, n);
+    } else {
+      row->append(Fmt(f, x));
+    }
+  };
+  auto t = [&](SimTime x) {
+    if (x >= 0) fmt("%.9f", ToSeconds(x));
+    row->push_back(',');
+  };
+  const char* status = r.status == RequestStatus::kFinished   ? "finished"
+                       : r.status == RequestStatus::kRejected ? "rejected"
+                                                              : "unfinished";
+  const bool fin = r.status == RequestStatus::kFinished;
+  num(r.id);
+  row->push_back(',');
+  row->append(status);
+  row->append(r.measured ? ",1," : ",0,");
+  num(r.client);
+  row->push_back(',');
+  num(r.replica);
+  row->push_back(',');
+  num(r.prompt_len);
+  row->push_back(',');
+  num(r.output_len);
+  row->push_back(',');
+  t(r.arrival);
+  t(r.send);
+  t(r.first_scheduled);
+  t(r.first_token);
+  t(r.finish);
+  if (fin) fmt("%.6f", ToMillis(r.first_token - r.send));
+  row->push_back(',');
+  if (fin) fmt("%.6f", ToMillis(r.finish - r.send));
+  row->push_back(',');
+  if (r.first_scheduled >= 0) fmt("%.6f", ToMillis(r.first_scheduled - r.send));
+  row->push_back(',');
+  num(r.preemptions);
+  row->push_back(',');
+  if (r.reject_reason) row->append(r.reject_reason);
+  row->push_back(',');
+  if (r.request_class >= 0 && r.request_class < static_cast<int32_t>(classes.size())) {
+    row->append(classes[r.request_class].name);
+  }
+  row->push_back('\n');
+}
+
 void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
                       const RequestClasses& classes) {
-  os << "id,status,measured,client,replica,prompt_tokens,output_tokens,arrival_"
-        "s,send_s,"
-        "first_scheduled_s,first_token_s,finish_s,ttft_ms,e2el_ms,"
-        "queueing_delay_ms,preemptions,reject_reason,class\n";
-  auto t = [](SimTime x) {
-    return x < 0 ? std::string() : Fmt("%.9f", ToSeconds(x));
-  };
+  os << DetailedCsvHeader();
+  std::string row;
   for (const Request& r : out.requests) {
-    const char* status = r.status == RequestStatus::kFinished   ? "finished"
-                         : r.status == RequestStatus::kRejected ? "rejected"
-                                                                : "unfinished";
-    const bool fin = r.status == RequestStatus::kFinished;
-    os << r.id << ',' << status << ',' << (r.measured ? 1 : 0) << ','
-       << r.client << ',' << r.replica << ',' << r.prompt_len << ','
-       << r.output_len << ',' << t(r.arrival) << ',' << t(r.send) << ','
-       << t(r.first_scheduled) << ',' << t(r.first_token) << ',' << t(r.finish)
-       << ',' << (fin ? Fmt("%.6f", ToMillis(r.first_token - r.send)) : "")
-       << ',' << (fin ? Fmt("%.6f", ToMillis(r.finish - r.send)) : "") << ','
-       << (r.first_scheduled >= 0
-               ? Fmt("%.6f", ToMillis(r.first_scheduled - r.send))
-               : "")
-       << ',' << r.preemptions << ','
-       << (r.reject_reason ? r.reject_reason : "") << ','
-       << (r.request_class >= 0 &&
-                   r.request_class < static_cast<int32_t>(classes.size())
-               ? classes[r.request_class].name
-               : std::string())
-       << "\n";
+    row.clear();
+    AppendDetailedCsvRow(r, classes, &row);
+    os << row;
   }
 }
 

@@ -21,6 +21,11 @@ nlohmann::json ResultJson(const Scenario& scenario, const RunSummary& s);
 // column is the request's class name (workload.classes), empty without.
 void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
                       const RequestClasses& classes = {});
+// The same, a row at a time (streamed while a run goes): the header line,
+// and one request's row appended to *row.
+const char* DetailedCsvHeader();
+void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
+                          std::string* row);
 // The cost model's step-time error bar, as one line and as JSON (null when
 // unknown).
 std::string CostErrorText(const CostModelError& e);

@@ -32,7 +32,7 @@ void RunBench(benchmark::State& state, const char* file) {
   for (auto _ : state) {
     SimulationOutput out = RunSimulation(in);
     steps = out.recorder.steps().steps;
-    benchmark::DoNotOptimize(out.requests.data());
+    benchmark::DoNotOptimize(out.requests.size());
   }
   state.counters["requests_per_s"] = benchmark::Counter(
       static_cast<double>(state.range(0)) * state.iterations(),
