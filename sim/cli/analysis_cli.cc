@@ -26,9 +26,9 @@ StatusOr<Scenario> LoadScenarioArg(const std::string& path,
 
 Status DisaggregationUnsupported(const Scenario& sc, const std::string& command) {
   return Status::Error(sc.file + ": /disaggregation: `servesim " + command +
-                       "` sizes co-located replicas and cannot size prefill/decode "
-                       "pools yet; compare P:D splits with `servesim run` at the target "
-                       "rate (scenarios/disagg_arxiv_pd_ratio.sh does it for one workload)");
+                       "` sizes co-located replicas; size prefill/decode pools with "
+                       "`servesim capacity SCENARIO --target-rate R --slo ...`, which "
+                       "finds the cheapest P:D split");
 }
 
 Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,

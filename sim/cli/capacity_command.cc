@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/analysis/capacity_plan.h"
+#include "sim/analysis/pd_sizing.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
 #include "sim/core/output_file.h"
@@ -18,7 +19,29 @@ struct CapacityCliOptions : AnalysisCliOptions {
   double target_rate = 0;
   int max_replications = 20;
   double precision = 0.05;
+  int max_prefill = 16, max_decode = 16;
 };
+
+// A disaggregated scenario: the cheapest prefill:decode split at the target
+// rate (pd_sizing.h).
+Status RunPdSizing(const CapacityCliOptions& o, const Scenario& sc, CapacityOptions co,
+                   PriceTable prices) {
+  if (!o.candidates.empty()) {
+    return Status::Error(sc.file + ": /disaggregation: --candidates sets one GPU for a "
+                         "co-located replica; set each pool's hardware in the scenario "
+                         "(disaggregation.prefill.hardware, disaggregation.decode.hardware)");
+  }
+  PdSizingOptions po;
+  po.capacity = std::move(co);
+  po.target_rate = o.target_rate;
+  po.max_prefill = o.max_prefill;
+  po.max_decode = o.max_decode;
+  StatusOr<PdSizingResult> r = SizePdSplit(sc, po, std::move(prices));
+  if (!r.ok()) return r.status();
+  WritePdSizingTable(sc, *r, std::cout);
+  if (o.json.empty() && o.html.empty()) return Status::Ok();
+  return WriteReportFiles(PdSizingReportJson(sc, *r), o.json, o.html);
+}
 
 Status RunCapacityCommand(const CapacityCliOptions& o) {
   if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}});
@@ -38,13 +61,13 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   if (!prices.ok()) return prices.status();
   StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
-  if (sc->disagg) return DisaggregationUnsupported(*sc, "capacity");
   CapacityOptions co;
   co.slo = *slo;
   co.replications = o.replications;
   co.max_replications = std::max(o.max_replications, o.replications);
   co.precision = o.precision;
   co.jobs = o.jobs;
+  if (sc->disagg) return RunPdSizing(o, *sc, co, *prices);
   StatusOr<CapacityPlan> plan =
       PlanCapacity(*sc, candidates, co, o.target_rate, *prices);
   if (!plan.ok()) return plan.status();
@@ -77,12 +100,20 @@ Command AddCapacityCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--target-rate", o->target_rate,
                   "Fleet target in req/s: replicas = ceil(target / max rate "
-                  "per replica), assuming an ideal router")
+                  "per replica), assuming an ideal router; with a "
+                  "/disaggregation scenario (required) the rate every P:D split is "
+                  "judged at")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--candidates", o->candidates,
                   "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
                   "(default: the scenario's hardware)")
       ->check(NotAnOption());
+  cmd->add_option("--max-prefill", o->max_prefill,
+                  "Disaggregated scenarios: most prefill instances tried (default 16)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-decode", o->max_decode,
+                  "Disaggregated scenarios: most decode instances tried (default 16)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--prices", o->prices,
                   "$/GPU-hour table (default models/gpu_prices.json: example list prices)")
       ->check(NotAnOption());

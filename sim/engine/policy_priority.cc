@@ -27,38 +27,15 @@
 namespace servesim {
 namespace {
 
-class PriorityPolicy : public SchedulerPolicy {
- public:
-  size_t PickNext(const std::deque<int64_t>& waiting,
-                  const RequestTable& requests) const override {
-    auto key = [&](size_t i) {
-      const Request& r = requests[waiting[i]];
-      return std::make_tuple(r.priority, r.send, r.id);
-    };
-    size_t best = 0;
-    for (size_t i = 1; i < waiting.size(); ++i) {
-      if (key(i) < key(best)) best = i;
-    }
-    return best;
-  }
-  size_t PickVictim(const std::vector<int64_t>& running, size_t,
-                    const RequestTable& requests) const override {
-    auto key = [&](size_t i) {
-      const Request& r = requests[running[i]];
-      return std::make_tuple(r.priority, r.send, r.id);
-    };
-    size_t worst = 0;
-    for (size_t i = 1; i < running.size(); ++i) {
-      if (key(i) > key(worst)) worst = i;
-    }
-    return worst;
-  }
+// Admission takes the smallest key, preemption the largest.
+constexpr auto kKey = [](const Request& r) {
+  return std::make_tuple(r.priority, r.send, r.id);
 };
 
 }  // namespace
 
 std::unique_ptr<SchedulerPolicy> MakePriorityPolicy() {
-  return std::make_unique<PriorityPolicy>();
+  return std::make_unique<KeyOrderedPolicy<decltype(kKey)>>(kKey);
 }
 
 }  // namespace servesim

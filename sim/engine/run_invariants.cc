@@ -92,12 +92,6 @@ namespace {
 
 using ll = long long;
 
-bool StoppedEarly(const SimulationInput& in, const SimulationOutput& out) {
-  if (out.stopped_at_queue_cap) return true;
-  return in.workload.duration_s > 0 &&
-         out.end_time >= FromSeconds(in.workload.duration_s);
-}
-
 // Per replica: its steps' start and end times, in launch order.
 struct ReplicaSteps {
   std::vector<SimTime> starts, ends;

@@ -31,12 +31,6 @@ namespace {
 
 using ll = long long;
 
-bool StoppedEarly(const SimulationInput& in, const SimulationOutput& out) {
-  if (out.stopped_at_queue_cap) return true;
-  return in.workload.duration_s > 0 &&
-         out.end_time >= FromSeconds(in.workload.duration_s);
-}
-
 void CheckPools(const SimulationInput& in, const SimulationOutput& out, Violations* v) {
   const DisaggOutput& d = *out.disagg;
   const int32_t np = in.disagg->prefill.num_replicas;

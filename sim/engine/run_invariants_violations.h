@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/simulation.h"
+
 namespace servesim {
+
+// A run that ended at its bound (duration_s or the queue cap) may leave
+// requests and launched steps unfinished.
+inline bool StoppedEarly(const SimulationInput& in, const SimulationOutput& out) {
+  if (out.stopped_at_queue_cap) return true;
+  return in.workload.duration_s > 0 && out.end_time >= FromSeconds(in.workload.duration_s);
+}
 
 // Collects violation lines, at most kPerKind per kind of violation (a bug
 // that breaks every request would otherwise print a million lines), then

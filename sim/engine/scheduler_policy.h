@@ -69,6 +69,36 @@ std::unique_ptr<SchedulerPolicy> MakeLongestPrefixMatchPolicy();
 size_t PickShortestPrompt(const std::deque<int64_t>& waiting,
                           const RequestTable& requests);
 
+// A policy that admits the waiting request with the smallest key(request)
+// and preempts the running request with the largest, over the whole
+// running list (the request being scheduled and those already scheduled
+// this step included): vLLM v1's priority policy, and EDF with the
+// deadline as the key. Ties go to the first in queue order.
+template <typename Key>
+class KeyOrderedPolicy : public SchedulerPolicy {
+ public:
+  explicit KeyOrderedPolicy(Key key) : key_(key) {}
+  size_t PickNext(const std::deque<int64_t>& waiting,
+                  const RequestTable& requests) const override {
+    size_t best = 0;
+    for (size_t i = 1; i < waiting.size(); ++i) {
+      if (key_(requests[waiting[i]]) < key_(requests[waiting[best]])) best = i;
+    }
+    return best;
+  }
+  size_t PickVictim(const std::vector<int64_t>& running, size_t,
+                    const RequestTable& requests) const override {
+    size_t worst = 0;
+    for (size_t i = 1; i < running.size(); ++i) {
+      if (key_(requests[running[i]]) > key_(requests[running[worst]])) worst = i;
+    }
+    return worst;
+  }
+
+ private:
+  Key key_;
+};
+
 // By name; nullptr for an unknown name.
 std::unique_ptr<SchedulerPolicy> MakeSchedulerPolicy(const std::string& name);
 std::vector<std::string> SchedulerPolicyNames();

@@ -146,6 +146,61 @@ std::string CapacityTable(const json& cap) {
   return out;
 }
 
+// The P:D splits tried for a disaggregated deployment, the cheapest
+// passing one highlighted.
+std::string PdSizingTable(const json& pd) {
+  std::string out;
+  const json cheapest = pd.value("cheapest", json());
+  out += cheapest.is_object()
+             ? "<p class=\"note\">Cheapest split meeting the SLO at the target rate: <b>" +
+                   FormatNumber(cheapest.value("prefill", json())) + " prefill : " +
+                   FormatNumber(cheapest.value("decode", json())) + " decode</b> instances.</p>\n"
+             : std::string("<p class=\"note\">No split tried meets the SLO at the target "
+                           "rate.</p>\n");
+  std::vector<std::string> slo;
+  for (auto it = pd["slo"].begin(); it != pd["slo"].end(); ++it) {
+    std::string name = it.key();
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_ms") == 0) {
+      name.resize(name.size() - 3);
+    }
+    slo.push_back(name);
+  }
+  out += "<table class=\"capacity\">\n<tr><th>P:D</th><th>GPUs</th><th>Fleet $/h</th>"
+         "<th>Verdict</th>";
+  for (const std::string& n : slo) out += "<th>" + HtmlEscape(n) + " ms [upper 95%]</th>";
+  out += "<th>Prefill busy</th><th>Decode busy</th><th>Transfer / TTFT</th></tr>\n";
+  auto percent = [](const json& v) {
+    return v.is_number() ? FormatNumber(json(100 * v.get<double>())) + "%" : std::string("");
+  };
+  for (const json& s : pd["splits"]) {
+    const bool best = cheapest.is_object() && s.value("prefill", 0) == cheapest.value("prefill", -1) &&
+                      s.value("decode", 0) == cheapest.value("decode", -1);
+    out += best ? "<tr class=\"best\">" : "<tr>";
+    out += "<td>" + FormatNumber(s.value("prefill", json())) + ":" +
+           FormatNumber(s.value("decode", json())) + "</td><td>" +
+           FormatNumber(s.value("gpus", json())) + "</td><td>" +
+           FormatNumber(s.value("fleet_usd_per_hour", json())) + "</td>";
+    const json at = s.value("at_target", json::object());
+    out += std::string("<td>") + (at.value("feasible", false) ? "pass" : "fail") + "</td>";
+    for (const std::string& n : slo) {
+      const json v = at["slo"].value(n, json()).value("value_ms", json());
+      out += "<td>" + (v.is_object() ? FormatNumber(v.value("mean", json())) + " [" +
+                                           FormatNumber(v.value("hi", json())) + "]"
+                                     : std::string("")) +
+             "</td>";
+    }
+    out += "<td>" + percent(s.value("prefill_busy", json())) + "</td><td>" +
+           percent(s.value("decode_busy", json())) + "</td><td>" +
+           percent(s.value("transfer_share_of_mean_ttft", json())) + "</td></tr>\n";
+  }
+  out += "</table>\n<p class=\"note\">Each split is judged at the full target rate by "
+         "capacity's rules (replications, MSER-5 warm-up, upper 95% bounds). Splits are tried "
+         "cheapest first, up to the cheapest passing one and the others of its cost. Busy "
+         "shares (time in steps, not spare capacity) come from one more run of each "
+         "split.</p>\n";
+  return out;
+}
+
 // The search's candidates, the cheapest one highlighted, with why each
 // row that was not evaluated was left out.
 std::string SearchTable(const json& search) {
@@ -271,6 +326,9 @@ std::string RenderBody(const json& data) {
   }
   if (data.contains("capacity")) {
     out += Section("capacity", "Capacity plan", CapacityTable(data["capacity"]));
+  }
+  if (data.contains("pd_sizing")) {
+    out += Section("pd_sizing", "Prefill:decode sizing", PdSizingTable(data["pd_sizing"]));
   }
   // Hidden: the browser test reads it from the DOM; readers need not see it.
   out += "<pre id=\"servesim-check\" hidden>pending</pre>\n";

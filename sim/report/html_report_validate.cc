@@ -134,7 +134,18 @@ void Capacity(const JsonView& c) {
 void ValidateReportData(const nlohmann::json& data) {
   const JsonView root(data, kDataName);
   root.AllowKeys({"title", "context", "sweep", "cdfs", "timeseries",
-                  "batch_size_hist", "loops", "capacity", "representative", "search"});
+                  "batch_size_hist", "loops", "capacity", "representative", "search",
+                  "pd_sizing"});
+  if (root.Has("pd_sizing")) {
+    const JsonView pd = root.Object("pd_sizing");
+    pd.Object("slo");
+    for (const JsonView& s : pd.Array("splits")) {
+      s.RequireInteger("prefill", Range::AtLeast(1));
+      s.RequireInteger("decode", Range::AtLeast(1));
+      s.Object("at_target");
+      if (s.Has("fleet_usd_per_hour")) NumberOrNull(s, "fleet_usd_per_hour");
+    }
+  }
   if (root.Has("search")) {
     for (const JsonView& r : root.Object("search").Array("rows")) {
       r.RequireString("gpu");

@@ -1,7 +1,6 @@
 // JSON-lines request logs: one object per line with the prompt and
 // completion token counts and an optional timestamp, under configurable
 // field names. Other fields are ignored (real logs carry many).
-#include <cmath>
 
 #include "sim/core/json_view.h"
 #include "sim/workload/trace_reader_internal.h"
@@ -33,22 +32,7 @@ std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
   if (!error.empty()) return error;
   auto it = j.find(options().timestamp_field);
   if (it == j.end() || it->is_null()) return "";
-  // A number in timestamp_unit (auto: detected), or a calendar time such as
-  // "2024-05-01T12:00:00.250Z" (an explicit offset is applied exactly).
-  if (it->is_number() && std::fabs(it->get<double>()) <= kMaxStampMagnitude) {
-    stamp->kind = RawTimestamp::Kind::kNumber;
-    stamp->number = it->get<double>();
-    return "";
-  }
-  if (it->is_string() &&
-      ParseCalendarTime(it->get<std::string>(), true, &stamp->nanos)) {
-    stamp->kind = RawTimestamp::Kind::kCalendar;
-    return "";
-  }
-  return "field \"" + options().timestamp_field +
-         "\": expected a number (in timestamp_unit) or a time like "
-         "\"2024-05-01T12:00:00.25Z\", got " +
-         DescribeJson(*it);
+  return JsonTimestamp(*it, options().timestamp_field, stamp);
 }
 
 }  // namespace

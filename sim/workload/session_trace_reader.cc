@@ -13,7 +13,6 @@
 // used twice and a session id that differs from its parent's. An optional
 // think-time field (time_to_parent_chat in the annotated agentic traces:
 // seconds from the parent's answer to this request) is carried along.
-#include <cmath>
 #include <unordered_map>
 
 #include "sim/core/json_view.h"
@@ -73,20 +72,7 @@ std::string SessionTraceReader::ParseStamp(const nlohmann::json& j,
     return "missing field \"" + key +
            "\" (a session turn needs its arrival time)";
   }
-  if (it->is_number() && std::fabs(it->get<double>()) <= kMaxStampMagnitude) {
-    stamp->kind = RawTimestamp::Kind::kNumber;
-    stamp->number = it->get<double>();
-    return "";
-  }
-  if (it->is_string() &&
-      ParseCalendarTime(it->get<std::string>(), true, &stamp->nanos)) {
-    stamp->kind = RawTimestamp::Kind::kCalendar;
-    return "";
-  }
-  return "field \"" + key +
-         "\": expected a number (in timestamp_unit) or a time like "
-         "\"2024-05-01T12:00:00.25Z\", got " +
-         DescribeJson(*it);
+  return JsonTimestamp(*it, key, stamp);
 }
 
 std::string SessionTraceReader::ParseLinks(const nlohmann::json& j,

@@ -171,6 +171,23 @@ bool ParseTokenCount(std::string_view s, int32_t* out) {
   return true;
 }
 
+std::string JsonTimestamp(const nlohmann::json& value, const std::string& key,
+                          RawTimestamp* stamp) {
+  if (value.is_number() && std::fabs(value.get<double>()) <= kMaxStampMagnitude) {
+    stamp->kind = RawTimestamp::Kind::kNumber;
+    stamp->number = value.get<double>();
+    return "";
+  }
+  if (value.is_string() && ParseCalendarTime(value.get<std::string>(), true, &stamp->nanos)) {
+    stamp->kind = RawTimestamp::Kind::kCalendar;
+    return "";
+  }
+  return "field \"" + key +
+         "\": expected a number (in timestamp_unit) or a time like "
+         "\"2024-05-01T12:00:00.25Z\", got " +
+         DescribeJson(value);
+}
+
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                            int32_t* out) {
   auto it = obj.find(key);

@@ -118,6 +118,11 @@ inline constexpr double kMaxStampMagnitude = 1e17;
 std::string TokenCountExpectation();
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                            int32_t* out);  // "" or what was wrong
+// The value at `value` as a timestamp: a number in timestamp_unit, or a
+// calendar time such as "2024-05-01T12:00:00.250Z" (an explicit offset is
+// applied exactly). "" or what was wrong, naming `key`.
+std::string JsonTimestamp(const nlohmann::json& value, const std::string& key,
+                          RawTimestamp* stamp);
 // "YYYY-MM-DD HH:MM:SS[.fffffffff]"; with allow_iso also a 'T' separator
 // and a UTC offset suffix, optionally after one space: "Z", "UTC",
 // "+HH:MM", "+HHMM" or "+HH" (or '-'), applied exactly. False if bad.
