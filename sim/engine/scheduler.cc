@@ -532,7 +532,7 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
   r.num_output += count;
   if (config_.spec.on()) {
     ++r.deliveries;
-    r.max_delivered = std::max(r.max_delivered, count);
+    r.max_delivered = static_cast<uint8_t>(std::max<int32_t>(r.max_delivered, count));
     r.spec_ready = was_running && r.num_output < r.output_len;
   }
   if (r.first_token < 0) {
@@ -554,7 +554,9 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
 }
 
 int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
-  if (r.spec_rate < 0) r.spec_rate = SpecAcceptanceRate(config_.spec, r.id);
+  if (r.spec_rate < 0) {
+    r.spec_rate = static_cast<float>(SpecAcceptanceRate(config_.spec, r.id));
+  }
   // Draft j proposes output position num_output + j.
   const int32_t a =
       SpecAcceptedDrafts(config_.spec, r.id, r.spec_rate, r.num_output, s.spec);

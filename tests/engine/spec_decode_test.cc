@@ -224,7 +224,7 @@ TEST(SpecDecode, BetaRatesPerRequestKeepTheTraffic) {
   // The same request gets the same rate whatever else changes.
   SpecDecodeConfig c = spec.engine.spec;
   c.seed = spec.seed;
-  EXPECT_DOUBLE_EQ(SpecAcceptanceRate(c, 17), b.requests[17].spec_rate);
+  EXPECT_EQ(static_cast<float>(SpecAcceptanceRate(c, 17)), b.requests[17].spec_rate);
 }
 
 // Spec decoding's speed-up where decoding is memory-bound: a verify of
