@@ -68,7 +68,9 @@ Status Run(const RunOptions& o) {
                           "<embedded default: scenarios/default_chat.json>", o.sets)
           : LoadScenarioFile(o.scenario, o.sets);
   if (!sc.ok()) return sc.status();
-  if (Status st = CheckRunMemory(*sc); !st.ok()) return st;
+  const bool keeps_requests =
+      !o.save_timeline.empty() || o.check_invariants || RunKeepsRequests(*sc);
+  if (Status st = CheckRunMemory(*sc, keeps_requests); !st.ok()) return st;
   SimulationInput in = sc->ToSimulationInput();
   in.check_invariants = o.check_invariants;
   // Streamed outputs are opened before the run (a bad path fails now) and
@@ -119,7 +121,7 @@ Status Run(const RunOptions& o) {
       detailed->Write(row);
     }
   };
-  in.keep_requests = timeline != nullptr;
+  in.keep_requests = keeps_requests;
   const SimulationOutput out = RunSimulation(in);
   const RunSummary summary =
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate(), digest);

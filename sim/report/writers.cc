@@ -498,6 +498,29 @@ const char* DetailedCsvHeader() {
          "queueing_delay_ms,preemptions,reject_reason,class\n";
 }
 
+void AppendNanosAsFixed(int64_t ns, int decimals, std::string* out) {
+  // ns * 1e-9 (or 1e-6) is within 2.3e-16 of its value relatively, under
+  // half a unit of the last printed decimal below 1e15 ns, so printf's
+  // correctly rounded output is the exact quotient's digits.
+  if (ns < 0 || ns >= 1000000000000000 || (decimals != 9 && decimals != 6)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, decimals == 9 ? "%.9f" : "%.6f",
+                  decimals == 9 ? ToSeconds(ns) : ToMillis(ns));
+    out->append(buf);
+    return;
+  }
+  const int64_t unit = decimals == 9 ? 1000000000 : 1000000;
+  char buf[32];
+  char* end = std::to_chars(buf, buf + sizeof buf, ns / unit).ptr;
+  *end++ = '.';
+  int64_t frac = ns % unit;
+  for (int i = decimals - 1; i >= 0; --i) {
+    end[i] = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
+  out->append(buf, end + decimals);
+}
+
 void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
                           std::string* row) {
   char buf[64];
@@ -505,16 +528,8 @@ void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
     const auto res = std::to_chars(buf, buf + sizeof buf, v);
     row->append(buf, res.ptr);
   };
-  auto fmt = [&](const char* f, double x) {
-    const int n = std::snprintf(buf, sizeof buf, f, x);
-    if (n >= 0 && n < static_cast<int>(sizeof buf)) {
-      row->append(buf, n);
-    } else {
-      row->append(Fmt(f, x));
-    }
-  };
   auto t = [&](SimTime x) {
-    if (x >= 0) fmt("%.9f", ToSeconds(x));
+    if (x >= 0) AppendNanosAsFixed(x, 9, row);
     row->push_back(',');
   };
   const char* status = r.status == RequestStatus::kFinished   ? "finished"
@@ -538,11 +553,11 @@ void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
   t(r.first_scheduled);
   t(r.first_token);
   t(r.finish);
-  if (fin) fmt("%.6f", ToMillis(r.first_token - r.send));
+  if (fin) AppendNanosAsFixed(r.first_token - r.send, 6, row);
   row->push_back(',');
-  if (fin) fmt("%.6f", ToMillis(r.finish - r.send));
+  if (fin) AppendNanosAsFixed(r.finish - r.send, 6, row);
   row->push_back(',');
-  if (r.first_scheduled >= 0) fmt("%.6f", ToMillis(r.first_scheduled - r.send));
+  if (r.first_scheduled >= 0) AppendNanosAsFixed(r.first_scheduled - r.send, 6, row);
   row->push_back(',');
   num(r.preemptions);
   row->push_back(',');

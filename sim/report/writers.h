@@ -24,6 +24,10 @@ void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
 // The same, a row at a time (streamed while a run goes): the header line,
 // and one request's row appended to *row.
 const char* DetailedCsvHeader();
+// What printf("%.9f", ToSeconds(ns)) (decimals 9) or "%.6f" of
+// ToMillis(ns) (decimals 6) prints, appended to *out; from integers when
+// 0 <= ns < 1e15.
+void AppendNanosAsFixed(int64_t ns, int decimals, std::string* out);
 void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
                           std::string* row);
 // The cost model's step-time error bar, as one line and as JSON (null when

@@ -11,6 +11,7 @@ namespace servesim {
 namespace {
 
 constexpr double kBytesPerRequest = 350;
+constexpr double kBytesPerRetiredRequest = 64;
 constexpr double kBytesPerBlock = 44;
 constexpr double kBytesPerReplica = 64 * 1024;  // scheduler, queues, policy
 
@@ -27,7 +28,12 @@ std::string Gib(double bytes) {
 
 }  // namespace
 
-RunMemoryEstimate EstimateRunMemory(const Scenario& sc) {
+bool RunKeepsRequests(const Scenario& sc) {
+  return sc.disagg.has_value() ||
+         (sc.workload.trace && sc.workload.trace->format == TraceFormat::kSessions);
+}
+
+RunMemoryEstimate EstimateRunMemory(const Scenario& sc, bool keeps_requests) {
   const WorkloadConfig& w = sc.workload;
   RunMemoryEstimate e;
   e.json_path = "/workload/num_requests";
@@ -46,17 +52,18 @@ RunMemoryEstimate EstimateRunMemory(const Scenario& sc) {
   const double kv = static_cast<double>(sc.num_replicas) *
                     (static_cast<double>(sc.engine.num_gpu_blocks) * kBytesPerBlock +
                      kBytesPerReplica);
-  const double reqs = e.requests * kBytesPerRequest;
+  const double reqs =
+      e.requests * (keeps_requests ? kBytesPerRequest : kBytesPerRetiredRequest);
   e.bytes = reqs + kv;
   if (kv > reqs) e.json_path = sc.num_replicas > 1 ? "/cluster/replicas" : "/engine/num_gpu_blocks";
   return e;
 }
 
-Status CheckRunMemory(const Scenario& sc) {
+Status CheckRunMemory(const Scenario& sc, bool keeps_requests) {
   const char* allow = std::getenv("SERVESIM_ALLOW_LARGE_MEMORY");
   if (allow != nullptr && std::string(allow) == "1") return Status::Ok();
   const double have = PhysicalMemoryBytes();
-  const RunMemoryEstimate e = EstimateRunMemory(sc);
+  const RunMemoryEstimate e = EstimateRunMemory(sc, keeps_requests);
   if (have <= 0 || e.bytes <= 0.8 * have) return Status::Ok();
   char n[32];
   std::snprintf(n, sizeof n, "%.3g", e.requests);

@@ -19,6 +19,14 @@ TEST(RunMemory, RequestsAndKvBlocksByHand) {
   EXPECT_TRUE(CheckRunMemory(sc).ok());  // 350 MB fits any test machine
 }
 
+TEST(RunMemory, RunsThatDoNotKeepTheirRequestsNeedLess) {
+  const Scenario sc = testing::MustParse(EmbeddedDefaultScenario(),
+                                         {"workload.num_requests=1000000", "engine.num_gpu_blocks=50000"});
+  EXPECT_FALSE(RunKeepsRequests(sc));
+  const RunMemoryEstimate e = EstimateRunMemory(sc, /*keeps_requests=*/false);
+  EXPECT_NEAR(e.bytes, 1e6 * 64 + 50000 * 44.0 + 64 * 1024, 1);
+}
+
 TEST(RunMemory, ManyReplicasAreBlamedWhenTheyDominate) {
   const Scenario sc = testing::MustParse(
       EmbeddedDefaultScenario(), {"workload.num_requests=300", "cluster.replicas=4096"});
