@@ -2,6 +2,7 @@
 // within its 0.5% resolution of the exact value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -22,6 +23,39 @@ TEST(Stats, MatchesNumpyLinearPercentiles) {
   EXPECT_NEAR(s.percentiles[2].second, 3.97, 1e-12);
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
   EXPECT_NEAR(s.stddev, std::sqrt(1.25), 1e-12);  // numpy std (ddof=0)
+}
+
+// Summarize sorts samples of 4096 to 4M values with a radix sort: the
+// same sorted sample (so the same sum, in the same order) as std::sort, on
+// latency-like values, negatives, ties, a narrow range, one huge outlier,
+// all equal, and a -0.0 (std::sort's path).
+TEST(Stats, RadixSortedSamplesEqualStdSort) {
+  Rng rng(11, "sort");
+  for (int kind = 0; kind < 7; ++kind) {
+    std::vector<double> v;
+    for (int i = 0; i < 50000; ++i) {
+      const double z = rng.StandardNormal();
+      switch (kind) {
+        case 0: v.push_back(std::exp(4 + 1.5 * z)); break;
+        case 1: v.push_back(z * 1e3); break;
+        case 2: v.push_back(std::round(z * 4)); break;
+        case 3: v.push_back(100 + z * 1e-9); break;
+        case 4: v.push_back(i == 7 ? 1e300 : std::abs(z)); break;
+        case 5: v.push_back(2.5); break;
+        case 6: v.push_back(i == 3 ? -0.0 : z); break;
+      }
+    }
+    std::vector<double> expected = v;
+    std::sort(expected.begin(), expected.end());
+    const SampleStats s = Summarize(v, {50, 99});
+    ASSERT_EQ(v.size(), expected.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      ASSERT_EQ(v[i], expected[i]) << "kind " << kind << " at " << i;
+    }
+    double sum = 0;
+    for (double x : expected) sum += x;
+    EXPECT_EQ(s.mean, sum / expected.size()) << "kind " << kind;
+  }
 }
 
 TEST(LogHistogram, PercentilesWithinPointFourPercentOfExact) {
