@@ -24,11 +24,14 @@ class Result:
     (its exact text) and ``requests`` (DataFrame, the --save-detailed
     columns; parsed on first use)."""
 
-    def __init__(self, summary_json, requests_csv):
+    def __init__(self, summary_json, requests_csv, steps_text=None, steps_format="csv"):
         self.summary_json = summary_json
         self.summary = json.loads(summary_json)
         self._csv = requests_csv
         self._requests = None
+        self._steps_text = steps_text
+        self._steps_format = steps_format
+        self._steps = None
 
     @property
     def requests(self):
@@ -37,6 +40,20 @@ class Result:
                 raise ValueError("run(..., requests=False) kept no per-request rows")
             self._requests = _requests_frame(self._csv)
         return self._requests
+
+    @property
+    def steps(self):
+        """The --save-steps rows (one per executed step per replica) as a
+        DataFrame, when run(..., steps=True) asked for them."""
+        if self._steps is None:
+            if self._steps_text is None:
+                raise ValueError("run(..., steps=False) kept no step rows; pass steps=True")
+            import pandas as pd
+
+            text = io.StringIO(self._steps_text)
+            self._steps = (pd.read_json(text, lines=True) if self._steps_format == "jsonl"
+                           else pd.read_csv(text))
+        return self._steps
 
     def __repr__(self):
         s = self.summary
@@ -129,12 +146,16 @@ def cli(args):
     return rc
 
 
-def run(scenario=None, overrides=None, *, requests=True, **dotted):
+def run(scenario=None, overrides=None, *, requests=True, steps=False, steps_every=None,
+        steps_from=None, steps_until=None, **dotted):
     """Simulates one scenario (None: the embedded default chat scenario).
 
     Returns a Result: ``.summary`` is the dict `servesim run --save-result`
     writes (``.summary_json`` its exact text), ``.requests`` the
-    `--save-detailed` rows as a DataFrame (``requests=False`` skips them).
+    `--save-detailed` rows as a DataFrame (``requests=False`` skips them),
+    and with ``steps=True`` ``.steps`` the `--save-steps` rows (thinned as
+    --save-steps-every / --save-steps-from / --save-steps-until by
+    ``steps_every``, ``steps_from``, ``steps_until`` in seconds).
     Raises ScenarioError with the CLI's one-line message on bad input.
     """
     with tempfile.TemporaryDirectory(prefix="servesim-") as folder:
@@ -145,6 +166,14 @@ def run(scenario=None, overrides=None, *, requests=True, **dotted):
                 "--save-result", result_path]
         if requests:
             args += ["--save-detailed", detailed_path]
+        steps_path = os.path.join(folder, "steps.csv")
+        if steps:
+            args += ["--save-steps", steps_path]
+            for flag, value in (("--save-steps-every", steps_every),
+                                ("--save-steps-from", steps_from),
+                                ("--save-steps-until", steps_until)):
+                if value is not None:
+                    args += [flag, str(value)]
         _call(args, sc)
         with open(result_path) as f:
             summary = sc.fix(f.read())
@@ -152,7 +181,11 @@ def run(scenario=None, overrides=None, *, requests=True, **dotted):
         if requests:
             with open(detailed_path) as f:
                 csv = f.read()
-    return Result(summary, csv)
+        steps_text = None
+        if steps:
+            with open(steps_path) as f:
+                steps_text = f.read()
+    return Result(summary, csv, steps_text)
 
 
 def _list(values):
@@ -220,6 +253,8 @@ def sweep(scenario=None, overrides=None, *, rates=None, utilizations=None, repli
 def _capacity_frame(report, _csv):
     import pandas as pd
 
+    if "pd_sizing" in report:  # a disaggregated scenario: one row per P:D split run
+        return pd.json_normalize(report["pd_sizing"]["splits"], sep=".")
     rows = [{k: v for k, v in row.items() if not isinstance(v, list)}
             for row in report["capacity"]["rows"]]
     # Nested figures become columns such as "at_max.point.metrics.ttft_ms.p99.mean";
@@ -229,16 +264,21 @@ def _capacity_frame(report, _csv):
 
 def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates=None,
              replications=3, max_replications=20, precision=0.05, prices=None, jobs=None,
-             executor=None, **dotted):
+             executor=None, max_prefill=None, max_decode=None, **dotted):
     """`servesim capacity`: the highest rate meeting `slo` ("ttft_p99=2s,..."
     or {"ttft_p99": "2s"}) per candidate ("h200:1,h200:2" or a list). One row
     per candidate, from the --json report's rows (nested values flattened
     as "at_max.point.metrics.ttft_ms.p99.mean"; the rates tried are in
-    ``.attrs["report"]["capacity"]["rows"][i]["evaluations"]``)."""
+    ``.attrs["report"]["capacity"]["rows"][i]["evaluations"]``). A scenario
+    with /disaggregation (target_rate required) gets the P:D split search
+    instead: one row per split run (``prefill``, ``decode``, ``gpus``,
+    ``at_target.feasible``, ...), the answer in
+    ``.attrs["report"]["pd_sizing"]["cheapest"]``."""
     options = [("--slo", _slo(slo)), ("--target-rate", target_rate),
                ("--candidates", _list(candidates)), ("-r", replications),
                ("--max-replications", max_replications), ("--precision", precision),
-               ("--prices", prices)]
+               ("--prices", prices), ("--max-prefill", max_prefill),
+               ("--max-decode", max_decode)]
     return _analysis("capacity", scenario, options, overrides, dotted, jobs, executor, (),
                      _capacity_frame)
 

@@ -67,7 +67,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1368,
+static_assert(sizeof(RunSummary) == 1424,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -130,6 +130,12 @@ void SummaryFields(S& s, F&& f) {
   f("bytes_to_cpu", s.bytes_to_cpu), f("bytes_to_gpu", s.bytes_to_gpu);
   f("transfer_stall_s", s.transfer_stall_s);
   f("transfer_stall_fraction", s.transfer_stall_fraction);
+  f("spec_tokens", s.spec_tokens), f("spec_drafts", s.spec_drafts);
+  f("spec_draft_tokens", s.spec_draft_tokens);
+  f("spec_accepted_tokens", s.spec_accepted_tokens);
+  f("spec_acceptance_rate", s.spec_acceptance_rate);
+  f("spec_mean_acceptance_length", s.spec_mean_acceptance_length);
+  f("spec_draft_s", s.spec_draft_s);
   f("num_replicas", s.num_replicas), f("replicas", s.replicas);
   f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
   f("cut_short", s.cut_short), f("unstable", s.unstable);

@@ -45,6 +45,13 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
                                          memory minus weights (a what-if)
   engine.kv_cache_dtype         auto     auto (= bf16) | bf16 | fp8 | fp8_e4m3
                                          | fp8_e5m2 (vLLM --kv-cache-dtype)
+  engine.speculative_decoding   none     {num_speculative_tokens k (0-64),
+                                         acceptance_rate (per draft token,
+                                         [0, 1]) or acceptance_beta {a, b}
+                                         (per-request rate ~ Beta(a, b)),
+                                         draft_cost_fraction (one draft pass /
+                                         one target decode pass, 0)}; sync
+                                         scheduling only
   cost_model.type               roofline roofline | linear | calibrated (+profile)
     linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
     roofline: preset (kernels | datasheet), then overrides per op kind:

@@ -6,6 +6,29 @@
 
 namespace servesim {
 
+// Speculative decoding (engine.speculative_decoding; README "Speculative
+// decoding"): a proposer drafts k tokens per decoding sequence, the target
+// verifies them in one (k+1)-token forward pass, and the drafts are accepted
+// one by one until the first rejection, plus the target's own (bonus or
+// correction) token. Synchronous scheduling only.
+struct SpecDecodeConfig {
+  int32_t num_speculative_tokens = 0;  // k; 0: off
+  // Per draft token, the chance it is accepted (given the ones before it
+  // were): a constant, or (beta_a > 0) drawn per request from
+  // Beta(beta_a, beta_b).
+  double acceptance_rate = 0;
+  double beta_a = 0, beta_b = 0;
+  // One draft forward pass costs this fraction of the target's one-token
+  // decode pass over the same sequences; k passes per step (0: a free
+  // proposer, e.g. n-gram on the CPU).
+  double draft_cost_fraction = 0;
+  // Not a scenario setting: the scenario seed (set by the driver); the
+  // acceptance draws of a request are a function of (seed, request id,
+  // output position), so policies compare on common random numbers.
+  uint64_t seed = 0;
+  bool on() const { return num_speculative_tokens > 0; }
+};
+
 struct EngineConfig {
   int32_t max_num_seqs = 256;
   int32_t max_num_batched_tokens = 8192;
@@ -65,6 +88,7 @@ struct EngineConfig {
   // the first output token (vLLM's scheduler after a remote KV load). A
   // request preempted later recomputes locally.
   bool remote_prefill = false;
+  SpecDecodeConfig spec;
 };
 
 }  // namespace servesim

@@ -16,6 +16,7 @@ Replica::Replica(const EngineConfig& config,
       recorder_(recorder),
       async_(config.async_scheduling),
       holds_kv_(config.hold_kv_after_finish),
+      spec_(config.spec),
       kv_block_bytes_(config.kv_block_bytes),
       pcie_bytes_per_s_(config.pcie_bytes_per_s),
       pcie_latency_s_(config.pcie_latency_s) {}
@@ -27,6 +28,36 @@ SimTime Replica::TransferStall(const TransferCounts& t) const {
                                                             kv_block_bytes_ / pcie_bytes_per_s_);
   };
   return one(t.swap_out) + one(t.swap_in + t.load);
+}
+
+StepCost Replica::DraftCost(const std::vector<ScheduledSeq>& batch) {
+  draft_shape_.seqs.clear();
+  draft_shape_.decode_seqs = 0;
+  draft_shape_.decode_context = 0;
+  if (batch.size() != shape_.seqs.size()) {  // no decode group with spec
+    std::fprintf(stderr, "servesim: speculative decoding with an aggregate batch\n");
+    std::abort();
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const ScheduledSeq& s = batch[i];
+    if (!s.samples || s.last) continue;
+    const SeqWork& q = shape_.seqs[i];
+    ++draft_shape_.decode_seqs;
+    // Context before the token it drafts from: what the target computed,
+    // drafts aside.
+    draft_shape_.decode_context += q.context_tokens + q.new_tokens - s.spec;
+  }
+  if (draft_shape_.decode_seqs == 0) return {};
+  const StepCost one = cost_model_->StepTime(draft_shape_);
+  const double scale = spec_.num_speculative_tokens * spec_.draft_cost_fraction;
+  StepCost c;
+  c.gemm_s = one.gemm_s * scale;
+  c.attn_prefill_s = one.attn_prefill_s * scale;
+  c.attn_decode_s = one.attn_decode_s * scale;
+  c.comm_s = one.comm_s * scale;
+  c.other_s = one.other_s * scale;
+  c.overhead_s = one.overhead_s * scale;
+  return c;
 }
 
 bool Replica::Launch(SimTime now) {
@@ -55,7 +86,12 @@ bool Replica::Launch(SimTime now) {
     in_flight_.push_back(std::move(f));
     return false;
   }
-  const StepCost cost = cost_model_->StepTime(shape_);
+  StepCost cost = cost_model_->StepTime(shape_);
+  if (spec_.on() && spec_.draft_cost_fraction > 0) {
+    const StepCost draft = DraftCost(f.batch);
+    cost += draft;
+    scheduler_.AddDraftSeconds(draft.Total());
+  }
   total_cost_ += cost;
   // A step always advances time, so the simulation cannot stall at an
   // instant even if a cost model returns 0.

@@ -98,6 +98,11 @@ class Replica {
   // transfer of latency + bytes / bandwidth on each GPU's own link; the
   // copies of evicted prefix blocks overlap compute.
   SimTime TransferStall(const TransferCounts& t) const;
+  // Speculative decoding: the proposer's k passes after this step, over
+  // every sequence it samples for that does not finish (drafts for its next
+  // step), each priced as draft_cost_fraction of the target's one-token
+  // decode pass over the same sequences, component by component.
+  StepCost DraftCost(const std::vector<ScheduledSeq>& batch);
 
   Scheduler scheduler_;
   const StepWorkCounter* work_counter_ = nullptr;
@@ -108,6 +113,8 @@ class Replica {
   std::deque<InFlight> in_flight_;  // oldest first
   std::vector<InFlight> spare_;     // reused batch vectors
   BatchShape shape_;
+  BatchShape draft_shape_;
+  SpecDecodeConfig spec_;
   StepCost total_cost_;
   SimTime gpu_free_ = 0;  // when the last launched step ends
   int64_t steps_ = 0;

@@ -49,6 +49,11 @@ struct Request {
   int32_t num_registered = 0;  // leading blocks registered in prefix cache
   RequestStatus status = RequestStatus::kPending;
   bool measured = true;        // false for warm-up requests
+  // Speculative decoding (in the padding here): drafts exist for its next
+  // step (it sampled in its last step: the proposer ran on it); the most
+  // tokens one step delivered to it (<= k + 1 <= 65).
+  bool spec_ready = false;
+  uint8_t max_delivered = 0;
   int32_t cached_tokens = -1;  // prompt tokens served from the prefix cache
                                // at the first admission; -1 before it
                                // (here: fills the line's padding)
@@ -77,6 +82,11 @@ struct Request {
   int32_t swap_blocks = 0;
   // Of cached_tokens, those loaded from the CPU tier's prefix blocks.
   int32_t cpu_cached_tokens = 0;
+
+  // Speculative decoding: its per-draft-token acceptance rate (-1 until
+  // drawn) and the steps that delivered its tokens.
+  float spec_rate = -1;
+  int32_t deliveries = 0;
 
   // Prefix caching.
   PromptContent content;

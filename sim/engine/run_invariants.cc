@@ -44,12 +44,20 @@
 //             and not rejected; recorder steps == per-replica step counts ==
 //             step records; busy time per replica == sum of its step
 //             durations <= elapsed time.
-//  tokens     the ITL histogram (fed per token by the engine) holds exactly
-//             sum(num_output - 1) gaps over measured requests with a token,
+//  tokens     the ITL histogram (fed per delivery by the engine) holds
+//             exactly sum(num_output - 1) gaps over measured requests with a
+//             token (speculative decoding: sum(deliveries - 1)),
 //             summing to sum(last_token - first_token); the recorder's count
 //             of delivered tokens (once the engine reports them) equals
 //             sum(num_output) over measured requests.
 //  offload    KV offload transfers and swap space (run_invariants_offload.cc).
+//  spec       speculative decoding (run_invariants_spec.cc): synchronous
+//             scheduling; per request 1 <= tokens per delivery <= k + 1
+//             (deliveries <= num_output <= (k + 1) deliveries, the largest
+//             delivery <= k + 1), none counted without it; the engine's
+//             counters: accepted <= draft tokens <= k drafts, and accepted
+//             == sum(num_output - deliveries) (every token beyond the first
+//             of a delivery is an accepted draft).
 //  little     (a) exact sample-path identity: the recorder's time-average
 //             of requests in system over its window, times the window,
 //             equals the sum over requests of [send, finish) within the
@@ -515,12 +523,14 @@ void CheckRouting(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
-void CheckTokens(const SimulationOutput& out, Violations* v) {
+void CheckTokens(const SimulationInput& in, const SimulationOutput& out,
+                 Violations* v) {
   int64_t gaps = 0, delivered = 0;
   double span = 0;
   for (const Request& r : out.requests) {
     if (!r.measured || r.num_output <= 0) continue;
-    gaps += r.num_output - 1;
+    // One gap per delivery: a speculative step delivers several tokens.
+    gaps += (SpecOn(in, r.replica) ? r.deliveries : r.num_output) - 1;
     delivered += r.num_output;
     span += static_cast<double>(r.last_token - r.first_token);
   }
@@ -622,7 +632,8 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   } else {
     CheckRouting(in, out, &v);
   }
-  CheckTokens(out, &v);
+  CheckTokens(in, out, &v);
+  CheckSpecInvariants(in, out, &v);
   CheckLittle(out, &v);
   CheckOffloadInvariants(in, out, &v);
   return v.Take();

@@ -58,6 +58,12 @@ struct SimulationInput;
 struct SimulationOutput;
 void CheckDisaggInvariants(const SimulationInput& in, const SimulationOutput& out,
                            Violations* v);
+// Speculative decoding (run_invariants_spec.cc): per-request deliveries,
+// the acceptance counters, synchronous scheduling.
+void CheckSpecInvariants(const SimulationInput& in, const SimulationOutput& out,
+                         Violations* v);
+// Whether request r's engine (its replica's pool) decodes speculatively.
+bool SpecOn(const SimulationInput& in, int32_t replica);
 
 // KV offload (run_invariants_offload.cc): transfers, stalls, swap space.
 void CheckOffloadInvariants(const SimulationInput& in, const SimulationOutput& out,

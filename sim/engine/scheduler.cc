@@ -2,6 +2,7 @@
 #include "sim/engine/scheduler.h"
 
 #include "sim/engine/block_hashing.h"
+#include "sim/engine/spec_decode.h"
 
 #include <algorithm>
 #include <climits>
@@ -50,7 +51,8 @@ Scheduler::Scheduler(const EngineConfig& config,
       // the victim's own block count).
       group_on_(config.decode_group && !config.prefix_caching &&
                 !config.reference_engine && !config.hold_kv_after_finish &&
-                !config.remote_prefill && config.cpu_blocks == 0),
+                !config.remote_prefill && config.cpu_blocks == 0 &&
+                !config.spec.on()),
       group_(std::max(1, config.block_size)) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
   if (config.cpu_blocks > 0) {
@@ -223,6 +225,7 @@ void Scheduler::Preempt(size_t running_index) {
   // longer counts against the reset counters.
   r.stale = r.in_flight;
   r.placeholders = 0;
+  r.spec_ready = false;  // its drafts are dropped with its KV
   ++r.preemptions;
   last_preempted_.push_back(id);
   r.status = RequestStatus::kWaiting;
@@ -262,8 +265,19 @@ PrefixMatch Scheduler::ProbePrefix(int64_t id) {
   return m;
 }
 
+int32_t Scheduler::DraftTokens(Request& r, int32_t n) const {
+  // Drafts exist after a step that sampled for it (the proposer runs on
+  // every sequence that sampled); a decode verifies them with its token.
+  // Never more than its remaining output can take: delivering the drafts
+  // and the bonus token may not pass output_len.
+  if (!r.spec_ready || n != 1 || r.num_output == 0) return 0;
+  return std::max(0, std::min(config_.spec.num_speculative_tokens,
+                              r.output_len - r.num_output - 1));
+}
+
 void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
-                    std::vector<ScheduledSeq>* batch, BatchShape* shape) {
+                    std::vector<ScheduledSeq>* batch, BatchShape* shape,
+                    int32_t spec) {
   // Blocks become cacheable as soon as their tokens are scheduled, up to
   // the tokens known (never a placeholder's).
   if (kv_.prefix_caching()) {
@@ -278,7 +292,7 @@ void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
   // The token sampled is the num_output + (tokens in flight before it) + 1st;
   // a request is never readmitted with stale output in flight.
   const bool last = samples && r.num_output + std::max(r.placeholders, 1) == r.output_len;
-  batch->push_back({id, n, samples, last});
+  batch->push_back({id, n, samples, last, spec});
   shape->seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -312,6 +326,11 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
       continue;
     }
     int32_t n = r.known_tokens() + r.placeholders - r.num_computed;
+    // Speculative decoding: k draft tokens ride with the decode token and
+    // count against the budget (vLLM's num_scheduled_tokens); a short
+    // budget drops the last drafts.
+    const int32_t drafts = r.spec_ready ? DraftTokens(r, n) : 0;
+    n += drafts;
     if (cap > 0) n = std::min(n, cap);
     n = std::min(n, budget);
     if (n <= 0) {
@@ -340,7 +359,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     }
     // vLLM: the request that could not be scheduled ends the running pass.
     if (self_preempted) break;
-    Add(now, r.id, r, n, batch, shape);
+    Add(now, r.id, r, n, batch, shape, std::min(drafts, n - 1));
     budget -= n;
     ++i;
   }
@@ -573,7 +592,17 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
   if (r.status == RequestStatus::kFinished || !s.samples) return false;
   const bool was_running = r.status == RequestStatus::kRunning;
   const bool had_placeholders = r.placeholders > 0;
-  ++r.num_output;
+  // One delivery of 1 + accepted drafts tokens (speculative decoding), one
+  // ITL gap for it: vLLM's engine records one inter-token latency per
+  // request per step that produced tokens, and vllm bench serve one per
+  // streamed chunk.
+  const int32_t count = s.spec > 0 ? Verify(s, r) : 1;
+  r.num_output += count;
+  if (config_.spec.on()) {
+    ++r.deliveries;
+    r.max_delivered = static_cast<uint8_t>(std::max<int32_t>(r.max_delivered, count));
+    r.spec_ready = was_running && r.num_output < r.output_len;
+  }
   if (r.first_token < 0) {
     r.first_token = now;
   } else if (r.measured && record_itl) {
@@ -590,6 +619,29 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
     return was_running;
   }
   return false;
+}
+
+int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
+  if (r.spec_rate < 0) {
+    r.spec_rate = static_cast<float>(SpecAcceptanceRate(config_.spec, r.id));
+  }
+  // Draft j proposes output position num_output + j.
+  const int32_t a =
+      SpecAcceptedDrafts(config_.spec, r.id, r.spec_rate, r.num_output, s.spec);
+  ++spec_stats_.drafts;
+  spec_stats_.draft_tokens += s.spec;
+  spec_stats_.accepted += a;
+  // The rejected drafts' KV is dropped: their tokens are no longer
+  // computed, and blocks only they filled go back to the pool.
+  r.num_computed -= s.spec - a;
+  const auto keep = static_cast<size_t>(BlocksFor(r.num_computed));
+  if (r.blocks.size() > keep) {
+    rejected_blocks_.assign(r.blocks.begin() + static_cast<ptrdiff_t>(keep),
+                            r.blocks.end());
+    kv_.Release(rejected_blocks_);
+    r.blocks.resize(keep);
+  }
+  return a + 1;
 }
 
 void Scheduler::CommitGroup(SimTime now, Recorder* recorder,
@@ -693,6 +745,17 @@ void Scheduler::CheckInvariants() const {
     if (r.num_output > r.output_len || r.num_computed > r.total_len()) {
       std::fprintf(stderr, "servesim: request %lld overran its length\n",
                    static_cast<long long>(id));
+      std::abort();
+    }
+    // Speculative decoding (synchronous): after a step, no rejected draft
+    // is left in the KV cache -- only known tokens are computed, and the
+    // blocks cover exactly them.
+    if (config_.spec.on() &&
+        (r.num_computed >= r.known_tokens() ||
+         static_cast<int32_t>(r.blocks.size()) != BlocksFor(r.num_computed))) {
+      std::fprintf(stderr, "servesim: request %lld keeps draft KV: %d computed "
+                   "of %d known, %zu blocks\n", static_cast<long long>(id),
+                   r.num_computed, r.known_tokens(), r.blocks.size());
       std::abort();
     }
   }

@@ -53,6 +53,7 @@
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
 #include "sim/kv/cpu_tier.h"
+#include "sim/engine/spec_decode.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
 
@@ -63,7 +64,10 @@ struct ScheduledSeq {
   int32_t new_tokens;
   bool samples;  // the step samples a token for it (not a mid-prompt chunk)
   bool last;     // ... and that token is its last
+  int32_t spec = 0;  // of new_tokens, draft tokens to verify (speculative
+                     // decoding; `last` then assumes every one is rejected)
 };
+
 
 inline constexpr int64_t kGroupEntry = -1;
 
@@ -142,6 +146,8 @@ class Scheduler {
   int64_t swap_preemptions() const { return swap_preemptions_; }
   int64_t swap_fallbacks() const { return swap_fallbacks_; }
   const CpuTier* cpu_tier() const { return cpu_.get(); }
+  const SpecDecodeStats& spec_stats() const { return spec_stats_; }
+  void AddDraftSeconds(double s) { spec_stats_.draft_s += s; }
   // Full invariant check (blocks owned exactly once, counts agree); aborts.
   void CheckInvariants() const;
 
@@ -177,7 +183,14 @@ class Scheduler {
   PrefixMatch ProbePrefix(int64_t id);
   // Adds r's next n tokens to the batch and advances its counters.
   void Add(SimTime now, int64_t id, Request& r, int32_t n,
-           std::vector<ScheduledSeq>* batch, BatchShape* shape);
+           std::vector<ScheduledSeq>* batch, BatchShape* shape,
+           int32_t spec = 0);
+  // Speculative decoding: draft tokens a running request verifies this
+  // step when it would compute n tokens (0 when it has no drafts).
+  int32_t DraftTokens(Request& r, int32_t n) const;
+  // Accepts s's drafts (a prefix of them), rolls the rejected ones' KV
+  // back; returns the tokens the step delivers (accepted + 1).
+  int32_t Verify(const ScheduledSeq& s, Request& r);
   void Finish(SimTime now, Request& r, std::vector<int64_t>* finished);
   // Delivers a step's tokens to one request (Commit's per-sequence part);
   // records its ITL gap unless record_itl is false. True if it finished
@@ -250,6 +263,8 @@ class Scheduler {
   std::vector<uint64_t> evicted_;  // the GPU cache's eviction log
   TransferCounts last_transfers_, transfers_;
   int64_t swap_preemptions_ = 0, swap_fallbacks_ = 0;
+  SpecDecodeStats spec_stats_;
+  std::vector<int32_t> rejected_blocks_;  // scratch for Verify
 };
 
 }  // namespace servesim

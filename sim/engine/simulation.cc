@@ -130,8 +130,10 @@ class Driver {
  private:
   void AddReplica(const EngineConfig& engine, const CostModel* cost,
                   const StepWorkCounter* work, RequestTable* table) {
+    EngineConfig e = engine;
+    e.spec.seed = in_.seed;  // acceptance draws: (seed, request, position)
     replicas_.push_back(std::make_unique<Replica>(
-        engine, MakeSchedulerPolicy(engine.policy), cost, table, &out_->recorder));
+        e, MakeSchedulerPolicy(e.policy), cost, table, &out_->recorder));
     Replica& rep = *replicas_.back();
     rep.set_check_invariants(in_.check_invariants);
     const int32_t index = static_cast<int32_t>(replicas_.size() - 1);
@@ -665,6 +667,7 @@ class Driver {
       out_->replicas[k].busy_s = ToSeconds(rep.busy_time());
       out_->total_cost += rep.total_cost();
       out_->resume_cached_tokens += rep.scheduler().resume_cached_tokens();
+      out_->spec += rep.scheduler().spec_stats();
       out_->evictions += rep.scheduler().kv().evictions();
       AddOffload(rep, EngineOfReplica(in_, static_cast<int32_t>(k)));
     }

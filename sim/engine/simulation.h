@@ -15,6 +15,7 @@
 #include "sim/cost/step_work.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
+#include "sim/engine/spec_decode.h"
 #include "sim/engine/step_record.h"
 #include "sim/metrics/recorder.h"
 #include "sim/workload/arrival_process.h"
@@ -178,6 +179,7 @@ struct SimulationOutput {
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
   OffloadStats offload;
+  SpecDecodeStats spec;  // speculative decoding, all replicas, whole run
   // Sessions traces: each request's parent request (-1 a first turn), by
   // id; empty otherwise. Turns never created because their parent was
   // rejected or the run's bound came first.

@@ -111,6 +111,20 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.bytes_to_cpu = o.bytes_to_cpu;
   s.bytes_to_gpu = o.bytes_to_gpu;
   s.transfer_stall_s = ToSeconds(o.stall);
+  s.spec_tokens = in.engine.spec.num_speculative_tokens;
+  if (in.disagg) s.spec_tokens = in.disagg->decode.engine.spec.num_speculative_tokens;
+  s.spec_drafts = out.spec.drafts;
+  s.spec_draft_tokens = out.spec.draft_tokens;
+  s.spec_accepted_tokens = out.spec.accepted;
+  if (out.spec.draft_tokens > 0) {
+    s.spec_acceptance_rate =
+        static_cast<double>(out.spec.accepted) / out.spec.draft_tokens;
+  }
+  if (out.spec.drafts > 0) {
+    s.spec_mean_acceptance_length =
+        1.0 + static_cast<double>(out.spec.accepted) / out.spec.drafts;
+  }
+  s.spec_draft_s = out.spec.draft_s;
 
   s.failed = d.failed;
   s.reject_reasons = d.reject_reasons;

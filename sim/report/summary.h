@@ -105,6 +105,16 @@ struct RunSummary {
           store_blocks = 0, cpu_evictions = 0;
   double bytes_to_cpu = 0, bytes_to_gpu = 0;
   double transfer_stall_s = 0, transfer_stall_fraction = 0;
+  // Speculative decoding (engine.speculative_decoding), over every step of
+  // the run, as vLLM's spec decode metrics: k (0: off), drafts (sequence-
+  // steps that verified >= 1 draft token), draft and accepted tokens;
+  // acceptance rate = accepted / draft tokens, mean acceptance length =
+  // 1 + accepted / drafts (tokens a verify step delivers, the target's own
+  // token included); proposer seconds priced into the steps.
+  int32_t spec_tokens = 0;
+  int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+  double spec_acceptance_rate = 0, spec_mean_acceptance_length = 0;
+  double spec_draft_s = 0;
 
   // Cluster: per-replica share of requests and busy time, and imbalance
   // (max over mean of routed requests; 1 = perfectly even).

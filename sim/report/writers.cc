@@ -225,6 +225,18 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << (sc.engine.prefix_caching ? "on" : "off") << ", "
      << (sc.engine.async_scheduling ? "async" : "sync")
      << " scheduling (vLLM 0.33.0 semantics)\n";
+  if (sc.engine.spec.on()) {
+    const SpecDecodeConfig& sp = sc.engine.spec;
+    os << "  speculative decoding: k " << sp.num_speculative_tokens
+       << " draft tokens per step, acceptance ";
+    if (sp.beta_a > 0) {
+      os << "per request ~ Beta(" << sp.beta_a << ", " << sp.beta_b << ")";
+    } else {
+      os << sp.acceptance_rate << " per token";
+    }
+    os << ", draft pass " << sp.draft_cost_fraction
+       << " of a target decode pass\n";
+  }
   os << "  arrivals " << s.arrival;
   if (s.offered_rate > 0)
     os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
@@ -300,6 +312,14 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << " tokens of recompute avoided\n";
   }
   if (s.kv_offload) WriteOffload(s, os);
+  if (s.spec_tokens > 0) {
+    os << "  speculative decoding (whole run): " << s.spec_accepted_tokens << " of "
+       << s.spec_draft_tokens << " draft tokens accepted ("
+       << Fmt("%.1f", 100 * s.spec_acceptance_rate) << "%), mean acceptance length "
+       << Fmt("%.3f", s.spec_mean_acceptance_length) << " tokens per verify over "
+       << s.spec_drafts << " drafts; proposer " << Fmt("%.2f", s.spec_draft_s)
+       << " s of step time\n";
+  }
   os << "  in system " << Fmt("%.1f", s.mean_in_system) << ", waiting "
      << Fmt("%.1f", s.mean_waiting) << " (max " << s.max_waiting
      << "), running " << Fmt("%.1f", s.mean_running) << "\n"
@@ -481,6 +501,16 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                        {"bytes_to_gpu", s.bytes_to_gpu},
                        {"transfer_stall_s", s.transfer_stall_s},
                        {"transfer_stall_fraction", s.transfer_stall_fraction}};
+  }
+  if (s.spec_tokens > 0) {
+    x["speculative_decoding"] = {
+        {"num_speculative_tokens", s.spec_tokens},
+        {"num_drafts", s.spec_drafts},
+        {"num_draft_tokens", s.spec_draft_tokens},
+        {"num_accepted_tokens", s.spec_accepted_tokens},
+        {"acceptance_rate", s.spec_acceptance_rate},
+        {"mean_acceptance_length", s.spec_mean_acceptance_length},
+        {"draft_s", s.spec_draft_s}};
   }
   x["input_throughput"] = s.input_throughput;
   x["ttft_from_arrival_ms"] = StatsJson(s.ttft_from_arrival_ms);

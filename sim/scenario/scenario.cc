@@ -65,6 +65,40 @@ void ParseHardware(const JsonView& root, Scenario* s) {
   s->tp = ParseTp(hw, s->model, 1);
 }
 
+// engine.speculative_decoding: {num_speculative_tokens, acceptance_rate |
+// acceptance_beta {a, b}, draft_cost_fraction}. Synchronous scheduling
+// only: async_scheduling is turned off, or refused when the object sets it.
+void ParseSpecDecoding(const JsonView& engine, EngineConfig* e) {
+  const JsonView v = engine.Object("speculative_decoding");
+  v.AllowKeys({"num_speculative_tokens", "acceptance_rate", "acceptance_beta",
+               "draft_cost_fraction"});
+  SpecDecodeConfig c;
+  c.num_speculative_tokens = static_cast<int32_t>(
+      v.RequireInteger("num_speculative_tokens", Range::Closed(0, 64)));
+  if (v.Has("acceptance_rate") == v.Has("acceptance_beta")) {
+    v.FailMessage("", "expected exactly one of acceptance_rate (a number in "
+                      "[0, 1]) and acceptance_beta ({\"a\": > 0, \"b\": > 0})");
+  }
+  if (v.Has("acceptance_rate")) {
+    c.acceptance_rate = v.RequireNumber("acceptance_rate", Range::Closed(0, 1));
+  } else {
+    const JsonView b = v.Object("acceptance_beta");
+    b.AllowKeys({"a", "b"});
+    c.beta_a = b.RequireNumber("a", {0, 1e6, true, false});
+    c.beta_b = b.RequireNumber("b", {0, 1e6, true, false});
+  }
+  c.draft_cost_fraction =
+      v.Number("draft_cost_fraction", 0, Range::Closed(0, 10));
+  e->spec = c;
+  if (!c.on()) return;
+  if (engine.Has("async_scheduling") && e->async_scheduling) {
+    engine.FailMessage("async_scheduling",
+                       "expected false with speculative_decoding (modelled "
+                       "with synchronous scheduling only)");
+  }
+  e->async_scheduling = false;
+}
+
 // An engine object; keys it omits keep their current values (the defaults,
 // or for a disaggregated pool the scenario's /engine).
 void ParseEngineObject(const JsonView& v, Scenario* s) {
@@ -74,7 +108,8 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
                "long_prefill_token_threshold", "watermark",
-               "kv_beyond_gpu_memory", "kv_cache_dtype", "kv_offload"});
+               "kv_beyond_gpu_memory", "kv_cache_dtype", "kv_offload",
+               "speculative_decoding"});
   // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
   // under fp8 weights); the fp8 formats are one byte per element.
   if (v.Has("kv_cache_dtype")) {
@@ -133,6 +168,14 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   }  // else as before: given by /engine, or < 0 (derived)
+  if (v.Has("speculative_decoding")) {
+    ParseSpecDecoding(v, &e);
+  } else if (e.spec.on() && v.Has("async_scheduling") && e.async_scheduling) {
+    // A pool inheriting /engine's speculative decoding.
+    v.FailMessage("async_scheduling",
+                  "expected false with speculative_decoding (modelled with "
+                  "synchronous scheduling only)");
+  }
 }
 
 // engine.kv_offload in blocks of this model, tp and block size, and the
@@ -143,6 +186,12 @@ void ResolveKvOffload(const JsonView& root, Scenario* s) {
     root.Object("engine").FailMessage(
         "preemption", "expected \"recompute\": \"swap\" needs /engine/kv_offload "
                       "(its cpu_gib is the swap space)");
+  }
+  if (e.spec.on() && (e.swap_preemption || s->kv_offload_cpu_gib > 0)) {
+    root.Object("engine").FailMessage(
+        s->kv_offload_cpu_gib > 0 ? "kv_offload" : "preemption",
+        "KV offload and swap preemption are not modelled with "
+        "/engine/speculative_decoding: expected neither");
   }
   if (s->kv_offload_cpu_gib == 0) return;
   // cpu_gib is the instance's, over its tp GPUs (as vLLM's

@@ -104,6 +104,9 @@ TEST(RunInvariants, SoundRunsOfEveryModePass) {
       {Base(), {"workload.arrival.rate=2000", "limits.max_queued=5"}},  // stops early
       {Base(), {"workload.input_len={\"dist\":\"fixed\",\"value\":700}",
                 "engine.num_gpu_blocks=45"}},  // some requests rejected
+      {Base(), {"engine.speculative_decoding={\"num_speculative_tokens\":3,"
+                "\"acceptance_rate\":0.6,\"draft_cost_fraction\":0.1}",
+                "engine.num_gpu_blocks=30"}},  // and preemption
   };
   for (const auto& [json, sets] : cases) ExpectSound(Simulate(json, sets));
 }
@@ -481,6 +484,46 @@ TEST(RunInvariants, RequestClassesCarriedAsDefined) {
   plain.out.requests[0].ttft_slo = 5;
   EXPECT_TRUE(Has(CheckRunInvariants(plain.in, plain.out), "classes",
                   "without workload classes"));
+}
+
+// ---- Speculative decoding ----------------------------------------------
+
+std::string Spec() {
+  return Base("", R"("speculative_decoding": {"num_speculative_tokens": 3,
+                                            "acceptance_rate": 0.7})");
+}
+
+TEST(RunInvariants, SpecDeliveryBeyondKPlusOne) {
+  SimRun r = Simulate(Spec());
+  ExpectSound(r);
+  const size_t i = FinishedWith(r.out, 10);
+  r.out.requests[i].max_delivered = 5;
+  EXPECT_VIOLATION(r, "spec", "at most 5 in one (k + 1 = 4)");
+}
+
+TEST(RunInvariants, SpecTokensWithoutDeliveries) {
+  SimRun r = Simulate(Spec());
+  const size_t i = FinishedWith(r.out, 10);
+  r.out.requests[i].deliveries = 1;  // 10+ tokens in one delivery
+  EXPECT_VIOLATION(r, "spec", "in 1 deliveries");
+  EXPECT_VIOLATION(r, "tokens", "ITL histogram holds");
+}
+
+TEST(RunInvariants, SpecAcceptedCountOff) {
+  SimRun r = Simulate(Spec());
+  ++r.out.spec.accepted;
+  EXPECT_VIOLATION(r, "spec", "the engine accepted");
+  r.out.spec.accepted = r.out.spec.draft_tokens + 1;
+  EXPECT_VIOLATION(r, "spec", "counters:");
+}
+
+TEST(RunInvariants, SpecWithAsyncSchedulingOrCountedWithoutIt) {
+  SimRun r = Simulate(Spec());
+  r.in.engine.async_scheduling = true;
+  EXPECT_VIOLATION(r, "spec", "with async scheduling");
+  SimRun plain = Simulate(Base());
+  plain.out.requests[FinishedWith(plain.out, 2)].deliveries = 2;
+  EXPECT_VIOLATION(plain, "spec", "without speculative decoding");
 }
 
 }  // namespace

@@ -220,6 +220,47 @@ TEST(ReferenceEquivalence, DecodeGroupRebuilds) {
   EXPECT_GE(preempted_runs, 6);
 }
 
+// Speculative decoding on tight caches (rejected drafts' blocks freed,
+// preemption with drafts in the KV) with and without prefix caching, a
+// cluster, Beta rates: the fast engine and the reference agree, every
+// invariant holds after every step.
+TEST(ReferenceEquivalence, SpeculativeDecoding) {
+  const char* kBase = R"({
+    "seed": 11, "model": "llama-3.1-8b", "hardware": {"gpu": "h200", "tp": 1},
+    "engine": {"block_size": 16, "num_gpu_blocks": 300, "max_num_seqs": 64,
+               "speculative_decoding": {"num_speculative_tokens": 4,
+                                        "acceptance_rate": 0.6,
+                                        "draft_cost_fraction": 0.1}},
+    "cost_model": {"type": "roofline"},
+    "workload": {"arrival": {"process": "poisson", "rate": 25},
+                 "input_len": {"dist": "lognormal", "median": 120, "p99": 1500},
+                 "output_len": {"dist": "lognormal", "median": 150, "p99": 1200},
+                 "num_requests": 800}})";
+  const nlohmann::json base = nlohmann::json::parse(kBase);
+  int preempted_runs = 0;
+  for (int variant = 0; variant < 4; ++variant) {
+    nlohmann::json j = base;
+    nlohmann::json& e = j["engine"];
+    if (variant % 2 == 1) e["prefix_caching"] = true;
+    if (variant == 2) {
+      e["speculative_decoding"].erase("acceptance_rate");
+      e["speculative_decoding"]["acceptance_beta"] = {{"a", 2}, {"b", 1}};
+      j["cluster"] = {{"replicas", 2}, {"router", "least_outstanding"}};
+    }
+    if (variant == 3) e["max_num_batched_tokens"] = 40;  // drafts cut by the budget
+    const std::string label = "speculative variant " + std::to_string(variant);
+    const RunSummary s = ExpectSameAsReference(j, label);
+    preempted_runs += s.preemptions > 0;
+    EXPECT_GT(s.spec_drafts, 0) << label;
+    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
+    ASSERT_TRUE(sc.ok()) << sc.status().message();
+    SimulationInput in = sc->ToSimulationInput();
+    in.check_invariants = true;  // scheduler and run-level, every step
+    RunSimulation(in);
+  }
+  EXPECT_GE(preempted_runs, 2);
+}
+
 // Requests handed over and freed chunk by chunk while the run goes
 // (keep_requests = false) against the same engine keeping them: runs long
 // enough to retire many chunks, with async scheduling (a step in flight

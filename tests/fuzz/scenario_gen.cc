@@ -501,11 +501,36 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   if (c.Chance(0.3)) s["engine"]["policy"] = c.Chance(0.5) ? "edf" : "lpm";
   // Disaggregated prefill/decode in ~20% of cases (drawn last, like fp8).
   if (c.Chance(0.2)) Disaggregate(c, prefix_caching, &s);
+  // Speculative decoding in ~25% of cases (drawn last, likewise): k from 0
+  // (off) to 6, a constant acceptance rate (the edges 0 and 1 too) or
+  // per-request Beta rates, a draft cost or none; synchronous scheduling
+  // wherever it is set.
+  if (c.Chance(0.25)) {
+    json sd = {{"num_speculative_tokens", c.Int(0, 6)}};
+    if (c.Chance(0.6)) {
+      const double edge = c.Pick<double>({0.0, 1.0});
+      sd["acceptance_rate"] = c.Chance(0.3) ? edge : c.Uniform(0, 1);
+    } else {
+      sd["acceptance_beta"] = {{"a", c.LogUniform(0.2, 20)}, {"b", c.LogUniform(0.2, 20)}};
+    }
+    if (c.Chance(0.5)) sd["draft_cost_fraction"] = c.Uniform(0, 0.5);
+    s["engine"]["speculative_decoding"] = sd;
+    s["engine"]["async_scheduling"] = false;
+    if (s.contains("disaggregation")) {
+      for (const char* pool : {"prefill", "decode"}) {
+        json& p = s["disaggregation"][pool];
+        if (p.contains("engine") && p["engine"].contains("async_scheduling")) {
+          p["engine"]["async_scheduling"] = false;
+        }
+      }
+    }
+  }
   // KV offload to CPU and swap preemption (drawn last, likewise; not with
-  // disaggregation). 0.02 GiB holds a block of every model here over all
-  // its GPUs (at most 10.5 MB: llama-3.1-70b at tp 4, bf16, block size
-  // 32), so tiers run from one block to thousands.
-  if (!s.contains("disaggregation") && c.Chance(0.3)) {
+  // disaggregation or speculative decoding). 0.02 GiB holds a block of
+  // every model here over all its GPUs (at most 10.5 MB: llama-3.1-70b at
+  // tp 4, bf16, block size 32), so tiers run from one block to thousands.
+  if (!s.contains("disaggregation") && !s["engine"].contains("speculative_decoding") &&
+      c.Chance(0.3)) {
     json o = {{"cpu_gib", c.LogUniform(0.02, 8)}};
     if (c.Chance(0.5)) o["pcie_gb_per_s"] = c.LogUniform(1, 64);
     if (c.Chance(0.5)) o["latency_us"] = c.Uniform(0, 50);

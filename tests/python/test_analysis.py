@@ -45,3 +45,20 @@ def test_analysis_errors_raise_scenario_error(small_file):
         servesim.capacity(small_file, slo="ttft_p99=-1s")
     with pytest.raises(ValueError, match="executor"):
         servesim.sweep(small_file, rates=[5], executor="dask")
+
+
+def test_capacity_of_a_disaggregated_scenario_is_the_pd_split_search(in_repo, tmp_path):
+    j = tmp_path / "pd.json"
+    sc = "scenarios/disagg_arxiv_pd_ratio.json"
+    short = ["--set", "workload.num_requests=400", "--set", "metrics.warmup_requests=40"]
+    rc, _, err = run_cli("capacity", sc, *short, "--slo", "ttft_p99=3s", "--target-rate", "8",
+                         "--max-prefill", "3", "--max-decode", "2", "--json", j)
+    assert rc == 0, err
+    df = servesim.capacity(sc, slo="ttft_p99=3s", target_rate=8, max_prefill=3, max_decode=2,
+                           **{"workload.num_requests": 400, "metrics.warmup_requests": 40})
+    assert df.attrs["report"] == json.loads(j.read_text())
+    cheapest = df.attrs["report"]["pd_sizing"]["cheapest"]
+    assert cheapest is not None
+    passed = df[df["at_target.feasible"]]
+    assert (passed.iloc[0]["prefill"], passed.iloc[0]["decode"]) == (cheapest["prefill"],
+                                                                     cheapest["decode"])

@@ -98,3 +98,16 @@ def test_missing_file_and_dict_errors_name_their_source(tmp_path):
         servesim.run(small_scenario(workload={"arival": {}}))
     with pytest.raises(TypeError):
         servesim.run(42)
+
+
+def test_steps_frame_is_the_cli_step_export(small_file, tmp_path):
+    steps = tmp_path / "steps.csv"
+    rc, _, err = run_cli("run", small_file, "-q", "--save-steps", steps,
+                         "--save-steps-every", "7")
+    assert rc == 0, err
+    r = servesim.run(small_file, requests=False, steps=True, steps_every=7)
+    cli = pd.read_csv(steps)
+    pd.testing.assert_frame_equal(r.steps, cli)
+    assert len(cli) > 10 and (cli["step"] % 7 == 0).all()
+    with pytest.raises(ValueError, match="steps=True"):
+        servesim.run(small_file, requests=False).steps
