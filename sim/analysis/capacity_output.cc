@@ -24,6 +24,23 @@ nlohmann::json OrNull(const std::optional<double>& x) {
 
 }  // namespace
 
+nlohmann::json CapacityContextJson(const Scenario& sc, const std::string& arrival,
+                                   const std::string& utilization, double target_rate,
+                                   const PriceTable& prices) {
+  RunSummary ctx;
+  ctx.percentiles = sc.metrics.percentiles;
+  ctx.warmup_s = sc.metrics.warmup_s;
+  ctx.warmup_requests = sc.metrics.warmup_requests;
+  nlohmann::json c = ContextJson(sc, ctx, arrival, utilization);
+  c.erase("prefix_hit_rate");  // differs per candidate, split and rate
+  c["warmup"] = "warmup_s " + Fmt("%g", sc.metrics.warmup_s) + ", warmup_requests " +
+                std::to_string(sc.metrics.warmup_requests) +
+                ", then MSER-5 on each replication";
+  c["target_rate"] = target_rate;
+  c["prices"] = prices.file + ": " + prices.note;
+  return c;
+}
+
 nlohmann::json RateEvaluationJson(const RateEvaluation& e) {
   nlohmann::json slo = nlohmann::json::object();
   for (const SloCheck& c : e.checks) {
@@ -171,21 +188,11 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
     }
     rows.push_back(row);
   }
-  RunSummary ctx;
-  ctx.percentiles = sc.metrics.percentiles;
-  ctx.warmup_s = sc.metrics.warmup_s;
-  ctx.warmup_requests = sc.metrics.warmup_requests;
   nlohmann::json data;
   data["title"] = "servesim capacity: " + sc.file;
-  data["context"] = ContextJson(sc, ctx, sc.ArrivalDescription() + " (rate searched)",
-                                "searched from 2% of saturation to its lower 95% bound");
-  data["context"].erase("prefix_hit_rate");  // differs per candidate and rate
-  data["context"]["warmup"] = "warmup_s " + Fmt("%g", sc.metrics.warmup_s) +
-                              ", warmup_requests " +
-                              std::to_string(sc.metrics.warmup_requests) +
-                              ", then MSER-5 on each replication";
-  data["context"]["target_rate"] = p.target_rate;
-  data["context"]["prices"] = p.prices.file + ": " + p.prices.note;
+  data["context"] = CapacityContextJson(sc, sc.ArrivalDescription() + " (rate searched)",
+                                        "searched from 2% of saturation to its lower 95% bound",
+                                        p.target_rate, p.prices);
   data["capacity"] = {{"slo", slo}, {"rows", rows}};
   return data;
 }

@@ -44,6 +44,13 @@ struct PlanRow {
   double max_rate_if_slower = 0;
 };
 
+// The report's context block for capacity and P:D sizing: ContextJson
+// without the prefix hit rate (it differs per candidate and rate), the
+// warm-up rule (the scenario's, then MSER-5), the target rate and prices.
+nlohmann::json CapacityContextJson(const Scenario& sc, const std::string& arrival,
+                                   const std::string& utilization, double target_rate,
+                                   const PriceTable& prices);
+
 // One rate's verdict as report JSON: rate, utilization, feasible, stop
 // rule, replications, SLO checks with intervals, the point's figures.
 nlohmann::json RateEvaluationJson(const RateEvaluation& e);

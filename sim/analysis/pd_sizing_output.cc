@@ -91,21 +91,11 @@ nlohmann::json PdSizingReportJson(const Scenario& sc, const PdSizingResult& r) {
                           {"transfer_share_of_mean_ttft", s.transfer_share_of_mean_ttft}};
     splits.push_back(row);
   }
-  RunSummary ctx;
-  ctx.percentiles = sc.metrics.percentiles;
-  ctx.warmup_s = sc.metrics.warmup_s;
-  ctx.warmup_requests = sc.metrics.warmup_requests;
   nlohmann::json data;
   data["title"] = "servesim capacity (P:D sizing): " + sc.file;
-  data["context"] = ContextJson(sc, ctx, sc.ArrivalDescription(),
-                                "the target rate into the whole deployment");
-  data["context"].erase("prefix_hit_rate");
-  data["context"]["warmup"] = "warmup_s " + Fmt("%g", sc.metrics.warmup_s) +
-                              ", warmup_requests " +
-                              std::to_string(sc.metrics.warmup_requests) +
-                              ", then MSER-5 on each replication";
-  data["context"]["target_rate"] = r.target_rate;
-  data["context"]["prices"] = r.prices.file + ": " + r.prices.note;
+  data["context"] = CapacityContextJson(sc, sc.ArrivalDescription(),
+                                        "the target rate into the whole deployment",
+                                        r.target_rate, r.prices);
   nlohmann::json cheapest = nullptr;
   if (r.cheapest) {
     cheapest = {{"prefill", r.splits[*r.cheapest].prefill},
