@@ -7,10 +7,14 @@ namespace servesim {
 namespace {
 
 // std heaps are max-heaps: "greater" puts the earliest last step on top.
-bool Later(const DecodeGroup::Member& a, const DecodeGroup::Member& b) {
-  if (a.last_step != b.last_step) return a.last_step > b.last_step;
-  return a.key > b.key;
-}
+// A function object, so the heap operations inline it.
+struct Later {
+  bool operator()(const DecodeGroup::Member& a,
+                  const DecodeGroup::Member& b) const {
+    if (a.last_step != b.last_step) return a.last_step > b.last_step;
+    return a.key > b.key;
+  }
+};
 
 }  // namespace
 
@@ -24,7 +28,7 @@ void DecodeGroup::Join(const Member& m) {
   measured_ += m.measured;
   context_sum_ += m.joined_context + (step_ - m.joined);
   heap_.push_back(m);
-  std::push_heap(heap_.begin(), heap_.end(), Later);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 void DecodeGroup::Remove(const Member& m) {
@@ -34,7 +38,7 @@ void DecodeGroup::Remove(const Member& m) {
 }
 
 DecodeGroup::Member DecodeGroup::PopDue() {
-  std::pop_heap(heap_.begin(), heap_.end(), Later);
+  std::pop_heap(heap_.begin(), heap_.end(), Later{});
   const Member m = heap_.back();
   heap_.pop_back();
   Remove(m);
@@ -52,8 +56,9 @@ std::vector<DecodeGroup::Member> DecodeGroup::TakeAll() {
 
 int32_t DecodeGroup::BlocksNeeded() const {
   // (p + step) % bs == 0  <=>  p == (bs - step % bs) % bs.
-  const int64_t s = step_ % block_size_;
-  return phase_[static_cast<size_t>((block_size_ - s) % block_size_)];
+  // step_phase_ == step_ % bs, kept by Advance (no division per step).
+  const int32_t s = step_phase_;
+  return phase_[static_cast<size_t>(s == 0 ? 0 : block_size_ - s)];
 }
 
 }  // namespace servesim

@@ -64,6 +64,7 @@ class DecodeGroup {
   void Advance() {
     context_sum_ += size();
     ++step_;
+    if (++step_phase_ == block_size_) step_phase_ = 0;
   }
 
  private:
@@ -76,6 +77,7 @@ class DecodeGroup {
   int32_t measured_ = 0;
   int64_t context_sum_ = 0;
   int64_t step_ = 0;
+  int32_t step_phase_ = 0;  // step_ % block_size_
 };
 
 }  // namespace servesim
