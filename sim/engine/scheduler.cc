@@ -801,10 +801,11 @@ void Scheduler::CheckInvariants() const {
       std::abort();
     }
   }
+  const std::vector<int32_t> refs = pool.RefCounts();
   for (int32_t b = 0; b < pool.num_blocks(); ++b) {
-    if (owners[b] != pool.ref_count(b)) {
+    if (owners[b] != refs[b]) {
       std::fprintf(stderr, "servesim: block %d owned %d times, ref_count %d\n",
-                   b, owners[b], pool.ref_count(b));
+                   b, owners[b], refs[b]);
       std::abort();
     }
   }

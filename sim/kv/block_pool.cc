@@ -16,13 +16,14 @@ namespace {
 }  // namespace
 
 BlockPool::BlockPool(int32_t num_blocks, bool stack_only)
-    : ref_(num_blocks, 0), stack_only_(stack_only) {
+    : num_blocks_(num_blocks), stack_only_(stack_only) {
   if (stack_only_) {
     stack_.reserve(num_blocks);
     for (int32_t b = num_blocks - 1; b >= 0; --b) stack_.push_back(b);
     num_free_ = num_blocks;
     return;
   }
+  ref_.assign(num_blocks, 0);
   prev_.assign(num_blocks, -1);
   next_.assign(num_blocks, -1);
   for (int32_t b = 0; b < num_blocks; ++b) PushTail(b);
@@ -52,11 +53,24 @@ void BlockPool::Unlink(int32_t b) {
   --num_free_;
 }
 
-void BlockPool::AddRef(int32_t b) {
-  if (ref_[b] == 0) {
-    if (stack_only_) InvariantBroken("free block taken from a stack-only pool", b);
-    Unlink(b);
+int32_t BlockPool::ref_count(int32_t b) const {
+  if (!stack_only_) return ref_[b];
+  for (int32_t f : stack_) {
+    if (f == b) return 0;
   }
+  return 1;
+}
+
+std::vector<int32_t> BlockPool::RefCounts() const {
+  if (!stack_only_) return ref_;
+  std::vector<int32_t> refs(static_cast<size_t>(num_blocks_), 1);
+  for (int32_t b : stack_) refs[b] = 0;
+  return refs;
+}
+
+void BlockPool::AddRef(int32_t b) {
+  if (stack_only_) InvariantBroken("reference taken on a stack-only pool's block", b);
+  if (ref_[b] == 0) Unlink(b);
   ++ref_[b];
 }
 
@@ -72,13 +86,9 @@ int32_t BlockPool::PopHead() {
 bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
   if (n > num_free_) return false;
   if (stack_only_) {
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t b = stack_.back();
-      stack_.pop_back();
-      if (ref_[b] != 0) InvariantBroken("free block has references", b);
-      ref_[b] = 1;
-      out->push_back(b);
-    }
+    // The top n, top first.
+    out->insert(out->end(), stack_.rbegin(), stack_.rbegin() + n);
+    stack_.resize(stack_.size() - static_cast<size_t>(n));
     num_free_ -= n;
     return true;
   }
@@ -93,6 +103,24 @@ bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
 
 void BlockPool::Release(const std::vector<int32_t>& blocks,
                         const uint64_t* cached) {
+  if (stack_only_) {
+    // Every block has one reference, so all are freed, the last first
+    // (it ends up on top; the first block freed is the head).
+    for (int32_t b : blocks) {
+      if (b < 0 || b >= num_blocks_) {
+        InvariantBroken("release of a block that is not in use", b);
+      }
+    }
+    if (cached != nullptr) {
+      for (int32_t b : blocks) {
+        if (cached[b] != 0) InvariantBroken("cached block released to a stack-only pool", b);
+      }
+    }
+    stack_.insert(stack_.end(), blocks.begin(), blocks.end());
+    num_free_ += static_cast<int32_t>(blocks.size());
+    if (num_free_ > num_blocks_) InvariantBroken("more blocks freed than held", num_free_);
+    return;
+  }
   to_head_.clear();
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     const int32_t b = *it;
@@ -100,23 +128,13 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
       InvariantBroken("release of a block that is not in use", b);
     }
     if (--ref_[b] != 0) continue;
-    if (stack_only_) {
-      if (cached != nullptr && cached[b] != 0) {
-        InvariantBroken("cached block released to a stack-only pool", b);
-      }
-      to_head_.push_back(b);
-    } else if (cached != nullptr && cached[b] != 0) {
+    if (cached != nullptr && cached[b] != 0) {
       PushTail(b);
     } else {
       to_head_.push_back(b);
     }
   }
   // Prepend as a run: the first block freed ends up at the head.
-  if (stack_only_) {
-    stack_.insert(stack_.end(), to_head_.rbegin(), to_head_.rend());
-    num_free_ += static_cast<int32_t>(to_head_.size());
-    return;
-  }
   int32_t after = -1;
   for (int32_t b : to_head_) {
     InsertAfter(after, b);
@@ -125,13 +143,18 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
 }
 
 void BlockPool::CheckInvariants() const {
-  std::vector<char> on_queue(ref_.size(), 0);
+  std::vector<char> on_queue(static_cast<size_t>(num_blocks_), 0);
   int32_t count = 0, last = -1;
   for (int32_t b : stack_) {
+    if (b < 0 || b >= num_blocks_) InvariantBroken("no such block on the free stack", b);
     if (on_queue[b]) InvariantBroken("block twice on the free stack", b);
-    if (ref_[b] != 0) InvariantBroken("block on free stack is in use", b);
     on_queue[b] = 1;
     ++count;
+  }
+  if (stack_only_) {
+    // Every block off the stack holds one reference.
+    if (count != num_free_) InvariantBroken("free count mismatch", count);
+    return;
   }
   for (int32_t b = head_; b >= 0; b = next_[b]) {
     if (on_queue[b]) InvariantBroken("free queue has a cycle", b);

@@ -12,7 +12,11 @@
 // Without prefix caching every block goes to the head and none leaves the
 // queue from the middle, so the queue is a stack: kept as a contiguous
 // array then (the same blocks in the same order, without the dependent
-// loads of a linked list).
+// loads of a linked list), and no per-block state is kept: every block not
+// on the stack has exactly one reference (nothing else takes one), so
+// Allocate and Release only copy block ids. A double release or a foreign
+// id on the stack is then caught by CheckInvariants (a block twice on the
+// stack, or more free blocks than blocks), not on the spot.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +30,13 @@ class BlockPool {
   // the middle of the free queue (no prefix caching).
   explicit BlockPool(int32_t num_blocks, bool stack_only = false);
 
-  int32_t num_blocks() const { return static_cast<int32_t>(ref_.size()); }
+  int32_t num_blocks() const { return num_blocks_; }
   int32_t num_free() const { return num_free_; }
   int32_t num_used() const { return num_blocks() - num_free_; }
-  int32_t ref_count(int32_t block) const { return ref_[block]; }
+  // O(1); O(free blocks) for a stack-only pool (checks and tests only:
+  // RefCounts gives them all in one pass).
+  int32_t ref_count(int32_t block) const;
+  std::vector<int32_t> RefCounts() const;
 
   // Appends n fresh blocks (ref_count 1) to *out, or returns false and
   // changes nothing when fewer than n are free.
@@ -53,7 +60,8 @@ class BlockPool {
   int32_t PopHead();
   void Unlink(int32_t b);
 
-  std::vector<int32_t> ref_;
+  int32_t num_blocks_;
+  std::vector<int32_t> ref_;  // empty for a stack-only pool
   bool stack_only_;
   std::vector<int32_t> stack_;        // stack_only: free queue, head last
   std::vector<int32_t> prev_, next_;  // free-queue links, -1 = none
