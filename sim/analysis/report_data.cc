@@ -25,12 +25,6 @@ nlohmann::json Cdf(std::vector<double> xs, int max_points) {
 
 }  // namespace
 
-std::string Fmt(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
-
 nlohmann::json ContextJson(const Scenario& sc, const RunSummary& rs,
                            const std::string& arrival,
                            const std::string& utilization) {

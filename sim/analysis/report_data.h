@@ -10,13 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/simulation.h"
+#include "sim/report/format.h"
 #include "sim/report/summary.h"
 #include "sim/scenario/scenario.h"
 
 namespace servesim {
-
-// One number through a printf format ("%.2f"), for the analysis reports.
-std::string Fmt(const char* fmt, double x);
 
 // {"scenario", "model", "gpu", "tp", "arrival", "seed", "percentiles",
 //  "warmup", "prefix_hit_rate", "utilization"}; `rs` is a representative

@@ -12,6 +12,10 @@ double SmoothMax(double a, double b, double p) {
   if (hi <= 0) return 0;
   // Scaled by the larger term so a large p cannot overflow.
   const double lo = std::min(a, b) / hi;
+  // p = 1 (terms added; the fitted attention kernels) without pow: pow(x, 1)
+  // is exactly x, so this is the same bits, at a fraction of the cost (two
+  // pow calls per step were ~8% of a chat run).
+  if (p == 1) return hi * (1 + lo);
   return hi * std::pow(1 + std::pow(lo, p), 1 / p);
 }
 

@@ -102,7 +102,11 @@ bool Replica::Launch(SimTime now) {
   ++steps_;
   busy_time_ += d;
   int64_t tokens = 0;
-  for (const ScheduledSeq& s : f.batch) tokens += s.new_tokens;
+  int32_t finishing = 0;
+  for (const ScheduledSeq& s : f.batch) {
+    tokens += s.new_tokens;
+    finishing += s.last;
+  }
   recorder_->RecordStep(num_seqs, tokens);
   if (work_counter_) {
     const StepWork w = work_counter_->Count(shape_);
@@ -124,7 +128,7 @@ bool Replica::Launch(SimTime now) {
       if (!decode) rec.prefill_tokens += q.new_tokens;
       rec.context_tokens += q.context_tokens;
     }
-    for (const ScheduledSeq& s : f.batch) rec.num_finishing += s.last;
+    rec.num_finishing = finishing;
     rec.num_tokens = tokens;
     rec.num_admitted = scheduler_.last_admitted();
     rec.num_preempted = static_cast<int32_t>(scheduler_.last_preempted().size());

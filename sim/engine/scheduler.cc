@@ -156,6 +156,11 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
   const int32_t reserve = watermark + (config_.reserve_full_prompt
                                            ? BlocksFor(r.known_tokens()) - hits
                                            : fresh);
+  // Its whole block list at once: one allocation per request, not one per
+  // doubling (capacity only; the blocks are what they were).
+  if (r.blocks.capacity() == 0) {
+    r.blocks.reserve(static_cast<size_t>(BlocksFor(r.max_cached_tokens())));
+  }
   if (!kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve, &r.blocks)) {
     return 0;
   }

@@ -4,16 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/report/format.h"
 #include "sim/report/writers.h"
 
 namespace servesim {
 namespace {
-
-std::string Fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 double ToMs(SimTime t) { return static_cast<double>(t) * 1e-6; }
 

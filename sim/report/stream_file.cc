@@ -1,6 +1,7 @@
 // Streamed output files with an atomic rename at the end (see stream_file.h).
 #include "sim/report/stream_file.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 namespace servesim {
 namespace {
 constexpr size_t kBufferBytes = 128 << 10;
+// How often written bytes are handed to the kernel's writeback (below).
+constexpr int64_t kWritebackBytes = 16 << 20;
 }  // namespace
 
 StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(
@@ -57,7 +60,23 @@ void StreamFile::Flush() {
     failed_ = true;
     errno_ = errno ? errno : EIO;
   }
+  written_ += static_cast<int64_t>(used_);
   used_ = 0;
+  if (written_ - synced_ >= kWritebackBytes) StartWriteback();
+}
+
+void StreamFile::StartWriteback() {
+#ifdef __linux__
+  // Renaming onto an existing file makes ext4 (auto_da_alloc) allocate and
+  // submit every still-delayed block of the new one inside rename(): for a
+  // 300 MB step export that was 0.17 s at the end of the run, on the run's
+  // thread. Starting writeback as the file grows does that work here, on
+  // the writer's thread, without waiting for the disk.
+  if (failed_ || tmp_.empty() || std::fflush(file_) != 0) return;
+  sync_file_range(fileno(file_), synced_, written_ - synced_,
+                  SYNC_FILE_RANGE_WRITE);
+#endif
+  synced_ = written_;
 }
 
 void StreamFile::Write(std::string_view s) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -44,11 +45,13 @@ class StreamFile {
  private:
   StreamFile(std::string path, std::string tmp, std::FILE* f);
   void Flush();
+  void StartWriteback();
 
   std::string path_, tmp_;
   std::FILE* file_ = nullptr;
   std::vector<char> buf_;
   size_t used_ = 0;
+  int64_t written_ = 0, synced_ = 0;  // bytes handed to the file, to writeback
   bool failed_ = false;
   int errno_ = 0;  // why the first failed write failed
   bool finished_ = false;

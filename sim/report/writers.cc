@@ -1,5 +1,6 @@
 // Report writers (see writers.h).
 #include "sim/report/writers.h"
+#include "sim/report/format.h"
 
 #include <charconv>
 #include <cstdio>
@@ -7,12 +8,6 @@
 
 namespace servesim {
 namespace {
-
-std::string Fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 void LatencyRow(std::ostream& os, const char* name, const SampleStats& st) {
   os << "  " << name;
