@@ -48,9 +48,10 @@ Scheduler::Scheduler(const EngineConfig& config,
           config.prefix_caching, /*stack_pool=*/!config.reference_engine),
       // Off for the disaggregated roles too: not proven equivalent there.
       // Off with the CPU tier: not proven equivalent there (swap needs
-      // the victim's own block count).
-      group_on_(config.decode_group && !config.prefix_caching &&
-                !config.reference_engine && !config.hold_kv_after_finish &&
+      // the victim's own block count, and evictions are logged by hash).
+      // With prefix caching only requests whose blocks are private join
+      // (JoinGroup).
+      group_on_(config.decode_group && !config.reference_engine && !config.hold_kv_after_finish &&
                 !config.remote_prefill && config.cpu_blocks == 0 &&
                 !config.spec.on()),
       group_(std::max(1, config.block_size)) {
@@ -473,6 +474,16 @@ void Scheduler::Rebuild(const DecodeGroup::Member& m) {
   if (pending > 0) {
     orphans_.push_back({m.id, std::max(m.joined, group_commits_), group_.step()});
   }
+  // Prefix caching: the blocks its group steps filled are registered (all
+  // privately: JoinGroup) as one by one they would have been, by Add's
+  // scheduled known tokens (sync) or by the last delivery (async) -- either
+  // way the tokens computed and no longer in flight. Until now they were
+  // held by the group, where registration changes nothing.
+  if (kv_.prefix_caching()) {
+    const int32_t full = FullBlocks(r.num_computed - r.in_flight);
+    for (int32_t i = r.num_registered; i < full; ++i) kv_.RegisterPrivate(r.blocks[i]);
+    r.num_registered = std::max(r.num_registered, full);
+  }
 }
 
 void Scheduler::InsertRunning(int64_t id) {
@@ -519,6 +530,14 @@ void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
     Request& r = reqs[s.id];
     // Context > 0: a decode (a one-token first prompt is prefill work).
     if (r.status != RequestStatus::kRunning || r.num_computed < 2) continue;
+    // Prefix caching: only a request whose blocks from now on are all
+    // private (its own stream, never preempted) joins: nobody can hit
+    // them, so which group block it ends up with, and registering them
+    // only when it leaves (Rebuild), cannot change any result.
+    if (kv_.prefix_caching() &&
+        (r.preemptions != 0 || FirstPrivate(r) > r.num_registered)) {
+      continue;
+    }
     if (r.stale != 0 ||
         static_cast<int32_t>(r.blocks.size()) != BlocksFor(r.num_computed)) {
       std::fprintf(stderr, "servesim: request %lld joins the decode group in a "

@@ -24,8 +24,7 @@
 // blocks — never its whole prompt: the last token is always computed.
 // Commit() applies a finished step's sampled tokens: tokens delivered,
 // requests finished, blocks released.
-// Decode group (decode_group.h; without prefix caching, where block
-// identity cannot change any output): a running request that this step
+// Decode group (decode_group.h): a running request that this step
 // schedules one decode token that is not its last joins the group, and
 // later steps schedule all members at once — one aggregate entry in the
 // batch (id kGroupEntry, new_tokens = members) and in the BatchShape. A
@@ -33,7 +32,12 @@
 // (which is scheduled one by one, as its finish is), and every member's
 // before a step whose budget or free blocks could not cover everyone (the
 // step then runs one by one, preempting as usual), and at the end of a run
-// (FlushDecodeGroup). Results are byte-identical with the group off
+// (FlushDecodeGroup). With prefix caching only requests whose blocks are
+// private from then on join (own stream, never preempted): block identity
+// cannot change an output there (the group allocates the same blocks from
+// the free queue's head as the members would have, one permutation of
+// them; their registration, private, is done when they leave). Results
+// are byte-identical with the group off
 // (tests/fuzz/reference_equivalence_test.cc).
 // Async scheduling (EngineConfig::async_scheduling): a step may be
 // scheduled while the previous one is in flight; a request whose token is

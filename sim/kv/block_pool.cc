@@ -24,32 +24,32 @@ BlockPool::BlockPool(int32_t num_blocks, bool stack_only)
     return;
   }
   ref_.assign(num_blocks, 0);
-  prev_.assign(num_blocks, -1);
-  next_.assign(num_blocks, -1);
+  links_.assign(num_blocks, Link{});
   for (int32_t b = 0; b < num_blocks; ++b) PushTail(b);
 }
 
 void BlockPool::PushTail(int32_t b) {
-  prev_[b] = tail_;
-  next_[b] = -1;
-  if (tail_ >= 0) next_[tail_] = b; else head_ = b;
+  links_[b].prev = tail_;
+  links_[b].next = -1;
+  if (tail_ >= 0) links_[tail_].next = b; else head_ = b;
   tail_ = b;
   ++num_free_;
 }
 
 void BlockPool::InsertAfter(int32_t after, int32_t b) {
-  const int32_t next = after >= 0 ? next_[after] : head_;
-  prev_[b] = after;
-  next_[b] = next;
-  if (after >= 0) next_[after] = b; else head_ = b;
-  if (next >= 0) prev_[next] = b; else tail_ = b;
+  const int32_t next = after >= 0 ? links_[after].next : head_;
+  links_[b].prev = after;
+  links_[b].next = next;
+  if (after >= 0) links_[after].next = b; else head_ = b;
+  if (next >= 0) links_[next].prev = b; else tail_ = b;
   ++num_free_;
 }
 
 void BlockPool::Unlink(int32_t b) {
-  if (prev_[b] >= 0) next_[prev_[b]] = next_[b]; else head_ = next_[b];
-  if (next_[b] >= 0) prev_[next_[b]] = prev_[b]; else tail_ = prev_[b];
-  prev_[b] = next_[b] = -1;
+  const Link l = links_[b];
+  if (l.prev >= 0) links_[l.prev].next = l.next; else head_ = l.next;
+  if (l.next >= 0) links_[l.next].prev = l.prev; else tail_ = l.prev;
+  links_[b] = Link{};
   --num_free_;
 }
 
@@ -76,9 +76,9 @@ void BlockPool::AddRef(int32_t b) {
 
 int32_t BlockPool::PopHead() {
   const int32_t b = head_;
-  head_ = next_[b];
-  if (head_ >= 0) prev_[head_] = -1; else tail_ = -1;
-  prev_[b] = next_[b] = -1;
+  head_ = links_[b].next;
+  if (head_ >= 0) links_[head_].prev = -1; else tail_ = -1;
+  links_[b] = Link{};
   --num_free_;
   return b;
 }
@@ -156,9 +156,9 @@ void BlockPool::CheckInvariants() const {
     if (count != num_free_) InvariantBroken("free count mismatch", count);
     return;
   }
-  for (int32_t b = head_; b >= 0; b = next_[b]) {
+  for (int32_t b = head_; b >= 0; b = links_[b].next) {
     if (on_queue[b]) InvariantBroken("free queue has a cycle", b);
-    if (prev_[b] != last) InvariantBroken("free queue links disagree", b);
+    if (links_[b].prev != last) InvariantBroken("free queue links disagree", b);
     if (ref_[b] != 0) InvariantBroken("block on free queue is in use", b);
     on_queue[b] = 1;
     last = b;

@@ -64,7 +64,12 @@ class BlockPool {
   std::vector<int32_t> ref_;  // empty for a stack-only pool
   bool stack_only_;
   std::vector<int32_t> stack_;        // stack_only: free queue, head last
-  std::vector<int32_t> prev_, next_;  // free-queue links, -1 = none
+  // Free-queue links, -1 = none; a block's two side by side (one cache
+  // line per block on the hot pops and unlinks).
+  struct Link {
+    int32_t prev = -1, next = -1;
+  };
+  std::vector<Link> links_;
   int32_t head_ = -1, tail_ = -1;
   int32_t num_free_ = 0;
   std::vector<int32_t> to_head_;  // scratch for Release

@@ -31,8 +31,13 @@ int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n,
                            std::vector<int32_t>* found) const {
   if (found != nullptr) found->clear();
   if (!prefix_caching_) return 0;
+  // The probes are independent: the slots of the next few are loaded
+  // while this one is looked up.
+  constexpr int32_t kAhead = 8;
+  for (int32_t i = 0; i < std::min(n, kAhead); ++i) by_hash_.Prefetch(hashes[i]);
   int32_t hits = 0;
   for (; hits < n; ++hits) {
+    if (hits + kAhead < n) by_hash_.Prefetch(hashes[hits + kAhead]);
     const int32_t b = by_hash_.Find(hashes[hits]);
     if (b < 0) break;
     if (found != nullptr) found->push_back(b);

@@ -220,6 +220,69 @@ TEST(ReferenceEquivalence, DecodeGroupRebuilds) {
   EXPECT_GE(preempted_runs, 6);
 }
 
+// The decode group with prefix caching (members: requests whose blocks are
+// private from then on) where members must be rebuilt often and the group's
+// fresh blocks evict cached ones: tight caches with preemption, budgets
+// below the member count, chunking off, long-prefill cap and watermark,
+// longest-prefix-match ordering, a prefix-affinity cluster, a block size
+// that is not a power of two, cut-off and capped runs, a roomier cache
+// under load. Compared with the reference engine and with the group off
+// (invariants checked after every step).
+TEST(ReferenceEquivalence, PrefixCachingDecodeGroupRebuilds) {
+  const char* kBase = R"({
+    "seed": 21, "model": "llama-3.1-8b", "hardware": {"gpu": "h200", "tp": 1},
+    "engine": {"prefix_caching": true, "block_size": 16, "num_gpu_blocks": 400,
+               "max_num_seqs": 64},
+    "cost_model": {"type": "roofline"},
+    "workload": {"arrival": {"process": "poisson", "rate": 30},
+                 "input_len": {"dist": "lognormal", "median": 100, "p99": 1200},
+                 "output_len": {"dist": "lognormal", "median": 150, "p99": 1200},
+                 "prefix": {"model": "zipf", "num_prefixes": 12, "prefix_len": 256,
+                            "s": 1.1},
+                 "num_requests": 1200}})";
+  const nlohmann::json base = nlohmann::json::parse(kBase);
+  int preempted_runs = 0;
+  int64_t evictions = 0;
+  for (int variant = 0; variant < 12; ++variant) {
+    nlohmann::json j = base;
+    j["seed"] = 21 + variant;
+    j["engine"]["async_scheduling"] = variant % 2 == 0;
+    nlohmann::json& e = j["engine"];
+    nlohmann::json& w = j["workload"];
+    switch (variant) {
+      case 0: case 1: break;  // tight cache, async and sync
+      case 2: e["max_num_batched_tokens"] = 40; break;  // budget below the members
+      case 3: e["chunked_prefill"] = false; break;
+      case 4: e["long_prefill_token_threshold"] = 64; e["watermark"] = 0.05; break;
+      case 5: e["policy"] = "lpm"; break;
+      case 6: j["cluster"] = {{"replicas", 2}, {"router", "prefix_affinity"}}; break;
+      case 7: e["block_size"] = 7; e["num_gpu_blocks"] = 900; break;
+      case 8: w.erase("num_requests"); w["duration_s"] = 30; w["arrival"]["rate"] = 60; break;
+      case 9:
+        w["max_concurrency"] = 40; w["arrival"]["rate"] = 60;
+        j["metrics"] = {{"warmup_requests", 200}};
+        break;
+      case 10: w["prefix"] = {{"model", "random_prefix"}, {"prefix_len", 300}}; break;
+      case 11: e["num_gpu_blocks"] = 2500; e["max_num_seqs"] = 128; w["arrival"]["rate"] = 45; break;
+    }
+    const std::string label = "prefix decode group variant " + std::to_string(variant);
+    const RunSummary s = ExpectSameAsReference(j, label);
+    preempted_runs += s.preemptions > 0;
+    evictions += s.evictions;
+    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
+    ASSERT_TRUE(sc.ok()) << sc.status().message();
+    SimulationInput in = sc->ToSimulationInput();
+    in.check_invariants = true;  // scheduler and run-level, every step
+    const Rendered off = fuzz::Run(*sc, false, /*decode_group=*/false);
+    const SimulationOutput checked = RunSimulation(in);
+    std::ostringstream csv;
+    WriteDetailedCsv(checked, csv);
+    EXPECT_EQ(csv.str(), off.csv) << label;
+  }
+  EXPECT_GE(preempted_runs, 6);
+  EXPECT_GT(evictions, 0);
+}
+
 // Speculative decoding on tight caches (rejected drafts' blocks freed,
 // preemption with drafts in the KV) with and without prefix caching, a
 // cluster, Beta rates: the fast engine and the reference agree, every
