@@ -2,6 +2,7 @@
 // exactly; only per-token gaps go through LogHistogram).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -17,6 +18,12 @@ struct SampleStats {
 // Percentile with numpy's default "linear" interpolation (what vllm bench
 // serve uses), on a sorted sample.
 double PercentileOfSorted(const std::vector<double>& sorted, double p);
+// In place, into the sequence std::sort gives: a radix sort from 4096
+// values, in runs of at most max_run values merged one by one (so the
+// second array holds one run; see stats.cc). NaN or -0.0: std::sort.
+constexpr size_t kMaxSortRun = size_t{1} << 22;
+void SortSample(std::vector<double>& v, size_t max_run = kMaxSortRun);
+void SortTimes(std::vector<int64_t>& v, size_t max_run = kMaxSortRun);
 // Sorts `values` in place and summarises them.
 SampleStats Summarize(std::vector<double>& values,
                       const std::vector<double>& percentiles);

@@ -33,12 +33,12 @@ int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
   if (!sorted) {
     sends.reserve(n);
     for (size_t i = 0; i < n; ++i) sends.push_back(done[i].send);
-    std::sort(sends.begin(), sends.end());
+    SortTimes(sends);
   }
   std::vector<SimTime> finishes;
   finishes.reserve(n);
   for (size_t i = 0; i < n; ++i) finishes.push_back(done[i].finish);
-  std::sort(finishes.begin(), finishes.end());
+  SortTimes(finishes);
   int64_t now = 0, peak = 0;
   size_t j = 0;
   for (size_t i = 0; i < n; ++i) {
