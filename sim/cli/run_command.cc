@@ -74,7 +74,8 @@ Status Run(const RunOptions& o) {
   SimulationInput in = sc->ToSimulationInput();
   in.check_invariants = o.check_invariants;
   // Streamed outputs are opened before the run (a bad path fails now) and
-  // appear, whole, only when the run has succeeded.
+  // appear, whole, only when the run has succeeded (the step export as soon
+  // as the simulation has finished, the others at the end).
   std::unique_ptr<StepExporter> steps;
   std::unique_ptr<TimelineWriter> timeline;
   StepFilter filter;
@@ -123,6 +124,9 @@ Status Run(const RunOptions& o) {
   };
   in.keep_requests = keeps_requests;
   const SimulationOutput out = RunSimulation(in);
+  // The step rows are complete: the export's file goes in place on its
+  // writer thread while the summary is computed.
+  if (steps) steps->Close();
   const RunSummary summary =
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate(), digest);
   if (Status st = CheckSomethingMeasured(*sc, summary); !st.ok()) return st;

@@ -246,7 +246,10 @@ void StepExporter::WriterLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // done_ and drained
+      if (queue_.empty()) {  // done_ and drained
+        if (publish_) file_status_ = file_->Finish();
+        return;
+      }
       batch = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -274,15 +277,22 @@ void StepExporter::Write(const Batch& batch) {
   }
 }
 
-Status StepExporter::Finish() {
+void StepExporter::Close() {
+  if (closed_) return;
+  closed_ = true;
   if (!batch_.empty()) Hand();
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;
+    publish_ = true;
   }
   cv_.notify_all();
+}
+
+Status StepExporter::Finish() {
+  Close();
   writer_.join();
-  return file_->Finish();
+  return file_status_;
 }
 
 }  // namespace servesim

@@ -85,7 +85,13 @@ class StepExporter {
                                                       StepFilter filter = {});
   ~StepExporter();
   void Add(const StepRecord& r);  // call with every step, in launch order
-  Status Finish();                // the file appears only now
+  // No more steps: the writer thread writes what is left and puts the file
+  // in place (flush, close, rename: tens of ms for a large export on some
+  // file systems) while the caller goes on.
+  void Close();
+  // Close() if not yet, wait for the writer; the file has appeared iff ok.
+  // Without either, the destructor leaves nothing behind.
+  Status Finish();
   int64_t rows() const { return rows_; }
 
   static constexpr size_t kBatchRows = 1024;
@@ -112,6 +118,9 @@ class StepExporter {
   std::deque<Batch> queue_;  // handed over, not yet written
   std::vector<Batch> spare_;  // written and emptied: reused, not reallocated
   bool done_ = false;        // no more batches will come
+  bool publish_ = false;     // ... and the writer puts the file in place
+  Status file_status_;       // the writer's, once joined
+  bool closed_ = false;      // the run's alone
   std::thread writer_;
 };
 

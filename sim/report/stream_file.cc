@@ -14,7 +14,7 @@ namespace servesim {
 namespace {
 constexpr size_t kBufferBytes = 128 << 10;
 // How often written bytes are handed to the kernel's writeback (below).
-constexpr int64_t kWritebackBytes = 16 << 20;
+constexpr int64_t kWritebackBytes = 4 << 20;
 }  // namespace
 
 StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(
@@ -67,11 +67,11 @@ void StreamFile::Flush() {
 
 void StreamFile::StartWriteback() {
 #ifdef __linux__
-  // Renaming onto an existing file makes ext4 (auto_da_alloc) allocate and
-  // submit every still-delayed block of the new one inside rename(): for a
-  // 300 MB step export that was 0.17 s at the end of the run, on the run's
-  // thread. Starting writeback as the file grows does that work here, on
-  // the writer's thread, without waiting for the disk.
+  // Written data goes to the disk as the file grows, from the thread that
+  // writes (the step export's writer), rather than piling up as dirty
+  // pages that the file system may flush at the final rename (ext4 does,
+  // when replacing a file: 0.17 s for a 300 MB export before this) or
+  // that throttle later writes.
   if (failed_ || tmp_.empty() || std::fflush(file_) != 0) return;
   sync_file_range(fileno(file_), synced_, written_ - synced_,
                   SYNC_FILE_RANGE_WRITE);
@@ -87,6 +87,25 @@ void StreamFile::Write(std::string_view s) {
     Advance(p + n);
     s.remove_prefix(n);
   }
+}
+
+int StreamFile::ReplaceAtomically() const {
+#ifdef __linux__
+  // rename() onto an existing file makes ext4 (auto_da_alloc) flush the
+  // new one first, inside the call: 30-170 ms for a 300 MB export, waiting
+  // on the disk queue. Exchanging the two names is as atomic for a reader
+  // and does not; the old contents, now under the temporary name, go.
+  // Only onto a regular file: anything else (a directory) gets rename()'s
+  // own answer.
+  struct stat st;
+  if (lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, path_.c_str(),
+                RENAME_EXCHANGE) == 0) {
+    ::unlink(tmp_.c_str());
+    return 0;
+  }
+#endif
+  return std::rename(tmp_.c_str(), path_.c_str());
 }
 
 Status StreamFile::Finish() {
@@ -107,7 +126,7 @@ Status StreamFile::Finish() {
   const mode_t mask = umask(0);
   umask(mask);
   chmod(tmp_.c_str(), 0666 & ~mask);
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (ReplaceAtomically() != 0) {
     return Status::Error(path_ +
                          ": cannot rename into place: " + ErrnoText(errno));
   }

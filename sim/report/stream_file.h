@@ -46,6 +46,7 @@ class StreamFile {
   StreamFile(std::string path, std::string tmp, std::FILE* f);
   void Flush();
   void StartWriteback();
+  int ReplaceAtomically() const;  // 0, or -1 with errno set
 
   std::string path_, tmp_;
   std::FILE* file_ = nullptr;

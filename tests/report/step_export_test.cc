@@ -8,6 +8,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "sim/report/stream_file.h"
 #include "tests/report/step_output_util.h"
 
 namespace servesim {
@@ -215,6 +216,42 @@ TEST(StepExport, NothingAppearsUnlessFinished) {
     EXPECT_NE(dir.List().find("steps.csv.tmp."), std::string::npos);
   }  // dropped without Finish(): the run failed
   EXPECT_EQ(dir.List(), "");
+}
+
+TEST(StepExport, ClosedExportReplacesTheOldFileWholeEvenUnfinished) {
+  // Close() hands the file to the writer thread, which puts it in place
+  // while the caller goes on (the summary); Finish() waits for it. Dropped
+  // after Close() (a later output failed) the export is still whole.
+  ScratchDir dir;
+  const std::string path = dir.Path("steps.csv");
+  {
+    auto old = StreamFile::Open(path);
+    ASSERT_TRUE(old.ok());
+    (*old)->Write("old\n");
+    ASSERT_TRUE((*old)->Finish().ok());
+  }
+  std::string want = std::string(StepColumnsCsv()) + "\n";
+  char buf[kMaxStepRowBytes];
+  {
+    auto e = StepExporter::Open(path);
+    ASSERT_TRUE(e.ok());
+    for (int64_t k = 0; k < 3000; ++k) {
+      StepRecord r;
+      r.start = 10 * k;
+      r.end = r.start + 7;
+      (*e)->Add(r);
+      want.append(buf, FormatStepCsv(k, r, buf));
+    }
+    (*e)->Close();
+  }
+  EXPECT_EQ(dir.List(), "steps.csv");
+  EXPECT_TRUE(ReadAll(path) == want);
+  auto e = StepExporter::Open(path);
+  ASSERT_TRUE(e.ok());
+  (*e)->Close();
+  ASSERT_TRUE((*e)->Finish().ok());
+  EXPECT_EQ(ReadAll(path), std::string(StepColumnsCsv()) + "\n");
+  EXPECT_EQ(dir.List(), "steps.csv");
 }
 
 TEST(StepExport, MillisecondsAreExactAndShortest) {
