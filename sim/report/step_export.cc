@@ -46,12 +46,11 @@ char* SecondsAsMillis(double s, char* out) {
       static_cast<int64_t>(ns >= 0 ? ns + 0.5 : ns - 0.5), out);
 }
 
-// The values of one row (a StepRecord's or a StepRow's), in column order,
-// each followed by `sep` except the last; with `names`, each preceded by
-// "name": (JSON). One template, so the two formats and the two record types
-// cannot disagree on the columns.
-template <bool kJson, class Record>
-char* Row(int64_t step, const Record& r, char* p) {
+// The values of one row, in column order, each followed by `sep` except the
+// last; with `names`, each preceded by "name": (JSON). One template, so the
+// two formats cannot disagree on the columns.
+template <bool kJson>
+char* Row(int64_t step, const StepRecord& r, char* p) {
   int col = 0;
   auto name = [&]() {
     if (col > 0) *p++ = ',';
@@ -140,38 +139,6 @@ char* FormatNanosAsMillis(int64_t ns, char* out) {
   return out + digits;
 }
 
-static_assert(sizeof(StepRow) == 160, "StepRow is packed for the hand-off");
-
-StepRow ToStepRow(int64_t step, const StepRecord& r) {
-  StepRow w;
-  w.step = step;
-  w.scheduled = r.scheduled;
-  w.start = r.start;
-  w.end = r.end;
-  w.num_tokens = r.num_tokens;
-  w.prefill_tokens = r.prefill_tokens;
-  w.context_tokens = r.context_tokens;
-  w.cached_tokens = r.cached_tokens;
-  w.gemm_s = r.gemm_s;
-  w.attn_prefill_s = r.attn_prefill_s;
-  w.attn_decode_s = r.attn_decode_s;
-  w.comm_s = r.comm_s;
-  w.other_s = r.other_s;
-  w.overhead_s = r.overhead_s;
-  w.replica = r.replica;
-  w.num_seqs = r.num_seqs;
-  w.num_prefill_seqs = r.num_prefill_seqs;
-  w.num_decode_seqs = r.num_decode_seqs;
-  w.num_admitted = r.num_admitted;
-  w.num_preempted = r.num_preempted;
-  w.num_finishing = r.num_finishing;
-  w.kv_blocks_used = r.kv_blocks_used;
-  w.kv_blocks_total = r.kv_blocks_total;
-  w.num_running = r.num_running;
-  w.num_waiting = r.num_waiting;
-  return w;
-}
-
 char* FormatStepCsv(int64_t step, const StepRecord& r, char* out) {
   char* p = Row<false>(step, r, out);
   *p++ = '\n';
@@ -219,7 +186,7 @@ void StepExporter::Add(const StepRecord& r) {
   const int64_t step = next_++;
   if (!filter_.Keep(step, r)) return;
   ++rows_;
-  batch_.push_back(ToStepRow(step, r));
+  batch_.push_back(Row{step, r});
   if (batch_.size() == kBatchRows) Hand();
 }
 
@@ -262,16 +229,15 @@ void StepExporter::WriterLoop() {
 }
 
 void StepExporter::Write(const Batch& batch) {
-  for (const StepRow& row : batch) {
+  for (const Row& row : batch) {
     char* p = file_->Reserve(kMaxStepRowBytes);
     if (jsonl_) {
       *p++ = '{';
-      p = Row<true>(row.step, row, p);
+      p = FormatStepJsonFields(row.step, row.record, p);
       *p++ = '}';
       *p++ = '\n';
     } else {
-      p = Row<false>(row.step, row, p);
-      *p++ = '\n';
+      p = FormatStepCsv(row.step, row.record, p);
     }
     file_->Advance(p);
   }

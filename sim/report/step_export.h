@@ -45,23 +45,6 @@ struct StepFilter {
   }
 };
 
-// The exported fields of a StepRecord and its step index, packed (160
-// bytes, not 224): the run copies one per kept step to the writer thread.
-// Member names match StepRecord's, so one formatter serves both.
-struct StepRow {
-  int64_t step = 0;
-  SimTime scheduled = 0, start = 0, end = 0;
-  int64_t num_tokens = 0, prefill_tokens = 0, context_tokens = 0,
-          cached_tokens = 0;
-  double gemm_s = 0, attn_prefill_s = 0, attn_decode_s = 0, comm_s = 0,
-         other_s = 0, overhead_s = 0;
-  int32_t replica = 0, num_seqs = 0, num_prefill_seqs = 0,
-          num_decode_seqs = 0, num_admitted = 0, num_preempted = 0,
-          num_finishing = 0, kv_blocks_used = 0, kv_blocks_total = 0,
-          num_running = 0, num_waiting = 0;
-};
-StepRow ToStepRow(int64_t step, const StepRecord& r);
-
 // Enough room for one formatted row in either format.
 inline constexpr size_t kMaxStepRowBytes = 2048;
 // One row's values, comma-separated, with a newline; returns the end.
@@ -94,11 +77,15 @@ class StepExporter {
   Status Finish();
   int64_t rows() const { return rows_; }
 
-  static constexpr size_t kBatchRows = 1024;
-  static constexpr size_t kMaxBatchesInFlight = 16;
+  static constexpr size_t kBatchRows = 4096;
+  static constexpr size_t kMaxBatchesInFlight = 4;
 
  private:
-  using Batch = std::vector<StepRow>;
+  struct Row {
+    int64_t step;
+    StepRecord record;
+  };
+  using Batch = std::vector<Row>;
 
   StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, StepFilter filter);
   // To the writer (blocks while too many wait); refills batch_.

@@ -65,6 +65,21 @@ RunSummary ExpectSameAsReference(const nlohmann::json& j, const std::string& lab
   return fast.summary;
 }
 
+// The decode group on (invariants checked after every step) and off give
+// the same detailed CSV.
+void ExpectSameWithGroupOffAndInvariants(const nlohmann::json& j,
+                                         const std::string& label) {
+  StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  SimulationInput in = sc->ToSimulationInput();
+  in.check_invariants = true;  // scheduler and run-level, every step
+  const Rendered off = fuzz::Run(*sc, false, /*decode_group=*/false);
+  const SimulationOutput checked = RunSimulation(in);
+  std::ostringstream csv;
+  WriteDetailedCsv(checked, csv);
+  EXPECT_EQ(csv.str(), off.csv) << label;
+}
+
 TEST(ReferenceEquivalence, GeneratedScenariosOfEveryKind) {
   int prefix = 0, sessions = 0, clusters = 0, sync = 0, unchunked = 0, closed = 0,
       preempted = 0;
@@ -207,15 +222,7 @@ TEST(ReferenceEquivalence, DecodeGroupRebuilds) {
     const std::string label = "decode group variant " + std::to_string(variant);
     const RunSummary s = ExpectSameAsReference(j, label);
     preempted_runs += s.preemptions > 0;
-    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
-    ASSERT_TRUE(sc.ok()) << sc.status().message();
-    SimulationInput in = sc->ToSimulationInput();
-    in.check_invariants = true;  // scheduler and run-level, every step
-    const Rendered off = fuzz::Run(*sc, false, /*decode_group=*/false);
-    const SimulationOutput checked = RunSimulation(in);
-    std::ostringstream csv;
-    WriteDetailedCsv(checked, csv);
-    EXPECT_EQ(csv.str(), off.csv) << label;
+    ExpectSameWithGroupOffAndInvariants(j, label);
   }
   EXPECT_GE(preempted_runs, 6);
 }
@@ -269,15 +276,7 @@ TEST(ReferenceEquivalence, PrefixCachingDecodeGroupRebuilds) {
     const RunSummary s = ExpectSameAsReference(j, label);
     preempted_runs += s.preemptions > 0;
     evictions += s.evictions;
-    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
-    ASSERT_TRUE(sc.ok()) << sc.status().message();
-    SimulationInput in = sc->ToSimulationInput();
-    in.check_invariants = true;  // scheduler and run-level, every step
-    const Rendered off = fuzz::Run(*sc, false, /*decode_group=*/false);
-    const SimulationOutput checked = RunSimulation(in);
-    std::ostringstream csv;
-    WriteDetailedCsv(checked, csv);
-    EXPECT_EQ(csv.str(), off.csv) << label;
+    ExpectSameWithGroupOffAndInvariants(j, label);
   }
   EXPECT_GE(preempted_runs, 6);
   EXPECT_GT(evictions, 0);

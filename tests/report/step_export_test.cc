@@ -8,7 +8,6 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "sim/report/stream_file.h"
 #include "tests/report/step_output_util.h"
 
 namespace servesim {
@@ -17,6 +16,7 @@ namespace {
 using testing::MustParse;
 using testing::ReadAll;
 using testing::ScratchDir;
+using testing::WriteAll;
 
 // Runs `json` streaming every step into an exporter at `path`.
 SimulationOutput RunExporting(const std::string& json, const std::string& path,
@@ -224,12 +224,7 @@ TEST(StepExport, ClosedExportReplacesTheOldFileWholeEvenUnfinished) {
   // after Close() (a later output failed) the export is still whole.
   ScratchDir dir;
   const std::string path = dir.Path("steps.csv");
-  {
-    auto old = StreamFile::Open(path);
-    ASSERT_TRUE(old.ok());
-    (*old)->Write("old\n");
-    ASSERT_TRUE((*old)->Finish().ok());
-  }
+  WriteAll(path, "old\n");  // an earlier run's file
   std::string want = std::string(StepColumnsCsv()) + "\n";
   char buf[kMaxStepRowBytes];
   {

@@ -43,6 +43,10 @@ class ScratchDir {
   std::string dir_;
 };
 
+inline void WriteAll(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream os;
