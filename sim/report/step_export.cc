@@ -155,6 +155,7 @@ StatusOr<std::unique_ptr<StepExporter>> StepExporter::Open(
   if (!file.ok()) return file.status();
   const bool jsonl =
       path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  (*file)->WriteBackAsItGrows();  // on the writer thread, see below
   std::unique_ptr<StepExporter> e(
       new StepExporter(std::move(*file), jsonl, filter));
   if (!jsonl) {
