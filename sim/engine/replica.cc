@@ -113,41 +113,50 @@ bool Replica::Launch(SimTime now) {
     recorder_->RecordWork(w.flops, w.hbm_bytes);
   }
   if (step_sink_ != nullptr || on_step_) {
-    StepRecord rec;
-    rec.replica = index_;
-    rec.scheduled = now;
-    rec.start = start;
-    rec.end = f.end;
-    rec.num_seqs = static_cast<int32_t>(num_seqs);
-    rec.num_decode_seqs = static_cast<int32_t>(shape_.decode_seqs);  // the group
-    rec.context_tokens = shape_.decode_context;
+    int32_t prefill_seqs = 0;
+    int32_t decode_seqs = static_cast<int32_t>(shape_.decode_seqs);  // the group
+    int64_t prefill_tokens = 0;
+    int64_t context_tokens = shape_.decode_context;
     for (const SeqWork& q : shape_.seqs) {
       const bool decode = IsDecode(q);
-      rec.num_prefill_seqs += !decode;
-      rec.num_decode_seqs += decode;
-      if (!decode) rec.prefill_tokens += q.new_tokens;
-      rec.context_tokens += q.context_tokens;
+      prefill_seqs += !decode;
+      decode_seqs += decode;
+      if (!decode) prefill_tokens += q.new_tokens;
+      context_tokens += q.context_tokens;
     }
-    rec.num_finishing = finishing;
-    rec.num_tokens = tokens;
-    rec.num_admitted = scheduler_.last_admitted();
-    rec.num_preempted = static_cast<int32_t>(scheduler_.last_preempted().size());
-    rec.cached_tokens = scheduler_.last_cached_tokens();
-    rec.kv_blocks_used = scheduler_.kv().num_used();
-    rec.kv_blocks_total = scheduler_.kv().num_blocks();
-    rec.num_running = static_cast<int32_t>(scheduler_.num_running());
-    rec.num_waiting = static_cast<int32_t>(scheduler_.num_waiting());
-    rec.swap_out_blocks = moved.swap_out;
-    rec.store_blocks = moved.store;
-    rec.swap_in_blocks = moved.swap_in;
-    rec.load_blocks = moved.load;
-    rec.transfer_stall = stall;
-    rec.gemm_s = cost.gemm_s;
-    rec.attn_prefill_s = cost.attn_prefill_s;
-    rec.attn_decode_s = cost.attn_decode_s;
-    rec.comm_s = cost.comm_s;
-    rec.other_s = cost.other_s;
-    rec.overhead_s = cost.overhead_s;
+    // Every field named (in declaration order): a default-constructed
+    // record would first be zeroed whole, a measurable cost per step.
+    const StepRecord rec{
+        .replica = index_,
+        .scheduled = now,
+        .start = start,
+        .end = f.end,
+        .num_seqs = static_cast<int32_t>(num_seqs),
+        .num_prefill_seqs = prefill_seqs,
+        .num_decode_seqs = decode_seqs,
+        .num_tokens = tokens,
+        .prefill_tokens = prefill_tokens,
+        .context_tokens = context_tokens,
+        .num_admitted = scheduler_.last_admitted(),
+        .num_preempted = static_cast<int32_t>(scheduler_.last_preempted().size()),
+        .num_finishing = finishing,
+        .cached_tokens = scheduler_.last_cached_tokens(),
+        .kv_blocks_used = scheduler_.kv().num_used(),
+        .kv_blocks_total = scheduler_.kv().num_blocks(),
+        .num_running = static_cast<int32_t>(scheduler_.num_running()),
+        .num_waiting = static_cast<int32_t>(scheduler_.num_waiting()),
+        .swap_out_blocks = moved.swap_out,
+        .store_blocks = moved.store,
+        .swap_in_blocks = moved.swap_in,
+        .load_blocks = moved.load,
+        .transfer_stall = stall,
+        .gemm_s = cost.gemm_s,
+        .attn_prefill_s = cost.attn_prefill_s,
+        .attn_decode_s = cost.attn_decode_s,
+        .comm_s = cost.comm_s,
+        .other_s = cost.other_s,
+        .overhead_s = cost.overhead_s,
+    };
     if (step_sink_ != nullptr) step_sink_->push_back(rec);
     if (on_step_) on_step_(rec);
   }

@@ -155,6 +155,7 @@ StatusOr<std::unique_ptr<StepExporter>> StepExporter::Open(
   if (!file.ok()) return file.status();
   const bool jsonl =
       path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  (*file)->WriteBackAsItGrows();  // on the writer thread, see below
   std::unique_ptr<StepExporter> e(
       new StepExporter(std::move(*file), jsonl, filter));
   if (!jsonl) {
@@ -168,7 +169,7 @@ StepExporter::StepExporter(std::unique_ptr<StreamFile> file, bool jsonl,
                            StepFilter filter)
     : file_(std::move(file)), jsonl_(jsonl), filter_(filter) {
   if (filter_.every < 1) filter_.every = 1;
-  batch_.reserve(kBatchRows);
+  batch_.rows = std::make_unique<Row[]>(kBatchRows);
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -186,8 +187,10 @@ void StepExporter::Add(const StepRecord& r) {
   const int64_t step = next_++;
   if (!filter_.Keep(step, r)) return;
   ++rows_;
-  batch_.push_back(Row{step, r});
-  if (batch_.size() == kBatchRows) Hand();
+  Row& row = batch_.rows[batch_.size++];
+  row.step = step;
+  row.record = r;
+  if (batch_.size == kBatchRows) Hand();
 }
 
 void StepExporter::Hand() {
@@ -203,7 +206,7 @@ void StepExporter::Hand() {
   }
   cv_.notify_all();
   // Fresh pages for every batch cost page faults; a spare one is warm.
-  if (next.capacity() == 0) next.reserve(kBatchRows);
+  if (!next.rows) next.rows = std::make_unique<Row[]>(kBatchRows);
   batch_ = std::move(next);
 }
 
@@ -222,14 +225,15 @@ void StepExporter::WriterLoop() {
     }
     cv_.notify_all();  // room for the run's next batch
     Write(batch);
-    batch.clear();
+    batch.size = 0;
     std::lock_guard<std::mutex> lock(mu_);
     spare_.push_back(std::move(batch));
   }
 }
 
 void StepExporter::Write(const Batch& batch) {
-  for (const Row& row : batch) {
+  for (size_t k = 0; k < batch.size; ++k) {
+    const Row& row = batch.rows[k];
     char* p = file_->Reserve(kMaxStepRowBytes);
     if (jsonl_) {
       *p++ = '{';
@@ -246,7 +250,7 @@ void StepExporter::Write(const Batch& batch) {
 void StepExporter::Close() {
   if (closed_) return;
   closed_ = true;
-  if (!batch_.empty()) Hand();
+  if (batch_.size > 0) Hand();
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;

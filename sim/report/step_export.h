@@ -41,7 +41,9 @@ struct StepFilter {
   SimTime from = 0;
   SimTime until = kNever;
   bool Keep(int64_t step, const StepRecord& r) const {
-    return step % every == 0 && r.start >= from && r.start < until;
+    // every == 1 skips a 64-bit division per step (most exports keep all).
+    return (every == 1 || step % every == 0) && r.start >= from &&
+           r.start < until;
   }
 };
 
@@ -85,7 +87,12 @@ class StepExporter {
     int64_t step;
     StepRecord record;
   };
-  using Batch = std::vector<Row>;
+  // A fixed array of kBatchRows rows, allocated once and reused: the run
+  // copies each record straight into its slot (one copy, no growth check).
+  struct Batch {
+    std::unique_ptr<Row[]> rows;
+    size_t size = 0;
+  };
 
   StepExporter(std::unique_ptr<StreamFile> file, bool jsonl, StepFilter filter);
   // To the writer (blocks while too many wait); refills batch_.

@@ -62,16 +62,14 @@ void StreamFile::Flush() {
   }
   written_ += static_cast<int64_t>(used_);
   used_ = 0;
-  if (written_ - synced_ >= kWritebackBytes) StartWriteback();
+  if (write_back_ && written_ - synced_ >= kWritebackBytes) StartWriteback();
 }
 
 void StreamFile::StartWriteback() {
 #ifdef __linux__
   // Written data goes to the disk as the file grows, from the thread that
-  // writes (the step export's writer), rather than piling up as dirty
-  // pages that the file system may flush at the final rename (ext4 does,
-  // when replacing a file: 0.17 s for a 300 MB export before this) or
-  // that throttle later writes.
+  // writes, rather than piling up as dirty pages that throttle later writes
+  // or that the kernel's flusher writes back on the run's core.
   if (failed_ || tmp_.empty() || std::fflush(file_) != 0) return;
   sync_file_range(fileno(file_), synced_, written_ - synced_,
                   SYNC_FILE_RANGE_WRITE);

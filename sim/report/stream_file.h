@@ -36,6 +36,12 @@ class StreamFile {
   }
   void Advance(char* end) { used_ = static_cast<size_t>(end - buf_.data()); }
   void Write(std::string_view s);
+  // Hand written bytes to the disk as the file grows (every few MB) rather
+  // than leaving them dirty until the kernel's flusher gets to them. For a
+  // file written on a background thread (the step export): that thread pays
+  // for submitting the writes, not the run's (on the run's own thread it
+  // measured 2% slower for --save-detailed).
+  void WriteBackAsItGrows() { write_back_ = true; }
   // Flushes, closes and renames onto the destination.
   Status Finish();
   const std::string& path() const { return path_; }
@@ -56,6 +62,7 @@ class StreamFile {
   bool failed_ = false;
   int errno_ = 0;  // why the first failed write failed
   bool finished_ = false;
+  bool write_back_ = false;
 };
 
 }  // namespace servesim

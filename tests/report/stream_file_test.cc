@@ -16,7 +16,7 @@ using testing::ReadAll;
 using testing::ScratchDir;
 using testing::WriteAll;
 
-TEST(StreamFile, LargeFileReplacesTheOldOneWholeAndInOrder) {
+void ExpectLargeFileReplacesTheOldOne(bool write_back) {
   ScratchDir dir;
   const std::string path = dir.Path("out.txt");
   WriteAll(path, "old contents\n");  // an earlier run's file
@@ -24,6 +24,7 @@ TEST(StreamFile, LargeFileReplacesTheOldOneWholeAndInOrder) {
   std::string want;
   auto f = StreamFile::Open(path);
   ASSERT_TRUE(f.ok()) << f.status().message();
+  if (write_back) (*f)->WriteBackAsItGrows();
   for (int64_t k = 0; want.size() < (40u << 20); ++k) {
     const std::string line =
         std::to_string(k) + std::string(static_cast<size_t>(k % 97), 'x') + "\n";
@@ -42,6 +43,14 @@ TEST(StreamFile, LargeFileReplacesTheOldOneWholeAndInOrder) {
   ASSERT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want);
   EXPECT_EQ(dir.List(), "out.txt");  // no temporary file left beside it
+}
+
+TEST(StreamFile, LargeFileReplacesTheOldOneWholeAndInOrder) {
+  ExpectLargeFileReplacesTheOldOne(/*write_back=*/false);
+}
+
+TEST(StreamFile, LargeFileWrittenBackAsItGrowsReplacesTheOldOneWhole) {
+  ExpectLargeFileReplacesTheOldOne(/*write_back=*/true);
 }
 
 }  // namespace
