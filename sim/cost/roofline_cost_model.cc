@@ -144,34 +144,43 @@ std::string TensorParallelProblem(const ModelSpec& m, int tp) {
 }
 
 // Memo of the count-only terms for counts up to kMaxCount (larger ones are
-// computed each time). Slots start at -1 (terms are >= 0); threads running
-// simulations of one scenario share the model, and a slot is only ever
-// written with the value every thread computes, so relaxed atomics suffice.
+// computed each time), the four terms of a count side by side (a step
+// reads one line, not four 128 KiB apart). Slots start at -1 (terms are
+// >= 0); threads running simulations of one scenario share the model, and
+// a slot is only ever written with the value every thread computes, so
+// relaxed atomics suffice (each term is checked on its own).
 struct RooflineCostModel::CountTerms {
   static constexpr int kTerms = 4;  // layer GEMMs, LM head, all-reduce, elementwise
   static constexpr int kMaxCount = 16384;
-  std::vector<std::atomic<double>> slots;
-  CountTerms() : slots(static_cast<size_t>(kTerms) * (kMaxCount + 1)) {
-    for (auto& s : slots) s.store(-1, std::memory_order_relaxed);
+  struct alignas(32) Slot {
+    std::atomic<double> term[kTerms];
+  };
+  std::vector<Slot> slots;
+  CountTerms() : slots(kMaxCount + 1) {
+    for (Slot& s : slots) {
+      for (auto& t : s.term) t.store(-1, std::memory_order_relaxed);
+    }
   }
 };
 
-double RooflineCostModel::Memo(int which, double count) const {
-  const auto compute = [&] {
-    switch (which) {
-      case 0: return m_.num_layers * LayerGemmTime(count);
-      case 1: return LmHeadTime(count);
-      case 2: return m_.num_layers * 2 * AllReduceTime(count);
-      default: return ElementwiseTime(count);
-    }
-  };
-  if (!(count >= 0 && count <= CountTerms::kMaxCount)) return compute();
-  std::atomic<double>& slot =
-      memo_->slots[static_cast<size_t>(which) * (CountTerms::kMaxCount + 1) +
-                   static_cast<size_t>(count)];
+double RooflineCostModel::CountTerm(int which, double count) const {
+  switch (which) {
+    case 0: return m_.num_layers * LayerGemmTime(count);
+    case 1: return LmHeadTime(count);
+    case 2: return m_.num_layers * 2 * AllReduceTime(count);
+    default: return ElementwiseTime(count);
+  }
+}
+
+// StepTime's hot path (inline here, its only caller).
+inline double RooflineCostModel::Memo(int which, int64_t count) const {
+  if (count < 0 || count > CountTerms::kMaxCount) {
+    return CountTerm(which, static_cast<double>(count));
+  }
+  std::atomic<double>& slot = memo_->slots[static_cast<size_t>(count)].term[which];
   double v = slot.load(std::memory_order_relaxed);
   if (v < 0) {
-    v = compute();
+    v = CountTerm(which, static_cast<double>(count));
     slot.store(v, std::memory_order_relaxed);
   }
   return v;
@@ -528,8 +537,7 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
   StepCost cost;
   if (tokens == 0) return cost;
   const double layers = m_.num_layers;
-  cost.gemm_s = Memo(0, static_cast<double>(tokens)) +
-                Memo(1, static_cast<double>(sampling));
+  cost.gemm_s = Memo(0, tokens) + Memo(1, sampling);
   if (any_pre) {
     cost.attn_prefill_s = layers * KernelTime(prefill_attention_, gpu_,
                                               pre.flops, pre.bytes, pre.items);
@@ -542,8 +550,8 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
     cost.attn_decode_s = layers * KernelTime(decode_attention_, gpu_,
                                              dec.flops, dec.bytes, dec.items);
   }
-  cost.comm_s = Memo(2, static_cast<double>(tokens));  // after attention and MLP
-  cost.other_s = Memo(3, static_cast<double>(tokens));
+  cost.comm_s = Memo(2, tokens);  // after attention and MLP
+  cost.other_s = Memo(3, tokens);
   cost.overhead_s =
       p_.step_overhead_s + p_.per_sequence_overhead_s * static_cast<double>(seqs);
   return cost;

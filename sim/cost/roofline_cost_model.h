@@ -120,7 +120,8 @@ class RooflineCostModel : public CostModel {
   // The step's terms that depend on token counts only, memoised per count
   // (StepTime's hot path; the same doubles as computing them each time).
   struct CountTerms;
-  double Memo(int which, double count) const;
+  double CountTerm(int which, double count) const;
+  double Memo(int which, int64_t count) const;
 
   ModelSpec m_;
   GpuSpec gpu_;

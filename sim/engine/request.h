@@ -7,12 +7,15 @@
 // the prompt plus the output so far is prefilled again.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -107,7 +110,10 @@ struct Request {
 // valid while the table grows (no copy, and never twice the memory it
 // holds, as a vector past its reservation), and a run that does not keep
 // its requests frees each chunk once its requests are done
-// (SimulationInput::keep_requests).
+// (SimulationInput::keep_requests). A chunk's storage is raw: a request is
+// constructed in place when it is added (not value-initialised 1024 at a
+// time, then overwritten by a moved copy), and a released chunk's storage
+// is kept for the next one (no page faults for each new chunk).
 class RequestTable {
  public:
   static constexpr int kShift = 10;
@@ -127,8 +133,15 @@ class RequestTable {
     for (size_t i = 0; i < o.size_; ++i) push_back(o[i]);
     return *this;
   }
-  RequestTable(RequestTable&&) noexcept = default;
-  RequestTable& operator=(RequestTable&&) noexcept = default;
+  RequestTable(RequestTable&& o) noexcept { swap(o); }
+  RequestTable& operator=(RequestTable&& o) noexcept {
+    RequestTable(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~RequestTable() {
+    clear();
+    for (Request* c : spare_) Free(c);
+  }
 
   Request& operator[](size_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
   const Request& operator[](size_t id) const {
@@ -141,27 +154,47 @@ class RequestTable {
   Request& front() { return (*this)[0]; }
   const Request& front() const { return (*this)[0]; }
 
+  // A default request at the end, constructed in place.
+  Request& emplace_back() {
+    Request* slot = Slot();
+    new (slot) Request();
+    ++size_;
+    return *slot;
+  }
   Request& push_back(Request r) {
-    Grow();
-    Request& slot = (*this)[size_++];
-    slot = std::move(r);
-    return slot;
+    Request* slot = Slot();
+    new (slot) Request(std::move(r));
+    ++size_;
+    return *slot;
   }
   void resize(size_t n) {
-    while (size_ > n) (*this)[--size_] = Request();
-    while (size_ < n) {
-      Grow();
-      ++size_;
+    while (size_ > n) {
+      --size_;
+      Request* c = chunks_.back();
+      if (c != nullptr) c[size_ & (kChunk - 1)].~Request();
+      if ((size_ & (kChunk - 1)) == 0) {  // the last chunk is empty
+        chunks_.pop_back();
+        if (c != nullptr) Recycle(c);
+      }
     }
+    while (size_ < n) emplace_back();
   }
   void reserve(size_t n) { chunks_.reserve((n + kChunk - 1) >> kShift); }
   void clear() {
+    for (size_t c = 0; c < chunks_.size(); ++c) ReleaseChunk(c);
     chunks_.clear();
     size_ = 0;
   }
   // Frees chunk c (requests [c * kChunk, (c + 1) * kChunk)); they must not
   // be used again. size() is unchanged.
-  void ReleaseChunk(size_t c) { chunks_[c].reset(); }
+  void ReleaseChunk(size_t c) {
+    Request* chunk = chunks_[c];
+    if (chunk == nullptr) return;
+    const size_t first = c << kShift, last = std::min(size_, first + kChunk);
+    for (size_t i = first; i < last; ++i) chunk[i - first].~Request();
+    chunks_[c] = nullptr;
+    Recycle(chunk);
+  }
 
   template <typename Table, typename Value>
   class Iter {
@@ -199,17 +232,41 @@ class RequestTable {
   const_iterator end() const { return {this, size_}; }
 
  private:
-  void Grow() {
+  // Storage for the request at size_ (a new chunk when the last is full).
+  Request* Slot() {
     if ((size_ >> kShift) == chunks_.size()) {
-      chunks_.push_back(std::make_unique<Request[]>(kChunk));
+      Request* c;
+      if (spare_.empty()) {
+        c = static_cast<Request*>(::operator new(kChunk * sizeof(Request)));
+      } else {
+        c = spare_.back();
+        spare_.pop_back();
+      }
+      chunks_.push_back(c);
     }
+    return &chunks_[size_ >> kShift][size_ & (kChunk - 1)];
+  }
+  void Recycle(Request* c) {
+    if (spare_.size() < kMaxSpare) {
+      spare_.push_back(c);
+    } else {
+      Free(c);
+    }
+  }
+  static void Free(Request* c) { ::operator delete(c); }
+  void swap(RequestTable& o) noexcept {
+    chunks_.swap(o.chunks_);
+    spare_.swap(o.spare_);
+    std::swap(size_, o.size_);
   }
   void assign(std::initializer_list<Request> list) {
     clear();
     for (const Request& r : list) push_back(r);
   }
 
-  std::vector<std::unique_ptr<Request[]>> chunks_;
+  static constexpr size_t kMaxSpare = 4;
+  std::vector<Request*> chunks_;  // nullptr: released
+  std::vector<Request*> spare_;   // storage of released chunks, for reuse
   size_t size_ = 0;
 };
 

@@ -206,7 +206,7 @@ class Driver {
   }
 
   int64_t Create(int32_t client, const RequestSpec& spec) {
-    Request r;
+    Request& r = out_->requests.emplace_back();  // built in place
     r.id = created_++;
     r.client = client;
     r.prompt_len = spec.prompt_len;
@@ -248,7 +248,6 @@ class Driver {
       out_->disagg->prefill_requests.push_back(std::move(p));
       out_->disagg->requests.emplace_back();
     }
-    out_->requests.push_back(std::move(r));
     if (w_.num_requests > 0 && created_ == w_.num_requests) CloseWindow();
     return created_ - 1;
   }
