@@ -20,12 +20,23 @@ struct SampleStats {
 double PercentileOfSorted(const std::vector<double>& sorted, double p);
 // In place, into the sequence std::sort gives: a radix sort from 4096
 // values, in runs of at most max_run values merged one by one (so the
-// second array holds one run; see stats.cc). NaN or -0.0: std::sort.
+// second array holds one run; see radix_sort.h). NaN or -0.0: std::sort.
 constexpr size_t kMaxSortRun = size_t{1} << 22;
 void SortSample(std::vector<double>& v, size_t max_run = kMaxSortRun);
 void SortTimes(std::vector<int64_t>& v, size_t max_run = kMaxSortRun);
 // Sorts `values` in place and summarises them.
 SampleStats Summarize(std::vector<double>& values,
                       const std::vector<double>& percentiles);
+// What Summarize gives for ToMillis of each value (the same bits), from
+// the integers: ToMillis never decreases, so their order is the doubles'
+// order, and offset integers need fewer radix passes than doubles. Sorts
+// `ns` in place.
+SampleStats SummarizeMillis(std::vector<int64_t>& ns,
+                            const std::vector<double>& percentiles);
+// What Summarize gives for the doubles whose bits are `bits`, every one
+// >= +0.0 and not NaN (their bits then order as the values do). Sorts
+// `bits` in place.
+SampleStats SummarizeNonNegative(std::vector<int64_t>& bits,
+                                 const std::vector<double>& percentiles);
 
 }  // namespace servesim

@@ -31,7 +31,8 @@ class ChunkedVector {
  public:
   void push_back(const T& v) {
     if ((size_ >> kShift) == chunks_.size()) {
-      chunks_.push_back(std::make_unique<T[]>(size_t{1} << kShift));
+      // Not zeroed (no memset of 3 MB a chunk): a slot is written before read.
+      chunks_.push_back(std::make_unique_for_overwrite<T[]>(size_t{1} << kShift));
     }
     chunks_[size_ >> kShift][size_ & kMask] = v;
     ++size_;

@@ -2,6 +2,10 @@
 #include "sim/report/summary.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "sim/report/peak_concurrency.h"
 
 namespace servesim {
 namespace {
@@ -21,40 +25,32 @@ SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
   return s;
 }
 
-// The most requests whose [send, finish) intervals overlap at one instant:
-// sends and finishes each sorted and merged, a finish before a send at the
-// same instant. Sends come in id order, which is send order unless a run
-// sends out of creation order (then they are sorted in a copy).
-int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
-  const size_t n = done.size();
-  std::vector<SimTime> sends;
-  bool sorted = true;
-  for (size_t i = 1; i < n && sorted; ++i) sorted = done[i - 1].send <= done[i].send;
-  if (!sorted) {
-    sends.reserve(n);
-    for (size_t i = 0; i < n; ++i) sends.push_back(done[i].send);
-    SortTimes(sends);
-  }
-  std::vector<SimTime> finishes;
-  finishes.reserve(n);
-  for (size_t i = 0; i < n; ++i) finishes.push_back(done[i].finish);
-  SortTimes(finishes);
-  int64_t now = 0, peak = 0;
-  size_t j = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const SimTime t = sorted ? done[i].send : sends[i];
-    while (j < finishes.size() && finishes[j] <= t) ++j, --now;
-    peak = std::max(peak, ++now);
-  }
-  return peak;
-}
-
 // What Summarize gives for n zeros, without the array.
 SampleStats Zeros(int64_t n, const std::vector<double>& ps) {
   SampleStats s;
   s.count = n;
   for (double p : ps) s.percentiles.emplace_back(p, 0.0);
   return s;
+}
+
+// vLLM's TPOT: time after the first token per remaining token. Durations
+// are >= 0, so the doubles are sorted by their bits in `buf` (a negative,
+// which no run makes, would take a double buffer).
+SampleStats TpotStats(const ChunkedVector<RequestOutcome>& done,
+                      const std::vector<double>& ps, std::vector<int64_t>* buf) {
+  buf->clear();
+  bool non_negative = true;
+  for (size_t i = 0; i < done.size(); ++i) {
+    const RequestOutcome& o = done[i];
+    if (o.output_len <= 1) continue;
+    const double tpot = ToMillis(o.finish - o.first_token) / (o.output_len - 1);
+    non_negative &= !std::signbit(tpot) && !std::isnan(tpot);
+    buf->push_back(std::bit_cast<int64_t>(tpot));
+  }
+  if (non_negative) return SummarizeNonNegative(*buf, ps);
+  std::vector<double> values;
+  for (const int64_t b : *buf) values.push_back(std::bit_cast<double>(b));
+  return Summarize(values, ps);
 }
 
 }  // namespace
@@ -143,39 +139,36 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   const SimTime first_measured = d.first_measured, last_measured = d.last_measured;
   const int64_t measured = d.measured;
 
-  // One metric at a time in one buffer (sorted in place by Summarize).
+  // One metric at a time in one buffer of integers (sorted in place):
+  // durations in ns (SummarizeMillis), TPOT's doubles by their bits.
   const ChunkedVector<RequestOutcome>& done = d.outcomes;
   const size_t count = done.size();
-  s.max_concurrent_requests = PeakConcurrency(done);
-  std::vector<double> buf;
+  std::vector<int64_t> buf;
   buf.reserve(count);
-  auto stats = [&](auto value) {
+  auto stats = [&](auto ns) {
     buf.clear();
-    for (size_t i = 0; i < count; ++i) buf.push_back(value(done[i]));
-    return Summarize(buf, s.percentiles);
+    for (size_t i = 0; i < count; ++i) buf.push_back(ns(done[i]));
+    return SummarizeMillis(buf, s.percentiles);
   };
   using O = RequestOutcome;
-  s.ttft_ms = stats([](const O& o) { return ToMillis(o.first_token - o.send); });
-  // vLLM's TPOT: time after the first token per remaining token.
-  buf.clear();
-  for (size_t i = 0; i < count; ++i) {
-    const O& o = done[i];
-    if (o.output_len > 1) buf.push_back(ToMillis(o.finish - o.first_token) / (o.output_len - 1));
-  }
-  s.tpot_ms = Summarize(buf, s.percentiles);
-  s.e2el_ms = stats([](const O& o) { return ToMillis(o.finish - o.send); });
-  s.queue_ms = stats([](const O& o) { return ToMillis(o.first_scheduled - o.send); });
+  s.ttft_ms = stats([](const O& o) { return o.first_token - o.send; });
+  s.tpot_ms = TpotStats(done, s.percentiles, &buf);
+  s.e2el_ms = stats([](const O& o) { return o.finish - o.send; });
+  s.queue_ms = stats([](const O& o) { return o.first_scheduled - o.send; });
   const auto& ps = s.percentiles;
   if (d.slot_waits) {
-    s.ttft_from_arrival_ms = stats([](const O& o) { return ToMillis(o.first_token - o.arrival); });
-    s.e2el_from_arrival_ms = stats([](const O& o) { return ToMillis(o.finish - o.arrival); });
-    s.slot_wait_ms = stats([](const O& o) { return ToMillis(o.send - o.arrival); });
+    s.ttft_from_arrival_ms = stats([](const O& o) { return o.first_token - o.arrival; });
+    s.e2el_from_arrival_ms = stats([](const O& o) { return o.finish - o.arrival; });
+    s.slot_wait_ms = stats([](const O& o) { return o.send - o.arrival; });
   } else {  // the same samples: no need to sort them again
     s.ttft_from_arrival_ms = s.ttft_ms;
     s.e2el_from_arrival_ms = s.e2el_ms;
     s.slot_wait_ms = Zeros(s.completed, ps);
   }
-  buf = std::vector<double>();
+  buf = std::vector<int64_t>();
+  // After the sorts: its arrays then take the memory their second array
+  // held (allocated first, they would keep the heap that much higher).
+  s.max_concurrent_requests = PeakConcurrency(done);
   s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
   const Recorder& recorder = out.recorder;

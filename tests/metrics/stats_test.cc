@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/rng.h"
+#include "sim/core/time.h"
 #include "sim/metrics/log_histogram.h"
 #include "sim/metrics/stats.h"
 
@@ -82,6 +83,51 @@ TEST(Stats, RadixSortedRunsMergedEqualStdSort) {
       ASSERT_EQ(std::bit_cast<uint64_t>(v[i]), std::bit_cast<uint64_t>(ev[i]))
           << n << " at " << i;
       ASSERT_EQ(t[i], et[i]) << n << " at " << i;
+    }
+  }
+}
+
+// The summary's integer paths give Summarize's bits: durations in ns
+// (SummarizeMillis) and non-negative doubles by their bits
+// (SummarizeNonNegative), below and above the radix threshold, with ties,
+// narrow and wide ranges (keys over 32 bits: sorted by their top bits,
+// then runs of equal top bits).
+TEST(Stats, IntegerPathsEqualSummarize) {
+  Rng rng(13, "int paths");
+  const std::vector<double> ps = {1, 50, 90, 99, 99.9};
+  auto same = [](const SampleStats& a, const SampleStats& b) {
+    EXPECT_EQ(a.count, b.count);
+    EXPECT_EQ(std::bit_cast<uint64_t>(a.mean), std::bit_cast<uint64_t>(b.mean));
+    EXPECT_EQ(std::bit_cast<uint64_t>(a.stddev), std::bit_cast<uint64_t>(b.stddev));
+    EXPECT_EQ(a.median, b.median);
+    EXPECT_EQ(a.min, b.min);
+    EXPECT_EQ(a.max, b.max);
+    EXPECT_EQ(a.percentiles, b.percentiles);
+  };
+  for (int kind = 0; kind < 5; ++kind) {
+    for (size_t n : {size_t{1}, size_t{100}, size_t{5000}, size_t{60000}}) {
+      std::vector<int64_t> ns;
+      for (size_t i = 0; i < n; ++i) {
+        const double z = rng.StandardNormal();
+        switch (kind) {
+          case 0: ns.push_back(std::llround(std::exp(17 + 1.2 * z))); break;  // 32 bits
+          case 1: ns.push_back(std::llround(std::exp(22 + 2 * z))); break;    // wider
+          case 2: ns.push_back(std::llround(std::abs(z) * 4)); break;         // ties
+          case 3: ns.push_back(i % 7 ? 5 : 5'000'000'000'000); break;
+          case 4: ns.push_back(std::llround(z * 1e6)); break;  // negatives
+        }
+      }
+      std::vector<double> ms, tpot;
+      std::vector<int64_t> bits;
+      for (size_t i = 0; i < n; ++i) {
+        ms.push_back(ToMillis(ns[i]));
+        if (ns[i] >= 0) {
+          tpot.push_back(ToMillis(ns[i]) / static_cast<double>(1 + i % 300));
+          bits.push_back(std::bit_cast<int64_t>(tpot.back()));
+        }
+      }
+      same(SummarizeMillis(ns, ps), Summarize(ms, ps));
+      same(SummarizeNonNegative(bits, ps), Summarize(tpot, ps));
     }
   }
 }
