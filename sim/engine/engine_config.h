@@ -69,7 +69,8 @@ struct EngineConfig {
   // Not a scenario setting: run the simple engine the fast paths must
   // match byte for byte (tests/fuzz/reference_equivalence_test.cc): every
   // full block hashed and put in the prefix cache's map, the linked free
-  // queue, one histogram call per token.
+  // queue with block ids (never the counted pool), one histogram call per
+  // token.
   bool reference_engine = false;
   // Not a scenario setting: keep the running requests in steady decode as
   // an aggregate (Scheduler's decode group; off anyway with prefix caching,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
+#include "sim/kv/block_list.h"
 #include "sim/workload/prompt_content.h"
 
 namespace servesim {
@@ -60,7 +61,7 @@ struct Request {
   int32_t cached_tokens = -1;  // prompt tokens served from the prefix cache
                                // at the first admission; -1 before it
                                // (here: fills the line's padding)
-  std::vector<int32_t> blocks;  // KV blocks held, in sequence order
+  BlockList blocks;  // KV blocks held, in sequence order (ids or a count)
   int64_t id = 0;
   int64_t run_key = 0;  // admission order: the running queue is sorted on it
 

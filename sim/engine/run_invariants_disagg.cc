@@ -207,12 +207,12 @@ void CheckConservation(const SimulationInput& in, const SimulationOutput& out,
     // A prefill instance frees a request's blocks when its transfer ends.
     if (!p.blocks.empty() && (arrived || p.status != RequestStatus::kFinished)) {
       if (p.status == RequestStatus::kFinished || !stopped) {
-        v->Add("kv", "prefill copy %lld (status %d) holds %zu blocks, transfer ended %d",
+        v->Add("kv", "prefill copy %lld (status %d) holds %d blocks, transfer ended %d",
                (ll)p.id, static_cast<int>(p.status), p.blocks.size(), arrived);
       }
     }
     if (!stopped && !r.blocks.empty()) {
-      v->Add("kv", "request %lld (status %d) holds %zu blocks at the end of the run",
+      v->Add("kv", "request %lld (status %d) holds %d blocks at the end of the run",
              (ll)r.id, static_cast<int>(r.status), r.blocks.size());
     }
   }

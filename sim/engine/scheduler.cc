@@ -45,7 +45,7 @@ Scheduler::Scheduler(const EngineConfig& config,
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       block_shift_(ShiftOf(config.block_size)),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching, /*stack_pool=*/!config.reference_engine),
+          config.prefix_caching, /*counted_pool=*/!config.reference_engine),
       // Off for the disaggregated roles too: not proven equivalent there.
       // Off with the CPU tier: not proven equivalent there (swap needs
       // the victim's own block count, and evictions are logged by hash).
@@ -104,9 +104,9 @@ void Scheduler::AddWaiting(int64_t id) {
 }
 
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens) {
-  const int32_t need = BlocksFor(tokens) - static_cast<int32_t>(r.blocks.size());
+  const int32_t need = BlocksFor(tokens) - r.blocks.size();
   if (need <= 0) return true;
-  const bool ok = kv_.Acquire(nullptr, 0, need, need, &r.blocks);
+  const bool ok = kv_.Acquire(need, need, &r.blocks);
   if (!evicted_.empty()) SpillEvicted();
   return ok;
 }
@@ -157,8 +157,9 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap) {
                                            ? BlocksFor(r.known_tokens()) - hits
                                            : fresh);
   // Its whole block list at once: one allocation per request, not one per
-  // doubling (capacity only; the blocks are what they were).
-  if (r.blocks.capacity() == 0) {
+  // doubling (capacity only; the blocks are what they were). A counted
+  // pool's list holds no ids.
+  if (!kv_.pool().counted() && r.blocks.capacity() == 0) {
     r.blocks.reserve(static_cast<size_t>(BlocksFor(r.max_cached_tokens())));
   }
   if (!kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve, &r.blocks)) {
@@ -374,7 +375,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     const int32_t members = group_.size();
     const int32_t fresh = group_.BlocksNeeded();
     if (members > budget ||
-        (fresh > 0 && !kv_.Acquire(nullptr, 0, fresh, &group_blocks_))) {
+        (fresh > 0 && !kv_.Acquire(fresh, fresh, &group_blocks_))) {
       std::fprintf(stderr, "servesim: decode group step did not fit\n");
       std::abort();
     }
@@ -463,14 +464,13 @@ void Scheduler::Rebuild(const DecodeGroup::Member& m) {
   if (config_.async_scheduling) r.placeholders += pending;
   r.num_output += static_cast<int32_t>(done);
   if (done > 0) r.last_token = last_group_commit_;
-  const int32_t owed = BlocksFor(r.num_computed) - static_cast<int32_t>(r.blocks.size());
-  if (owed < 0 || owed > static_cast<int32_t>(group_blocks_.size())) {
-    std::fprintf(stderr, "servesim: decode group owes request %lld %d blocks, holds %zu\n",
+  const int32_t owed = BlocksFor(r.num_computed) - r.blocks.size();
+  if (owed < 0 || owed > group_blocks_.size()) {
+    std::fprintf(stderr, "servesim: decode group owes request %lld %d blocks, holds %d\n",
                  static_cast<long long>(m.id), owed, group_blocks_.size());
     std::abort();
   }
-  r.blocks.insert(r.blocks.end(), group_blocks_.end() - owed, group_blocks_.end());
-  group_blocks_.resize(group_blocks_.size() - static_cast<size_t>(owed));
+  group_blocks_.MoveTail(owed, &r.blocks);
   if (pending > 0) {
     orphans_.push_back({m.id, std::max(m.joined, group_commits_), group_.step()});
   }
@@ -512,7 +512,7 @@ void Scheduler::MaterializeAll() {
                        return reqs[a].run_key < reqs[b].run_key;
                      });
   if (!group_blocks_.empty()) {
-    std::fprintf(stderr, "servesim: decode group kept %zu blocks nobody owns\n",
+    std::fprintf(stderr, "servesim: decode group kept %d blocks nobody owns\n",
                  group_blocks_.size());
     std::abort();
   }
@@ -538,10 +538,9 @@ void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
         (r.preemptions != 0 || FirstPrivate(r) > r.num_registered)) {
       continue;
     }
-    if (r.stale != 0 ||
-        static_cast<int32_t>(r.blocks.size()) != BlocksFor(r.num_computed)) {
+    if (r.stale != 0 || r.blocks.size() != BlocksFor(r.num_computed)) {
       std::fprintf(stderr, "servesim: request %lld joins the decode group in a "
-                   "bad state (stale %d, %zu blocks for %d tokens)\n",
+                   "bad state (stale %d, %d blocks for %d tokens)\n",
                    static_cast<long long>(r.id), r.stale, r.blocks.size(),
                    r.num_computed);
       std::abort();
@@ -580,8 +579,7 @@ void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) 
     held_.push_back(r.id);  // freed by ReleaseHeld when its transfer ends
   } else {
     kv_.Release(r.blocks);
-    r.blocks.clear();
-    r.blocks.shrink_to_fit();
+    r.blocks.Free();
   }
   r.block_hashes.clear();
   r.block_hashes.shrink_to_fit();
@@ -600,8 +598,7 @@ void Scheduler::ReleaseHeld(int64_t id) {
   *it = held_.back();
   held_.pop_back();
   kv_.Release(r.blocks);
-  r.blocks.clear();
-  r.blocks.shrink_to_fit();
+  r.blocks.Free();
 }
 
 bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
@@ -658,12 +655,11 @@ int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
   // The rejected drafts' KV is dropped: their tokens are no longer
   // computed, and blocks only they filled go back to the pool.
   r.num_computed -= s.spec - a;
-  const auto keep = static_cast<size_t>(BlocksFor(r.num_computed));
+  const int32_t keep = BlocksFor(r.num_computed);
   if (r.blocks.size() > keep) {
-    rejected_blocks_.assign(r.blocks.begin() + static_cast<ptrdiff_t>(keep),
-                            r.blocks.end());
+    rejected_blocks_.clear();
+    r.blocks.MoveTail(r.blocks.size() - keep, &rejected_blocks_);
     kv_.Release(rejected_blocks_);
-    r.blocks.resize(keep);
   }
   return a + 1;
 }
@@ -750,8 +746,20 @@ void Scheduler::CheckInvariants() const {
   kv_.CheckInvariants();
   CheckCpuTier();
   const BlockPool& pool = kv_.pool();
-  std::vector<int32_t> owners(pool.num_blocks(), 0);
+  // Distinct blocks held. A counted pool's blocks have one holder each, so
+  // the holders' counts must sum to the pool's used count: a block
+  // released while still held (a double release) breaks that.
+  std::vector<int32_t> owners(pool.counted() ? 0 : pool.num_blocks(), 0);
   int64_t held = 0;
+  const auto own = [&](const BlockList& l) {
+    if (pool.counted() ? !l.ids().empty() : l.counted() != 0) {
+      std::fprintf(stderr, "servesim: a block list of the wrong kind (%zu ids, %d counted)\n",
+                   l.ids().size(), l.counted());
+      std::abort();
+    }
+    held += l.counted();
+    for (int32_t b : l.ids()) held += owners[b]++ == 0;
+  };
   for (int64_t id : running_) {
     const Request& r = (*requests_)[id];
     if (r.status != RequestStatus::kRunning) {
@@ -759,7 +767,7 @@ void Scheduler::CheckInvariants() const {
                    static_cast<long long>(id));
       std::abort();
     }
-    for (int32_t b : r.blocks) held += owners[b]++ == 0;  // distinct blocks
+    own(r.blocks);
     if (static_cast<int64_t>(r.blocks.size()) <
         BlocksFor(r.num_computed)) {
       std::fprintf(stderr, "servesim: request %lld has too few blocks\n",
@@ -778,7 +786,7 @@ void Scheduler::CheckInvariants() const {
         (r.num_computed >= r.known_tokens() ||
          static_cast<int32_t>(r.blocks.size()) != BlocksFor(r.num_computed))) {
       std::fprintf(stderr, "servesim: request %lld keeps draft KV: %d computed "
-                   "of %d known, %zu blocks\n", static_cast<long long>(id),
+                   "of %d known, %d blocks\n", static_cast<long long>(id),
                    r.num_computed, r.known_tokens(), r.blocks.size());
       std::abort();
     }
@@ -795,12 +803,12 @@ void Scheduler::CheckInvariants() const {
                    static_cast<long long>(m.id));
       std::abort();
     }
-    for (int32_t b : r.blocks) held += owners[b]++ == 0;
+    own(r.blocks);
     owed += BlocksFor(static_cast<int32_t>(context)) - static_cast<int64_t>(r.blocks.size());
   }
-  for (int32_t b : group_blocks_) held += owners[b]++ == 0;
+  own(group_blocks_);
   if (owed != static_cast<int64_t>(group_blocks_.size())) {
-    std::fprintf(stderr, "servesim: decode group holds %zu blocks, owes %lld\n",
+    std::fprintf(stderr, "servesim: decode group holds %d blocks, owes %lld\n",
                  group_blocks_.size(), static_cast<long long>(owed));
     std::abort();
   }
@@ -811,7 +819,7 @@ void Scheduler::CheckInvariants() const {
                    static_cast<long long>(id));
       std::abort();
     }
-    for (int32_t b : r.blocks) held += owners[b]++ == 0;
+    own(r.blocks);
   }
   for (int64_t id : waiting_) {
     if (!(*requests_)[id].blocks.empty()) {
@@ -820,8 +828,9 @@ void Scheduler::CheckInvariants() const {
       std::abort();
     }
   }
-  const std::vector<int32_t> refs = pool.RefCounts();
-  for (int32_t b = 0; b < pool.num_blocks(); ++b) {
+  const std::vector<int32_t> refs =
+      pool.counted() ? std::vector<int32_t>() : pool.RefCounts();
+  for (int32_t b = 0; b < static_cast<int32_t>(refs.size()); ++b) {
     if (owners[b] != refs[b]) {
       std::fprintf(stderr, "servesim: block %d owned %d times, ref_count %d\n",
                    b, owners[b], refs[b]);

@@ -242,9 +242,9 @@ class Scheduler {
   DecodeGroup group_;
   int64_t next_run_key_ = 0;
   // KV blocks the members gained since joining, owned by the group (their
-  // identity cannot matter without prefix caching); a leaving member takes
-  // what it is owed.
-  std::vector<int32_t> group_blocks_;
+  // identity cannot matter: see above); a leaving member takes what it is
+  // owed.
+  BlockList group_blocks_;
   struct GroupPart {
     int64_t step;      // group step index
     int32_t measured;  // members whose ITL counts
@@ -268,7 +268,7 @@ class Scheduler {
   TransferCounts last_transfers_, transfers_;
   int64_t swap_preemptions_ = 0, swap_fallbacks_ = 0;
   SpecDecodeStats spec_stats_;
-  std::vector<int32_t> rejected_blocks_;  // scratch for Verify
+  BlockList rejected_blocks_;  // scratch for Verify
 };
 
 }  // namespace servesim

@@ -15,11 +15,9 @@ namespace {
 
 }  // namespace
 
-BlockPool::BlockPool(int32_t num_blocks, bool stack_only)
-    : num_blocks_(num_blocks), stack_only_(stack_only) {
-  if (stack_only_) {
-    stack_.reserve(num_blocks);
-    for (int32_t b = num_blocks - 1; b >= 0; --b) stack_.push_back(b);
+BlockPool::BlockPool(int32_t num_blocks, bool counted)
+    : num_blocks_(num_blocks), counted_(counted) {
+  if (counted_) {
     num_free_ = num_blocks;
     return;
   }
@@ -54,22 +52,17 @@ void BlockPool::Unlink(int32_t b) {
 }
 
 int32_t BlockPool::ref_count(int32_t b) const {
-  if (!stack_only_) return ref_[b];
-  for (int32_t f : stack_) {
-    if (f == b) return 0;
-  }
-  return 1;
+  if (counted_) InvariantBroken("reference count asked of a counted pool", b);
+  return ref_[b];
 }
 
 std::vector<int32_t> BlockPool::RefCounts() const {
-  if (!stack_only_) return ref_;
-  std::vector<int32_t> refs(static_cast<size_t>(num_blocks_), 1);
-  for (int32_t b : stack_) refs[b] = 0;
-  return refs;
+  if (counted_) InvariantBroken("reference counts asked of a counted pool", -1);
+  return ref_;
 }
 
 void BlockPool::AddRef(int32_t b) {
-  if (stack_only_) InvariantBroken("reference taken on a stack-only pool's block", b);
+  if (counted_) InvariantBroken("reference taken on a counted pool's block", b);
   if (ref_[b] == 0) Unlink(b);
   ++ref_[b];
 }
@@ -84,14 +77,8 @@ int32_t BlockPool::PopHead() {
 }
 
 bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
+  if (counted_) InvariantBroken("block ids asked of a counted pool", n);
   if (n > num_free_) return false;
-  if (stack_only_) {
-    // The top n, top first.
-    out->insert(out->end(), stack_.rbegin(), stack_.rbegin() + n);
-    stack_.resize(stack_.size() - static_cast<size_t>(n));
-    num_free_ -= n;
-    return true;
-  }
   for (int32_t i = 0; i < n; ++i) {
     const int32_t b = PopHead();
     if (ref_[b] != 0) InvariantBroken("free block has references", b);
@@ -103,24 +90,8 @@ bool BlockPool::Allocate(int32_t n, std::vector<int32_t>* out) {
 
 void BlockPool::Release(const std::vector<int32_t>& blocks,
                         const uint64_t* cached) {
-  if (stack_only_) {
-    // Every block has one reference, so all are freed, the last first
-    // (it ends up on top; the first block freed is the head).
-    for (int32_t b : blocks) {
-      if (b < 0 || b >= num_blocks_) {
-        InvariantBroken("release of a block that is not in use", b);
-      }
-    }
-    if (cached != nullptr) {
-      for (int32_t b : blocks) {
-        if (cached[b] != 0) InvariantBroken("cached block released to a stack-only pool", b);
-      }
-    }
-    stack_.insert(stack_.end(), blocks.begin(), blocks.end());
-    num_free_ += static_cast<int32_t>(blocks.size());
-    if (num_free_ > num_blocks_) InvariantBroken("more blocks freed than held", num_free_);
-    return;
-  }
+  if (counted_) InvariantBroken("block ids released to a counted pool",
+                                blocks.empty() ? -1 : blocks[0]);
   to_head_.clear();
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     const int32_t b = *it;
@@ -142,20 +113,27 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
   }
 }
 
-void BlockPool::CheckInvariants() const {
-  std::vector<char> on_queue(static_cast<size_t>(num_blocks_), 0);
-  int32_t count = 0, last = -1;
-  for (int32_t b : stack_) {
-    if (b < 0 || b >= num_blocks_) InvariantBroken("no such block on the free stack", b);
-    if (on_queue[b]) InvariantBroken("block twice on the free stack", b);
-    on_queue[b] = 1;
-    ++count;
-  }
-  if (stack_only_) {
-    // Every block off the stack holds one reference.
-    if (count != num_free_) InvariantBroken("free count mismatch", count);
+void BlockPool::Release(const BlockList& blocks, const uint64_t* cached) {
+  if (!counted_) {
+    if (blocks.counted() != 0) InvariantBroken("counted blocks released to an id pool", blocks.counted());
+    Release(blocks.ids(), cached);
     return;
   }
+  if (!blocks.ids().empty()) {
+    InvariantBroken("block ids released to a counted pool", blocks[0]);
+  }
+  num_free_ += blocks.counted();
+  if (num_free_ > num_blocks_) InvariantBroken("more blocks freed than held", num_free_);
+}
+
+void BlockPool::CheckInvariants() const {
+  if (counted_) {
+    // Who holds how many: Scheduler::CheckInvariants.
+    if (num_free_ < 0 || num_free_ > num_blocks_) InvariantBroken("free count out of range", num_free_);
+    return;
+  }
+  std::vector<char> on_queue(static_cast<size_t>(num_blocks_), 0);
+  int32_t count = 0, last = -1;
   for (int32_t b = head_; b >= 0; b = links_[b].next) {
     if (on_queue[b]) InvariantBroken("free queue has a cycle", b);
     if (links_[b].prev != last) InvariantBroken("free queue links disagree", b);

@@ -10,43 +10,55 @@
 // no cached prefix goes to the head (reused first: it can never be hit), a
 // cached one to the tail (least recently freed cached block evicted first).
 // Without prefix caching every block goes to the head and none leaves the
-// queue from the middle, so the queue is a stack: kept as a contiguous
-// array then (the same blocks in the same order, without the dependent
-// loads of a linked list), and no per-block state is kept: every block not
-// on the stack has exactly one reference (nothing else takes one), so
-// Allocate and Release only copy block ids. A double release or a foreign
-// id on the stack is then caught by CheckInvariants (a block twice on the
-// stack, or more free blocks than blocks), not on the spot.
+// queue from the middle, so the queue is a stack, and which block a holder
+// gets can change no output (nothing is ever looked up by block). Such a
+// pool is counted: it keeps only how many blocks are free, and holders
+// only how many they have (BlockList). A release of more blocks than are
+// held aborts on the spot; blocks released while still listed by a holder
+// (a double release) are caught by Scheduler::CheckInvariants: the
+// holders' counts no longer sum to num_used().
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "sim/kv/block_list.h"
+
 namespace servesim {
 
 class BlockPool {
  public:
-  // stack_only: no block will ever be released as cached or taken from
-  // the middle of the free queue (no prefix caching).
-  explicit BlockPool(int32_t num_blocks, bool stack_only = false);
+  // counted: no block will ever be released as cached or taken from the
+  // middle of the free queue (no prefix caching); see above.
+  explicit BlockPool(int32_t num_blocks, bool counted = false);
 
   int32_t num_blocks() const { return num_blocks_; }
   int32_t num_free() const { return num_free_; }
   int32_t num_used() const { return num_blocks() - num_free_; }
-  // O(1); O(free blocks) for a stack-only pool (checks and tests only:
-  // RefCounts gives them all in one pass).
+  bool counted() const { return counted_; }
+  // Not for a counted pool (it has no per-block state).
   int32_t ref_count(int32_t block) const;
   std::vector<int32_t> RefCounts() const;
 
   // Appends n fresh blocks (ref_count 1) to *out, or returns false and
-  // changes nothing when fewer than n are free.
+  // changes nothing when fewer than n are free. The vector form: not for a
+  // counted pool.
   bool Allocate(int32_t n, std::vector<int32_t>* out);
+  bool Allocate(int32_t n, BlockList* out) {
+    if (!counted_) return Allocate(n, &out->ids());
+    if (n > num_free_) return false;
+    num_free_ -= n;
+    out->AddCounted(n);
+    return true;
+  }
   // Drops one reference to each block, walking the sequence from its last
   // block to its first. Blocks reaching zero join the free queue: those
   // with cached[b] != 0 at the tail in that order (a chain's tail is evicted
   // before its prefix), the others at the head, the first reaching zero
   // nearest the head. `cached` may be null (nothing cached: all to the head).
   void Release(const std::vector<int32_t>& blocks, const uint64_t* cached);
+  // Either pool; `cached` as above (ids only).
+  void Release(const BlockList& blocks, const uint64_t* cached);
   // Takes one more reference on `block`; a free block leaves the free queue
   // (a prefix-cache hit on a cached block nobody holds).
   void AddRef(int32_t block);
@@ -61,9 +73,8 @@ class BlockPool {
   void Unlink(int32_t b);
 
   int32_t num_blocks_;
-  std::vector<int32_t> ref_;  // empty for a stack-only pool
-  bool stack_only_;
-  std::vector<int32_t> stack_;        // stack_only: free queue, head last
+  bool counted_;
+  std::vector<int32_t> ref_;  // empty for a counted pool
   // Free-queue links, -1 = none; a block's two side by side (one cache
   // line per block on the hot pops and unlinks).
   struct Link {

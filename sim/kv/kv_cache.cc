@@ -16,8 +16,8 @@ namespace {
 
 }  // namespace
 
-KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool stack_pool)
-    : pool_(num_blocks, /*stack_only=*/stack_pool && !prefix_caching),
+KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool)
+    : pool_(num_blocks, /*counted=*/counted_pool && !prefix_caching),
       prefix_caching_(prefix_caching),
       by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
   if (prefix_caching_) {
@@ -75,6 +75,17 @@ bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
     }
   }
   return true;
+}
+
+bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
+                           int32_t fresh, int32_t reserve, BlockList* blocks) {
+  if (!pool_.counted()) {
+    if (blocks->counted() != 0) Broken("counted blocks in an id pool's list", blocks->counted(), 0);
+    return AcquireFound(hit_blocks, hits, fresh, reserve, &blocks->ids());
+  }
+  if (hits != 0) Broken("prefix hits in a counted pool", hits, 0);
+  if (std::max(fresh, reserve) > pool_.num_free()) return false;
+  return pool_.Allocate(fresh, blocks);
 }
 
 void KvCache::Evict(int32_t b) {
@@ -136,6 +147,15 @@ void KvCache::Release(const std::vector<int32_t>& blocks) {
   if (!prefix_caching_) return;
   for (int32_t b : blocks) {
     if (hash_[b] != 0 && pool_.ref_count(b) == 0) ++num_cached_free_;
+  }
+}
+
+void KvCache::Release(const BlockList& blocks) {
+  if (pool_.counted()) {
+    pool_.Release(blocks, nullptr);
+  } else {
+    if (blocks.counted() != 0) Broken("counted blocks in an id pool's list", blocks.counted(), 0);
+    Release(blocks.ids());
   }
 }
 

@@ -32,9 +32,9 @@ namespace servesim {
 
 class KvCache {
  public:
-  // stack_pool: without prefix caching, the free queue as a stack
-  // (BlockPool's stack_only; same blocks in the same order).
-  KvCache(int32_t num_blocks, bool prefix_caching, bool stack_pool = true);
+  // counted_pool: without prefix caching, a counted pool (BlockPool):
+  // blocks are handed out and taken back by count, not by id.
+  KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool = true);
 
   bool prefix_caching() const { return prefix_caching_; }
   const BlockPool& pool() const { return pool_; }
@@ -61,6 +61,13 @@ class KvCache {
                std::vector<int32_t>* blocks) {
     return Acquire(hashes, hits, fresh, fresh, blocks);
   }
+  // The same for a holder's BlockList, from either pool (a counted pool:
+  // no hits, no hashes).
+  bool AcquireFound(const int32_t* hit_blocks, int32_t hits, int32_t fresh,
+                    int32_t reserve, BlockList* blocks);
+  bool Acquire(int32_t fresh, int32_t reserve, BlockList* blocks) {
+    return AcquireFound(nullptr, 0, fresh, reserve, blocks);
+  }
   // Registers a full, held block under `hash` (after any other block that
   // already holds it); a block already registered keeps its hash.
   void Register(int32_t block, uint64_t hash);
@@ -73,6 +80,7 @@ class KvCache {
     return prefix_caching_ && hash_[block] != 0;
   }
   void Release(const std::vector<int32_t>& blocks);
+  void Release(const BlockList& blocks);
 
   // Every block evicted from now on appends its hash to *log (0 for a
   // privately registered block), in eviction order (the CPU offload tier
