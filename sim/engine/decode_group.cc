@@ -2,68 +2,103 @@
 #include "sim/engine/decode_group.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace servesim {
+namespace {
 
 // std heaps are max-heaps: "greater" puts the earliest last step on top.
-// Equal last steps (rare) are ordered by admission key, read from the
-// slots. A function object, so the heap operations inline it.
-struct DecodeGroup::Later {
-  const Member* slots;
-  bool operator()(const Entry& a, const Entry& b) const {
-    if (a.last_step != b.last_step) return a.last_step > b.last_step;
-    return slots[a.slot].key > slots[b.slot].key;
-  }
+template <typename T>
+struct Later {
+  bool operator()(const T& a, const T& b) const { return a.last_step > b.last_step; }
 };
+
+}  // namespace
 
 int32_t DecodeGroup::PhaseOf(const Member& m) const {
   const int64_t p = (m.joined_context - m.joined) % block_size_;
   return static_cast<int32_t>(p < 0 ? p + block_size_ : p);
 }
 
+void DecodeGroup::PutOnWheel(int32_t slot) {
+  const Member& m = slots_[static_cast<size_t>(slot)].m;
+  int32_t* at = &head_[Bucket(m.last_step)];
+  while (*at >= 0 && slots_[static_cast<size_t>(*at)].m.key < m.key) {
+    at = &slots_[static_cast<size_t>(*at)].next;
+  }
+  slots_[static_cast<size_t>(slot)].next = *at;
+  *at = slot;
+}
+
+void DecodeGroup::PullNear() {
+  while (!far_.empty() && far_.front().last_step < step_ + kWheel) {
+    std::pop_heap(far_.begin(), far_.end(), Later<Far>{});
+    const int32_t slot = far_.back().slot;
+    far_.pop_back();
+    PutOnWheel(slot);
+  }
+}
+
 void DecodeGroup::Join(const Member& m) {
+  if (m.last_step < step_) {
+    std::fprintf(stderr, "servesim: decode group member %lld joins after its last step\n",
+                 static_cast<long long>(m.id));
+    std::abort();
+  }
   const int32_t phase = PhaseOf(m);
   ++phase_[static_cast<size_t>(phase)];
   measured_ += m.measured;
   context_sum_ += m.joined_context + (step_ - m.joined);
+  ++size_;
   int32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<int32_t>(slots_.size());
-    slots_.push_back(m);
+    slots_.push_back({m, phase, -1});
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    slots_[static_cast<size_t>(slot)] = m;
+    slots_[static_cast<size_t>(slot)] = {m, phase, -1};
   }
-  heap_.push_back({m.last_step, slot, phase});
-  std::push_heap(heap_.begin(), heap_.end(), Later{slots_.data()});
+  if (m.last_step < step_ + kWheel) {
+    PutOnWheel(slot);
+  } else {
+    far_.push_back({m.last_step, slot});
+    std::push_heap(far_.begin(), far_.end(), Later<Far>{});
+  }
 }
 
 DecodeGroup::Member DecodeGroup::PopDue() {
-  std::pop_heap(heap_.begin(), heap_.end(), Later{slots_.data()});
-  const Entry e = heap_.back();
-  heap_.pop_back();
-  const Member m = slots_[static_cast<size_t>(e.slot)];
-  free_slots_.push_back(e.slot);
-  --phase_[static_cast<size_t>(e.phase)];
-  measured_ -= m.measured;
-  context_sum_ -= m.joined_context + (step_ - m.joined);
-  return m;
+  int32_t& head = head_[Bucket(step_)];
+  const int32_t slot = head;
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  head = s.next;
+  s.next = -2;
+  free_slots_.push_back(slot);
+  --phase_[static_cast<size_t>(s.phase)];
+  measured_ -= s.m.measured;
+  context_sum_ -= s.m.joined_context + (step_ - s.m.joined);
+  --size_;
+  return s.m;
 }
 
 std::vector<DecodeGroup::Member> DecodeGroup::members() const {
   std::vector<Member> all;
-  all.reserve(heap_.size());
-  for (const Entry& e : heap_) all.push_back(slots_[static_cast<size_t>(e.slot)]);
+  all.reserve(static_cast<size_t>(size_));
+  for (const Slot& s : slots_) {
+    if (s.next != -2) all.push_back(s.m);
+  }
   return all;
 }
 
 std::vector<DecodeGroup::Member> DecodeGroup::TakeAll() {
   std::vector<Member> all = members();
-  heap_.clear();
+  for (const Member& m : all) head_[Bucket(m.last_step)] = -1;
+  far_.clear();
   slots_.clear();
   free_slots_.clear();
   std::fill(phase_.begin(), phase_.end(), 0);
+  size_ = 0;
   measured_ = 0;
   context_sum_ = 0;
   return all;

@@ -442,7 +442,7 @@ bool Scheduler::GroupStepFits(int32_t cap) const {
 
 bool Scheduler::PrepareGroup(int32_t cap) {
   // Last steps are scheduled one by one (they finish the request).
-  while (group_.DueAt(group_.step())) {
+  while (group_.Due()) {
     const DecodeGroup::Member m = group_.PopDue();
     Rebuild(m);
     InsertRunning(m.id);
