@@ -5,15 +5,12 @@
 #include <cstdlib>
 
 namespace servesim {
-namespace {
 
-[[noreturn]] void InvariantBroken(const char* what, int32_t block) {
+void BlockPool::InvariantBroken(const char* what, int32_t block) {
   std::fprintf(stderr, "servesim: BlockPool invariant broken: %s (block %d)\n",
                what, block);
   std::abort();
 }
-
-}  // namespace
 
 BlockPool::BlockPool(int32_t num_blocks, bool counted)
     : num_blocks_(num_blocks), counted_(counted) {
@@ -113,12 +110,8 @@ void BlockPool::Release(const std::vector<int32_t>& blocks,
   }
 }
 
-void BlockPool::Release(const BlockList& blocks, const uint64_t* cached) {
-  if (!counted_) {
-    if (blocks.counted() != 0) InvariantBroken("counted blocks released to an id pool", blocks.counted());
-    Release(blocks.ids(), cached);
-    return;
-  }
+void BlockPool::Release(const BlockList& blocks) {
+  if (!counted_) InvariantBroken("a count of blocks released to an id pool", blocks.counted());
   if (!blocks.ids().empty()) {
     InvariantBroken("block ids released to a counted pool", blocks[0]);
   }

@@ -44,8 +44,10 @@ class BlockPool {
   // changes nothing when fewer than n are free. The vector form: not for a
   // counted pool.
   bool Allocate(int32_t n, std::vector<int32_t>* out);
+  // The count form: only a counted pool (KvCache hands an id pool's lists
+  // to the vector forms itself).
   bool Allocate(int32_t n, BlockList* out) {
-    if (!counted_) return Allocate(n, &out->ids());
+    if (!counted_) InvariantBroken("a count of blocks asked of an id pool", n);
     if (n > num_free_) return false;
     num_free_ -= n;
     out->AddCounted(n);
@@ -57,8 +59,8 @@ class BlockPool {
   // before its prefix), the others at the head, the first reaching zero
   // nearest the head. `cached` may be null (nothing cached: all to the head).
   void Release(const std::vector<int32_t>& blocks, const uint64_t* cached);
-  // Either pool; `cached` as above (ids only).
-  void Release(const BlockList& blocks, const uint64_t* cached);
+  // The count form: only a counted pool.
+  void Release(const BlockList& blocks);
   // Takes one more reference on `block`; a free block leaves the free queue
   // (a prefix-cache hit on a cached block nobody holds).
   void AddRef(int32_t block);
@@ -67,6 +69,8 @@ class BlockPool {
   void CheckInvariants() const;
 
  private:
+  // Prints what broke and aborts (also from the inline count form).
+  [[noreturn]] static void InvariantBroken(const char* what, int32_t block);
   void PushTail(int32_t b);
   void InsertAfter(int32_t after, int32_t b);  // after = -1: at the head
   int32_t PopHead();

@@ -152,7 +152,7 @@ void KvCache::Release(const std::vector<int32_t>& blocks) {
 
 void KvCache::Release(const BlockList& blocks) {
   if (pool_.counted()) {
-    pool_.Release(blocks, nullptr);
+    pool_.Release(blocks);
   } else {
     if (blocks.counted() != 0) Broken("counted blocks in an id pool's list", blocks.counted(), 0);
     Release(blocks.ids());

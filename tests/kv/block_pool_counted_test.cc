@@ -21,7 +21,7 @@ TEST(BlockPoolCounted, SameCountsAsTheLinkedQueue) {
     if (!held_list.empty() && gen() % 3 == 0) {
       const size_t i = gen() % held_list.size();
       list.Release(held_list[i], nullptr);
-      counted.Release(held_counted[i], nullptr);
+      counted.Release(held_counted[i]);
       held_list.erase(held_list.begin() + static_cast<ptrdiff_t>(i));
       held_counted.erase(held_counted.begin() + static_cast<ptrdiff_t>(i));
     } else {
@@ -51,10 +51,10 @@ TEST(BlockPoolCountedDeathTest, RefusesMoreThanHeldAndIds) {
   ASSERT_TRUE(pool.Allocate(3, &a));
   BlockList twice;
   twice.AddCounted(5);
-  EXPECT_DEATH(pool.Release(twice, nullptr), "more blocks freed than held");
+  EXPECT_DEATH(pool.Release(twice), "more blocks freed than held");
   BlockList ids;
   ids.push_back(0);
-  EXPECT_DEATH(pool.Release(ids, nullptr), "block ids released to a counted pool");
+  EXPECT_DEATH(pool.Release(ids), "block ids released to a counted pool");
   std::vector<int32_t> v;
   EXPECT_DEATH(pool.Allocate(1, &v), "block ids asked of a counted pool");
 }
