@@ -245,6 +245,8 @@ int32_t Scheduler::Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
   for (size_t k = batch->size(); k-- > 0;) {
     if ((*batch)[k].id != id) continue;
     const int32_t n = (*batch)[k].new_tokens;
+    last_tokens_ -= n;
+    last_finishing_ -= (*batch)[k].last;
     Request& r = (*requests_)[id];
     // Undo Add's counters that Preempt does not reset: the tokens are no
     // longer in flight (Preempt turns what still is into stale output).
@@ -300,6 +302,9 @@ void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
   // a request is never readmitted with stale output in flight.
   const bool last = samples && r.num_output + std::max(r.placeholders, 1) == r.output_len;
   batch->push_back({id, n, samples, last, spec});
+  last_tokens_ += n;
+  last_finishing_ += last;
+  if (group_on_ && n == 1 && samples && !last) join_candidates_.push_back(id);
   shape->seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -315,6 +320,8 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   last_transfers_ = TransferCounts{};
   last_admitted_ = 0;
   last_cached_tokens_ = 0;
+  last_tokens_ = 0;
+  last_finishing_ = 0;
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   RequestTable& reqs = *requests_;
@@ -382,6 +389,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     shape->decode_seqs = members;
     shape->decode_context = group_.context_sum();
     batch->push_back({kGroupEntry, members, true, false});
+    last_tokens_ += members;
     group_in_flight_.push_back({group_.step(), group_.measured()});
     group_.Advance();
     budget -= members;
@@ -415,7 +423,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     budget -= n;
   }
   waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
-  if (group_on_) JoinGroup(*batch);
+  if (!join_candidates_.empty()) JoinGroup();
   transfers_ += last_transfers_;
   return shape->size();
 }
@@ -522,12 +530,11 @@ void Scheduler::FlushDecodeGroup() {
   if (!group_.empty()) MaterializeAll();
 }
 
-void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
+void Scheduler::JoinGroup() {
   RequestTable& reqs = *requests_;
   joining_.clear();
-  for (const ScheduledSeq& s : batch) {
-    if (s.id == kGroupEntry || s.new_tokens != 1 || !s.samples || s.last) continue;
-    Request& r = reqs[s.id];
+  for (const int64_t id : join_candidates_) {
+    Request& r = reqs[id];
     // Context > 0: a decode (a one-token first prompt is prefill work).
     if (r.status != RequestStatus::kRunning || r.num_computed < 2) continue;
     // Prefix caching: only a request whose blocks from now on are all
@@ -550,6 +557,7 @@ void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
     group_.Join({last, r.run_key, r.id, group_.step(), r.num_computed, r.measured});
     joining_.push_back(r.id);
   }
+  join_candidates_.clear();
   if (joining_.empty()) return;
   // The batch lists running requests in running_'s order.
   size_t next = 0;

@@ -141,6 +141,10 @@ class Scheduler {
   // Requests admitted from the waiting queue by the most recent Schedule(),
   // and their prefix-cache hit tokens.
   int32_t last_admitted() const { return last_admitted_; }
+  // Tokens the most recent Schedule() batched (the sum of its new_tokens)
+  // and the sequences whose last token it samples.
+  int64_t last_tokens() const { return last_tokens_; }
+  int32_t last_finishing() const { return last_finishing_; }
   int64_t last_cached_tokens() const { return last_cached_tokens_; }
   // KV offload: blocks moved by the most recent Schedule(), and in all.
   const TransferCounts& last_transfers() const { return last_transfers_; }
@@ -214,8 +218,9 @@ class Scheduler {
   void Rebuild(const DecodeGroup::Member& m);
   void InsertRunning(int64_t id);  // into running_, by run_key
   void MaterializeAll();
-  // After a step is built: its one-token, not-last decodes join the group.
-  void JoinGroup(const std::vector<ScheduledSeq>& batch);
+  // After a step is built: its one-token, not-last decodes (noted by Add,
+  // in batch order) join the group.
+  void JoinGroup();
   void CommitGroup(SimTime now, Recorder* recorder,
                    std::vector<int64_t>* finished);
 
@@ -234,6 +239,8 @@ class Scheduler {
   PrefixHashMemo* hash_memo_ = nullptr;  // &prefix_hashes_ unless reference
   std::vector<int64_t> last_preempted_;
   int32_t last_admitted_ = 0;
+  int64_t last_tokens_ = 0;
+  int32_t last_finishing_ = 0;
   int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
 
@@ -260,6 +267,9 @@ class Scheduler {
   };
   std::vector<Orphan> orphans_;
   std::vector<int64_t> joining_;  // scratch for JoinGroup
+  // This step's one-token, sampling, not-last entries, in batch order (a
+  // preempted one is no longer running: JoinGroup passes it over).
+  std::vector<int64_t> join_candidates_;
   std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 
   // KV offload (engine.kv_offload); cpu_ null without it.
