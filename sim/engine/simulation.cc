@@ -101,6 +101,7 @@ class Driver {
     }
     retire_ = !in.keep_requests && !in.disagg && !trace_sessions_ && !in.check_invariants;
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
+    warmup_end_ = FromSeconds(in.metrics.warmup_s);
   }
 
   void Run() {
@@ -221,7 +222,7 @@ class Driver {
     if (r.content.stream_id == 0) r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
     r.arrival = now_;
     r.measured = r.id >= in_.metrics.warmup_requests &&
-                 now_ >= FromSeconds(in_.metrics.warmup_s);
+                 now_ >= warmup_end_;
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     if (r.measured && !window_started_) {
@@ -764,6 +765,7 @@ class Driver {
   bool source_done_ = false;
   SimTime now_ = 0;
   SimTime duration_ = kNever;
+  SimTime warmup_end_ = 0;  // FromSeconds(metrics.warmup_s)
   int64_t created_ = 0;
   int64_t in_flight_ = 0;
   bool first_arrival_ = true;

@@ -10,15 +10,6 @@
 
 namespace servesim {
 
-int32_t LengthClamp::Apply(double x) const {
-  // Compare in double before converting: a lognormal tail can exceed the
-  // int32 range (or be +inf), and converting that is undefined. The bounds
-  // are integers, so clamping before rounding equals rounding before it.
-  if (!(x > min)) return min;  // also catches NaN
-  if (x >= max) return max;
-  return static_cast<int32_t>(std::round(x));
-}
-
 std::string LengthClamp::Describe() const {
   return "clamp [" + std::to_string(min) + ", " + std::to_string(max) + "]";
 }

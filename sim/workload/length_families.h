@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/core/json_view.h"
+#include "sim/core/time.h"
 #include "sim/workload/length_distribution.h"
 
 namespace servesim {
@@ -22,7 +23,15 @@ struct LengthClamp {
   int32_t max = kDefaultMax;
 
   // Rounds a raw draw to the nearest integer, then clamps it into [min, max].
-  int32_t Apply(double x) const;
+  // Compare in double before converting: a lognormal tail can exceed the
+  // int32 range (or be +inf), and converting that is undefined. The bounds
+  // are integers, so clamping before rounding equals rounding before it.
+  // In (min, max) std::round(x) is RoundHalfAway(x) (|x| < 2^31), inline.
+  int32_t Apply(double x) const {
+    if (!(x > min)) return min;  // also catches NaN
+    if (x >= max) return max;
+    return static_cast<int32_t>(RoundHalfAway(x));
+  }
   bool Contains(int64_t n) const { return n >= min && n <= max; }
   std::string Describe() const;  // "clamp [1, 1000000]"
 };
