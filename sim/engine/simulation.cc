@@ -94,6 +94,7 @@ class Driver {
     if (w_.num_requests > 0) {
       const int64_t bound = std::min<int64_t>(w_.num_requests, 1 << 25);
       out_->requests.reserve(bound);
+      in_system_seen_.reserve(bound);  // no copies as it grows (4 bytes each)
       if (out_->disagg) {
         out_->disagg->prefill_requests.reserve(bound);
         out_->disagg->requests.reserve(bound);

@@ -19,7 +19,7 @@ std::vector<ClassSummary> SummarizeClasses(const RequestDigest& d,
   double total_share = 0;
   for (const RequestClass& c : classes) total_share += c.share;
   const std::vector<double>& ps = in.metrics.percentiles;
-  const ChunkedVector<RequestOutcome>& done = d.outcomes;
+  const OutcomeTable& done = d.outcomes;
   std::vector<double> buf;  // one metric of one class at a time
   for (size_t k = 0; k < cs.size(); ++k) {
     ClassSummary& c = cs[k];
@@ -41,7 +41,7 @@ std::vector<ClassSummary> SummarizeClasses(const RequestDigest& d,
     const int32_t cls = static_cast<int32_t>(k);
     buf.clear();
     for (size_t i = 0; i < done.size(); ++i) {
-      const RequestOutcome& o = done[i];
+      const RequestOutcome o = done[i];
       if (o.request_class != cls) continue;
       const double ttft = ToMillis(o.first_token - o.send);
       double tpot = 0;  // vLLM: 0 for a one-token answer
@@ -54,7 +54,7 @@ std::vector<ClassSummary> SummarizeClasses(const RequestDigest& d,
     c.ttft_ms = Summarize(buf, ps);
     buf.clear();
     for (size_t i = 0; i < done.size(); ++i) {
-      const RequestOutcome& o = done[i];
+      const RequestOutcome o = done[i];
       if (o.request_class == cls && o.output_len > 1) {
         buf.push_back(ToMillis(o.finish - o.first_token) / (o.output_len - 1));
       }
@@ -62,13 +62,13 @@ std::vector<ClassSummary> SummarizeClasses(const RequestDigest& d,
     c.tpot_ms = Summarize(buf, ps);
     buf.clear();
     for (size_t i = 0; i < done.size(); ++i) {
-      const RequestOutcome& o = done[i];
+      const RequestOutcome o = done[i];
       if (o.request_class == cls) buf.push_back(ToMillis(o.finish - o.send));
     }
     c.e2el_ms = Summarize(buf, ps);
     buf.clear();
     for (size_t i = 0; i < done.size(); ++i) {
-      const RequestOutcome& o = done[i];
+      const RequestOutcome o = done[i];
       if (o.request_class == cls) buf.push_back(ToMillis(o.first_scheduled - o.send));
     }
     c.queue_ms = Summarize(buf, ps);

@@ -16,12 +16,13 @@
 
 namespace servesim {
 
-int64_t PeakConcurrencyBySorting(const ChunkedVector<RequestOutcome>& done) {
+int64_t PeakConcurrencyBySorting(const OutcomeTable& done) {
   const size_t n = done.size();
   std::vector<SimTime> sends(n), finishes(n);
   for (size_t i = 0; i < n; ++i) {
-    sends[i] = done[i].send;
-    finishes[i] = done[i].finish;
+    const RequestOutcome o = done[i];
+    sends[i] = o.send;
+    finishes[i] = o.finish;
   }
   SortTimes(sends);
   SortTimes(finishes);
@@ -34,20 +35,13 @@ int64_t PeakConcurrencyBySorting(const ChunkedVector<RequestOutcome>& done) {
   return peak;
 }
 
-int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
+int64_t PeakConcurrency(const OutcomeTable& done) {
   const size_t n = done.size();
   if (n == 0) return 0;
   // Sends in order? Then [lo, hi] spans sends and finishes.
-  SimTime lo = done[0].send, hi = done[n - 1].send, prev = lo;
-  bool sorted = true;
-  for (size_t i = 0; i < n; ++i) {
-    const RequestOutcome& o = done[i];
-    sorted &= prev <= o.send;
-    prev = o.send;
-    lo = std::min(lo, o.finish);
-    hi = std::max(hi, o.finish);
-  }
-  if (!sorted) return PeakConcurrencyBySorting(done);
+  if (!done.sends_in_order()) return PeakConcurrencyBySorting(done);
+  const SimTime lo = std::min(done[0].send, done.min_finish());
+  const SimTime hi = std::max(done[n - 1].send, done.max_finish());
   const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   int shift = 0;  // at most n buckets
   while (shift < 63 && (range >> shift) >= n) ++shift;
@@ -62,16 +56,20 @@ int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
   };
   // pos[b]: finishes in buckets before b; after the scatter, through b.
   std::vector<uint32_t> pos(buckets + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++pos[bucket(done[i].finish) + 1];
+  done.ForEachChunk([&](const OutcomeTable::Chunk& c, size_t m) {
+    for (size_t j = 0; j < m; ++j) ++pos[bucket(c.finish[j]) + 1];
+  });
   for (size_t b = 1; b <= buckets; ++b) pos[b] += pos[b - 1];
   // Padded: the sweep reads kFew offsets from a bucket's start.
   constexpr size_t kFew = 4;
   const auto fin = std::make_unique_for_overwrite<uint32_t[]>(n + kFew);
   std::fill(fin.get() + n, fin.get() + n + kFew, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const SimTime f = done[i].finish;
-    fin[pos[bucket(f)]++] = offset(f);
-  }
+  done.ForEachChunk([&](const OutcomeTable::Chunk& c, size_t m) {
+    for (size_t j = 0; j < m; ++j) {
+      const SimTime f = c.finish[j];
+      fin[pos[bucket(f)]++] = offset(f);
+    }
+  });
   // Finishes <= a send: those of the buckets before its own, and those of
   // its own bucket at or before its offset: counted without branches in a
   // bucket of at most kFew, else by binary search (the bucket sorted once:
@@ -79,7 +77,7 @@ int64_t PeakConcurrency(const ChunkedVector<RequestOutcome>& done) {
   int64_t peak = 0;
   size_t sorted_bucket = buckets;
   for (size_t i = 0; i < n; ++i) {
-    const SimTime t = done[i].send;
+    const SimTime t = done.chunk(i >> OutcomeTable::kShift).send[i & (OutcomeTable::kChunk - 1)];
     const size_t b = bucket(t);
     const uint32_t off = offset(t);
     const size_t begin = b == 0 ? 0 : pos[b - 1], end = pos[b];

@@ -36,17 +36,18 @@ SampleStats Zeros(int64_t n, const std::vector<double>& ps) {
 // vLLM's TPOT: time after the first token per remaining token. Durations
 // are >= 0, so the doubles are sorted by their bits in `buf` (a negative,
 // which no run makes, would take a double buffer).
-SampleStats TpotStats(const ChunkedVector<RequestOutcome>& done,
-                      const std::vector<double>& ps, std::vector<int64_t>* buf) {
+SampleStats TpotStats(const OutcomeTable& done, const std::vector<double>& ps,
+                      std::vector<int64_t>* buf) {
   buf->clear();
   bool non_negative = true;
-  for (size_t i = 0; i < done.size(); ++i) {
-    const RequestOutcome& o = done[i];
-    if (o.output_len <= 1) continue;
-    const double tpot = ToMillis(o.finish - o.first_token) / (o.output_len - 1);
-    non_negative &= !std::signbit(tpot) && !std::isnan(tpot);
-    buf->push_back(std::bit_cast<int64_t>(tpot));
-  }
+  done.ForEachChunk([&](const OutcomeTable::Chunk& c, size_t m) {
+    for (size_t j = 0; j < m; ++j) {
+      if (c.output_len[j] <= 1) continue;
+      const double tpot = ToMillis(c.finish[j] - c.first_token[j]) / (c.output_len[j] - 1);
+      non_negative &= !std::signbit(tpot) && !std::isnan(tpot);
+      buf->push_back(std::bit_cast<int64_t>(tpot));
+    }
+  });
   if (non_negative) return SummarizeNonNegative(*buf, ps);
   std::vector<double> values;
   for (const int64_t b : *buf) values.push_back(std::bit_cast<double>(b));
@@ -141,25 +142,33 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
 
   // One metric at a time in one buffer of integers (sorted in place):
   // durations in ns (SummarizeMillis), TPOT's doubles by their bits.
-  const ChunkedVector<RequestOutcome>& done = d.outcomes;
+  const OutcomeTable& done = d.outcomes;
   const size_t count = done.size();
   std::vector<int64_t> buf;
   buf.reserve(count);
-  auto stats = [&](auto ns) {
-    buf.clear();
-    for (size_t i = 0; i < count; ++i) buf.push_back(ns(done[i]));
+  // A metric from two columns, chunk by chunk (the loops vectorise).
+  using Col = SimTime (OutcomeTable::Chunk::*)[OutcomeTable::kChunk];
+  auto stats = [&](Col to, Col from) {
+    buf.resize(count);
+    int64_t* out = buf.data();
+    done.ForEachChunk([&](const OutcomeTable::Chunk& c, size_t m) {
+      const SimTime* a = c.*to;
+      const SimTime* b = c.*from;
+      for (size_t j = 0; j < m; ++j) out[j] = a[j] - b[j];
+      out += m;
+    });
     return SummarizeMillis(buf, s.percentiles);
   };
-  using O = RequestOutcome;
-  s.ttft_ms = stats([](const O& o) { return o.first_token - o.send; });
+  using C = OutcomeTable::Chunk;
+  s.ttft_ms = stats(&C::first_token, &C::send);
   s.tpot_ms = TpotStats(done, s.percentiles, &buf);
-  s.e2el_ms = stats([](const O& o) { return o.finish - o.send; });
-  s.queue_ms = stats([](const O& o) { return o.first_scheduled - o.send; });
+  s.e2el_ms = stats(&C::finish, &C::send);
+  s.queue_ms = stats(&C::first_scheduled, &C::send);
   const auto& ps = s.percentiles;
   if (d.slot_waits) {
-    s.ttft_from_arrival_ms = stats([](const O& o) { return o.first_token - o.arrival; });
-    s.e2el_from_arrival_ms = stats([](const O& o) { return o.finish - o.arrival; });
-    s.slot_wait_ms = stats([](const O& o) { return o.send - o.arrival; });
+    s.ttft_from_arrival_ms = stats(&C::first_token, &C::arrival);
+    s.e2el_from_arrival_ms = stats(&C::finish, &C::arrival);
+    s.slot_wait_ms = stats(&C::send, &C::arrival);
   } else {  // the same samples: no need to sort them again
     s.ttft_from_arrival_ms = s.ttft_ms;
     s.e2el_from_arrival_ms = s.e2el_ms;

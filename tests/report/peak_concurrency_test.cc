@@ -22,8 +22,8 @@ int64_t Plain(const std::vector<RequestOutcome>& v) {
   return peak;
 }
 
-ChunkedVector<RequestOutcome> Chunked(const std::vector<RequestOutcome>& v) {
-  ChunkedVector<RequestOutcome> c;
+OutcomeTable Chunked(const std::vector<RequestOutcome>& v) {
+  OutcomeTable c;
   for (const RequestOutcome& o : v) c.push_back(o);
   return c;
 }
@@ -57,7 +57,7 @@ TEST(PeakConcurrency, EqualsPlainCount) {
       if (kind == 6) std::reverse(v.begin(), v.end());  // sends out of order
       // Finishes at other requests' send instants.
       for (size_t i = 0; i + 3 < v.size(); i += 5) v[i].finish = v[i + 3].send;
-      const ChunkedVector<RequestOutcome> c = Chunked(v);
+      const OutcomeTable c = Chunked(v);
       const int64_t want = Plain(v);
       EXPECT_EQ(PeakConcurrency(c), want) << "kind " << kind << " n " << n;
       EXPECT_EQ(PeakConcurrencyBySorting(c), want) << "kind " << kind << " n " << n;
