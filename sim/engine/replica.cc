@@ -61,11 +61,7 @@ StepCost Replica::DraftCost(const std::vector<ScheduledSeq>& batch) {
 }
 
 bool Replica::Launch(SimTime now) {
-  InFlight f;
-  if (!spare_.empty()) {
-    f = std::move(spare_.back());
-    spare_.pop_back();
-  }
+  InFlight& f = InFlightAt(count_);
   // The GPU runs steps in launch order: this one starts when the previous
   // one ends, so steps of one replica never overlap.
   const SimTime start = std::max(now, gpu_free_);
@@ -83,7 +79,7 @@ bool Replica::Launch(SimTime now) {
   }
   if (f.batch.empty()) {
     f.end = start;  // an empty batch: nothing runs, nothing to commit
-    in_flight_.push_back(std::move(f));
+    ++count_;
     return false;
   }
   StepCost cost = cost_model_->StepTime(shape_);
@@ -101,11 +97,20 @@ bool Replica::Launch(SimTime now) {
   gpu_free_ = f.end;
   ++steps_;
   busy_time_ += d;
-  int64_t tokens = 0;
-  int32_t finishing = 0;
-  for (const ScheduledSeq& s : f.batch) {
-    tokens += s.new_tokens;
-    finishing += s.last;
+  const int64_t tokens = scheduler_.last_tokens();
+  const int32_t finishing = scheduler_.last_finishing();
+  if (check_invariants_) {
+    int64_t t = 0;
+    int32_t l = 0;
+    for (const ScheduledSeq& s : f.batch) {
+      t += s.new_tokens;
+      l += s.last;
+    }
+    if (t != tokens || l != finishing) {
+      std::fprintf(stderr, "servesim: step of %lld tokens, %d finishing counted as %lld, %d\n",
+                   static_cast<long long>(t), l, static_cast<long long>(tokens), finishing);
+      std::abort();
+    }
   }
   recorder_->RecordStep(num_seqs, tokens);
   if (work_counter_) {
@@ -160,18 +165,18 @@ bool Replica::Launch(SimTime now) {
     if (step_sink_ != nullptr) step_sink_->push_back(rec);
     if (on_step_) on_step_(rec);
   }
-  in_flight_.push_back(std::move(f));
+  ++count_;
   return true;
 }
 
 SimTime Replica::StartStep(SimTime now) {
   const size_t depth = async_ ? 2 : 1;
-  if (in_flight_.size() >= depth) {
+  if (count_ >= depth) {
     std::fprintf(stderr,
                  "servesim: replica asked to start a step at %lld ns with %zu "
                  "steps in flight (the oldest ends at %lld ns)\n",
-                 static_cast<long long>(now), in_flight_.size(),
-                 static_cast<long long>(in_flight_.front().end));
+                 static_cast<long long>(now), static_cast<size_t>(count_),
+                 static_cast<long long>(InFlightAt(0).end));
     std::abort();
   }
   // The engine loop: schedule while the batch queue has room and there is
@@ -180,7 +185,7 @@ SimTime Replica::StartStep(SimTime now) {
     const bool ran = Launch(now);
     if (!async_) {
       if (!ran) {
-        in_flight_.clear();  // sync: nothing to wait for
+        count_ = 0;  // sync: nothing to wait for
         // vLLM's engine loop schedules again at once after an empty step.
         // One that preempted changed the state (a policy may preempt the
         // request it was scheduling first, vLLM's priority policy does),
@@ -189,36 +194,35 @@ SimTime Replica::StartStep(SimTime now) {
       }
       break;
     }
-    if (in_flight_.size() >= depth || !(ran || scheduler_.has_requests())) break;
+    if (count_ >= depth || !(ran || scheduler_.has_requests())) break;
   }
   // A prefill instance whose free blocks are all held for KV transfers may
   // have waiting requests and nothing it can run: it goes idle (an empty
   // batch in flight would end at `now` and be scheduled again at `now`,
   // forever) until a transfer ends and the driver starts it again.
-  if (holds_kv_ && std::all_of(in_flight_.begin(), in_flight_.end(),
-                               [](const InFlight& f) { return f.batch.empty(); })) {
-    for (InFlight& f : in_flight_) spare_.push_back(std::move(f));
-    in_flight_.clear();
+  if (holds_kv_) {
+    bool all_empty = true;
+    for (uint32_t i = 0; i < count_; ++i) all_empty &= InFlightAt(i).batch.empty();
+    if (all_empty) count_ = 0;
   }
-  if (in_flight_.empty()) {
+  if (count_ == 0) {
     busy_ = false;
     return -1;
   }
   busy_ = true;
-  return std::max(now, in_flight_.front().end);
+  return std::max(now, InFlightAt(0).end);
 }
 
 void Replica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
-  if (in_flight_.empty() || now < in_flight_.front().end) {
+  if (count_ == 0 || now < InFlightAt(0).end) {
     std::fprintf(stderr, "servesim: step committed at %lld ns before it ended\n",
                  static_cast<long long>(now));
     std::abort();
   }
-  InFlight f = std::move(in_flight_.front());
-  in_flight_.pop_front();
+  InFlight& f = InFlightAt(0);
+  head_ ^= 1;
+  --count_;
   scheduler_.Commit(now, f.batch, recorder_, finished);
-  f.batch.clear();
-  spare_.push_back(std::move(f));
   if (check_invariants_) scheduler_.CheckInvariants();
 }
 

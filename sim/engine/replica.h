@@ -10,7 +10,7 @@
 // returns that time; FinishStep commits that step when the time comes.
 #pragma once
 
-#include <deque>
+#include <array>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -49,7 +49,7 @@ class Replica {
   // finished request ids. The replica stays busy until the next StartStep.
   void FinishStep(SimTime now, std::vector<int64_t>* finished);
   // A batch is executing or waiting to execute.
-  bool step_running() const { return !in_flight_.empty(); }
+  bool step_running() const { return count_ > 0; }
 
   const Scheduler& scheduler() const { return scheduler_; }
   // Sum of every step's cost breakdown (where the time went).
@@ -110,8 +110,13 @@ class Replica {
   Recorder* recorder_;
   bool async_;
   bool holds_kv_;  // EngineConfig::hold_kv_after_finish
-  std::deque<InFlight> in_flight_;  // oldest first
-  std::vector<InFlight> spare_;     // reused batch vectors
+  // Steps in flight, oldest first: ring_[head_], then ring_[head_ ^ 1]
+  // (never more than two: the batch queue's depth). Their batch vectors
+  // stay in place and are reused (a deque of moved vectors was ~2% of a
+  // chat run).
+  InFlight& InFlightAt(uint32_t i) { return ring_[(head_ + i) & 1]; }
+  std::array<InFlight, 2> ring_;
+  uint32_t head_ = 0, count_ = 0;
   BatchShape shape_;
   BatchShape draft_shape_;
   SpecDecodeConfig spec_;

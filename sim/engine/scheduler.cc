@@ -40,6 +40,7 @@ Scheduler::Scheduler(const EngineConfig& config,
                      RequestTable* requests)
     : config_(config),
       policy_(std::move(policy)),
+      orders_waiting_(policy_->orders_waiting()),
       requests_(requests),
       // Of all blocks, the null block included (vLLM: watermark * num_blocks).
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
@@ -245,6 +246,8 @@ int32_t Scheduler::Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
   for (size_t k = batch->size(); k-- > 0;) {
     if ((*batch)[k].id != id) continue;
     const int32_t n = (*batch)[k].new_tokens;
+    last_tokens_ -= n;
+    last_finishing_ -= (*batch)[k].last;
     Request& r = (*requests_)[id];
     // Undo Add's counters that Preempt does not reset: the tokens are no
     // longer in flight (Preempt turns what still is into stale output).
@@ -300,6 +303,9 @@ void Scheduler::Add(SimTime now, int64_t id, Request& r, int32_t n,
   // a request is never readmitted with stale output in flight.
   const bool last = samples && r.num_output + std::max(r.placeholders, 1) == r.output_len;
   batch->push_back({id, n, samples, last, spec});
+  last_tokens_ += n;
+  last_finishing_ += last;
+  if (group_on_ && samples && !last) join_candidates_.push_back(id);
   shape->seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -315,15 +321,20 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   last_transfers_ = TransferCounts{};
   last_admitted_ = 0;
   last_cached_tokens_ = 0;
+  last_tokens_ = 0;
+  last_finishing_ = 0;
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   RequestTable& reqs = *requests_;
   // A long prompt may not take the whole budget while others are waiting.
-  const int32_t cap =
-      waiting_.size() + num_running() > 1 ? config_.long_prefill_token_threshold : 0;
+  const int32_t cap = config_.long_prefill_token_threshold > 0 &&
+                              waiting_.size() + num_running() > 1
+                          ? config_.long_prefill_token_threshold
+                          : 0;
   // The members are scheduled whole after the running requests: where they
   // stand among them cannot matter, as nobody's tokens or blocks run short.
   const bool group_step = !group_.empty() && PrepareGroup(cap);
+  int32_t group_members = 0;  // its entry is added last
 
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Request& r = reqs[running_[i]];
@@ -381,14 +392,15 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     }
     shape->decode_seqs = members;
     shape->decode_context = group_.context_sum();
-    batch->push_back({kGroupEntry, members, true, false});
+    last_tokens_ += members;
+    group_members = members;
     group_in_flight_.push_back({group_.step(), group_.measured()});
     group_.Advance();
     budget -= members;
   }
 
   skipped_.clear();
-  if (!preempted && policy_->orders_waiting() && !waiting_.empty() && budget > 0) {
+  if (orders_waiting_ && !preempted && !waiting_.empty() && budget > 0) {
     policy_->OrderWaiting(&waiting_, reqs,
                           [this](int64_t id) { return ProbePrefix(id); },
                           config_.block_size);
@@ -405,7 +417,11 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     }
     const int32_t n = Admit(r, budget, cap);
     if (n == 0) break;
-    waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
+    if (idx == 0) {
+      waiting_.pop_front();  // (FCFS: the deque's general erase is slower)
+    } else {
+      waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
+    }
     r.status = RequestStatus::kRunning;
     r.run_key = next_run_key_++;
     running_.push_back(r.id);
@@ -415,7 +431,10 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     budget -= n;
   }
   waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
-  if (group_on_) JoinGroup(*batch);
+  // The group's entry goes last (Commit finds it there); its place among
+  // the others changes nothing: its members are none of theirs.
+  if (group_step) batch->push_back({kGroupEntry, group_members, true, false});
+  if (!join_candidates_.empty()) JoinGroup();
   transfers_ += last_transfers_;
   return shape->size();
 }
@@ -522,14 +541,15 @@ void Scheduler::FlushDecodeGroup() {
   if (!group_.empty()) MaterializeAll();
 }
 
-void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
+void Scheduler::JoinGroup() {
   RequestTable& reqs = *requests_;
   joining_.clear();
-  for (const ScheduledSeq& s : batch) {
-    if (s.id == kGroupEntry || s.new_tokens != 1 || !s.samples || s.last) continue;
-    Request& r = reqs[s.id];
-    // Context > 0: a decode (a one-token first prompt is prefill work).
-    if (r.status != RequestStatus::kRunning || r.num_computed < 2) continue;
+  for (const int64_t id : join_candidates_) {
+    Request& r = reqs[id];
+    // Its step sampled: from the next on it decodes one token a step
+    // (context >= 1). One whose next step is its last stays out.
+    const int64_t left = r.total_len() - 2 - r.num_computed;
+    if (r.status != RequestStatus::kRunning || left < 1) continue;
     // Prefix caching: only a request whose blocks from now on are all
     // private (its own stream, never preempted) joins: nobody can hit
     // them, so which group block it ends up with, and registering them
@@ -546,10 +566,11 @@ void Scheduler::JoinGroup(const std::vector<ScheduledSeq>& batch) {
       std::abort();
     }
     // Its last step samples token output_len: at num_computed total - 2.
-    const int64_t last = group_.step() + (r.total_len() - 2 - r.num_computed);
+    const int64_t last = group_.step() + left;
     group_.Join({last, r.run_key, r.id, group_.step(), r.num_computed, r.measured});
     joining_.push_back(r.id);
   }
+  join_candidates_.clear();
   if (joining_.empty()) return;
   // The batch lists running requests in running_'s order.
   size_t next = 0;
@@ -690,14 +711,16 @@ void Scheduler::CommitGroup(SimTime now, Recorder* recorder,
 
 void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
                        Recorder* recorder, std::vector<int64_t>* finished) {
+  // The decode group's entry, if any, is the last (Schedule). Its part
+  // may be committed after the others: former members it delivers to
+  // never finish in it, and the ITL histogram is order-free.
   bool any_finished = false;
-  for (const ScheduledSeq& s : batch) {
-    if (s.id == kGroupEntry) {
-      CommitGroup(now, recorder, finished);
-    } else {
-      any_finished |= Deliver(now, s, true, recorder, finished);
-    }
+  const bool group = !batch.empty() && batch.back().id == kGroupEntry;
+  const size_t single = batch.size() - (group ? 1 : 0);
+  for (size_t i = 0; i < single; ++i) {
+    any_finished |= Deliver(now, batch[i], true, recorder, finished);
   }
+  if (group) CommitGroup(now, recorder, finished);
   last_commit_ = now;
   if (any_finished) {
     const RequestTable& reqs = *requests_;

@@ -24,10 +24,12 @@
 // blocks — never its whole prompt: the last token is always computed.
 // Commit() applies a finished step's sampled tokens: tokens delivered,
 // requests finished, blocks released.
-// Decode group (decode_group.h): a running request that this step
-// schedules one decode token that is not its last joins the group, and
-// later steps schedule all members at once — one aggregate entry in the
-// batch (id kGroupEntry, new_tokens = members) and in the BatchShape. A
+// Decode group (decode_group.h): a running request whose token this step
+// samples, not its last (nor the one before: its next step would be its
+// last), joins the group -- after its prefill or any later step -- and
+// later steps schedule all members at once: one aggregate entry at the
+// end of the batch (id kGroupEntry, new_tokens = members) and in the
+// BatchShape. A
 // member's own state is rebuilt exactly (Rebuild) before its last step
 // (which is scheduled one by one, as its finish is), and every member's
 // before a step whose budget or free blocks could not cover everyone (the
@@ -104,8 +106,10 @@ class Scheduler {
   void AddWaiting(int64_t id);
   // As vLLM's has_requests(): unfinished requests, or finished ones not yet
   // reported by a following schedule (which then runs, possibly empty).
+  // (The decode group first: in a steady run it is seldom empty, where
+  // the waiting queue's emptiness varies from step to step.)
   bool has_requests() const {
-    return !waiting_.empty() || !running_.empty() || !group_.empty() ||
+    return !group_.empty() || !running_.empty() || !waiting_.empty() ||
            finished_unreported_;
   }
   // Turns the decode group off (before the first step): every sequence is
@@ -141,6 +145,10 @@ class Scheduler {
   // Requests admitted from the waiting queue by the most recent Schedule(),
   // and their prefix-cache hit tokens.
   int32_t last_admitted() const { return last_admitted_; }
+  // Tokens the most recent Schedule() batched (the sum of its new_tokens)
+  // and the sequences whose last token it samples.
+  int64_t last_tokens() const { return last_tokens_; }
+  int32_t last_finishing() const { return last_finishing_; }
   int64_t last_cached_tokens() const { return last_cached_tokens_; }
   // KV offload: blocks moved by the most recent Schedule(), and in all.
   const TransferCounts& last_transfers() const { return last_transfers_; }
@@ -214,13 +222,15 @@ class Scheduler {
   void Rebuild(const DecodeGroup::Member& m);
   void InsertRunning(int64_t id);  // into running_, by run_key
   void MaterializeAll();
-  // After a step is built: its one-token, not-last decodes join the group.
-  void JoinGroup(const std::vector<ScheduledSeq>& batch);
+  // After a step is built: its sampling, not-last entries (noted by Add,
+  // in batch order) join the group.
+  void JoinGroup();
   void CommitGroup(SimTime now, Recorder* recorder,
                    std::vector<int64_t>* finished);
 
   EngineConfig config_;
   std::unique_ptr<SchedulerPolicy> policy_;
+  bool orders_waiting_;  // policy_->orders_waiting(), asked once
   RequestTable* requests_;
   int32_t watermark_blocks_;
   int32_t block_shift_;  // log2(block_size), -1 if not a power of two
@@ -234,6 +244,8 @@ class Scheduler {
   PrefixHashMemo* hash_memo_ = nullptr;  // &prefix_hashes_ unless reference
   std::vector<int64_t> last_preempted_;
   int32_t last_admitted_ = 0;
+  int64_t last_tokens_ = 0;
+  int32_t last_finishing_ = 0;
   int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
 
@@ -260,6 +272,9 @@ class Scheduler {
   };
   std::vector<Orphan> orphans_;
   std::vector<int64_t> joining_;  // scratch for JoinGroup
+  // This step's sampling, not-last entries, in batch order (a preempted
+  // one is no longer running: JoinGroup passes it over).
+  std::vector<int64_t> join_candidates_;
   std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 
   // KV offload (engine.kv_offload); cpu_ null without it.

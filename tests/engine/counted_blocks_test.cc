@@ -41,7 +41,7 @@ TEST(CountedBlocksDeathTest, BlockReleasedWhileHeldIsCaught) {
     Request r;
     r.id = id;
     r.prompt_len = 9;
-    r.output_len = 20;
+    r.output_len = 2;  // the next step is its last: it stays running
     reqs.push_back(r);
     sched.AddWaiting(id);
   }
@@ -49,7 +49,8 @@ TEST(CountedBlocksDeathTest, BlockReleasedWhileHeldIsCaught) {
   std::vector<ScheduledSeq> batch;
   BatchShape shape;
   std::vector<int64_t> finished;
-  // One step: the three prefills (running, not yet in the decode group).
+  // One step: the three prefills (running: a request whose next step is
+  // its last does not join the decode group).
   sched.Schedule(1, &batch, &shape);
   sched.Commit(2, batch, &recorder, &finished);
   sched.CheckInvariants();
