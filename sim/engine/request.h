@@ -155,10 +155,13 @@ class RequestTable {
   Request& front() { return (*this)[0]; }
   const Request& front() const { return (*this)[0]; }
 
-  // A default request at the end, constructed in place.
+  // A default request at the end, constructed in place. Default- rather
+  // than value-initialised: every member has its initializer, so the values
+  // are the same, without first zeroing all 240 bytes (a `rep stos`, 40% of
+  // Driver::Create's time).
   Request& emplace_back() {
     Request* slot = Slot();
-    new (slot) Request();
+    new (slot) Request;
     ++size_;
     return *slot;
   }
