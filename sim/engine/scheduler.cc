@@ -336,10 +336,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   // The members are scheduled whole after the running requests: where they
   // stand among them cannot matter, as nobody's tokens or blocks run short.
   const bool group_step = !group_.empty() && PrepareGroup(cap);
-  if (!group_step && !finishing_.empty()) {
-    for (const int64_t id : finishing_) InsertRunning(id);
-    finishing_.clear();
-  }
+  if (!group_step && !finishing_.empty()) MaterializeFinishing();
   int32_t group_members = 0;  // its entry is added last
 
   for (size_t i = 0; i < running_.size() && budget > 0;) {
@@ -406,10 +403,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
       due_.clear();
       while (group_.Due()) due_.push_back(group_.PopDue());
       group_.Advance();
-      for (const DecodeGroup::Member& m : due_) {
-        Rebuild(m);
-        finishing_.push_back(m.id);
-      }
+      finishing_.insert(finishing_.end(), due_.begin(), due_.end());
       last_group_finishing_ = static_cast<int32_t>(due_.size());
       last_finishing_ += last_group_finishing_;
     } else {
@@ -483,7 +477,7 @@ bool Scheduler::PrepareGroup(int32_t cap) {
   // the request); without, members leave after their last step is batched.
   while (!finish_in_group_ && group_.Due()) {
     const DecodeGroup::Member m = group_.PopDue();
-    Rebuild(m);
+    Rebuild(m, group_.step());
     InsertRunning(m.id);
   }
   if (group_.empty()) return false;
@@ -492,10 +486,10 @@ bool Scheduler::PrepareGroup(int32_t cap) {
   return false;
 }
 
-void Scheduler::Rebuild(const DecodeGroup::Member& m) {
+void Scheduler::Rebuild(const DecodeGroup::Member& m, int64_t until) {
   Request& r = (*requests_)[m.id];
   // Group steps it took part in, and of them those committed.
-  const int64_t steps = group_.step() - m.joined;
+  const int64_t steps = until - m.joined;
   const int64_t done = std::max<int64_t>(0, group_commits_ - m.joined);
   const auto pending = static_cast<int32_t>(steps - done);
   r.num_computed = m.joined_context + static_cast<int32_t>(steps);
@@ -511,7 +505,7 @@ void Scheduler::Rebuild(const DecodeGroup::Member& m) {
   }
   group_blocks_.MoveTail(owed, &r.blocks);
   if (pending > 0) {
-    orphans_.push_back({m.id, std::max(m.joined, group_commits_), group_.step()});
+    orphans_.push_back({m.id, std::max(m.joined, group_commits_), until});
   }
   // Prefix caching: the blocks its group steps filled are registered (all
   // privately: JoinGroup) as one by one they would have been, by Add's
@@ -534,7 +528,16 @@ void Scheduler::InsertRunning(int64_t id) {
   running_.insert(at, id);
 }
 
+void Scheduler::MaterializeFinishing() {
+  for (const DecodeGroup::Member& m : finishing_) {
+    Rebuild(m, m.last_step + 1);
+    InsertRunning(m.id);
+  }
+  finishing_.clear();
+}
+
 void Scheduler::MaterializeAll() {
+  MaterializeFinishing();  // (their owed blocks leave the group first)
   std::vector<DecodeGroup::Member> all = group_.TakeAll();
   std::sort(all.begin(), all.end(),
             [](const DecodeGroup::Member& a, const DecodeGroup::Member& b) {
@@ -542,7 +545,7 @@ void Scheduler::MaterializeAll() {
             });
   const size_t old = running_.size();
   for (const DecodeGroup::Member& m : all) {
-    Rebuild(m);
+    Rebuild(m, group_.step());
     running_.push_back(m.id);
   }
   const RequestTable& reqs = *requests_;
@@ -558,6 +561,7 @@ void Scheduler::MaterializeAll() {
 }
 
 void Scheduler::FlushDecodeGroup() {
+  MaterializeFinishing();
   if (!group_.empty()) MaterializeAll();
 }
 
@@ -714,11 +718,30 @@ bool Scheduler::CommitGroup(SimTime now, Recorder* recorder,
   if (part.measured > 0) recorder->RecordItlNanos(now - last_commit_, part.measured);
   group_commits_ = part.step + 1;
   last_group_commit_ = now;
-  if (orphans_.empty()) return false;
+  bool ran_out = false;
+  if (!finishing_.empty() && finishing_.front().last_step == part.step) {
+    // Members whose last step this was: every token of theirs is now
+    // delivered (the part's weighted sample holds their last gap).
+    size_t k = 0;
+    for (; k < finishing_.size() && finishing_[k].last_step == part.step; ++k) {
+      const DecodeGroup::Member& m = finishing_[k];
+      Rebuild(m, m.last_step + 1);
+      Request& r = (*requests_)[m.id];
+      if (r.num_output != r.output_len || r.in_flight != 0) {
+        std::fprintf(stderr, "servesim: finishing member %lld has %d of %d tokens, "
+                     "%d in flight\n", static_cast<long long>(m.id), r.num_output,
+                     r.output_len, r.in_flight);
+        std::abort();
+      }
+      Finish(now, r, finished);
+    }
+    finishing_.erase(finishing_.begin(), finishing_.begin() + static_cast<ptrdiff_t>(k));
+  }
+  if (orphans_.empty()) return ran_out;
   // Former members: their token of this step, one by one (their gap is in
   // the weighted sample above). Their last only if they left after it was
-  // batched (finish_in_group_); else last steps run one by one.
-  bool ran_out = false;
+  // batched (finish_in_group_) and were put back in running_ before it
+  // committed; else last steps run one by one.
   for (const Orphan& o : orphans_) {
     if (o.first <= part.step && part.step < o.until) {
       if (Deliver(now, {o.id, 1, true, false}, false, recorder, finished)) {
@@ -762,9 +785,6 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
     };
     std::sort(at(mid), finished->end(), by_key);
     std::inplace_merge(at(first), at(mid), finished->end(), by_key);
-    std::erase_if(finishing_, [&](int64_t id) {
-      return reqs[id].status == RequestStatus::kFinished;
-    });
   }
   last_commit_ = now;
   if (any_finished) {
@@ -859,18 +879,22 @@ void Scheduler::CheckInvariants() const {
       std::abort();
     }
   }
-  for (int64_t id : finishing_) {
-    const Request& r = (*requests_)[id];
-    if (r.status != RequestStatus::kRunning || r.in_flight <= 0) {
-      std::fprintf(stderr, "servesim: finishing request %lld is not running with its "
-                   "last token in flight\n", static_cast<long long>(id));
+  // Members hold the blocks they had when they joined; the group holds the
+  // rest of what their contexts need now (finishing ones: after their last
+  // step).
+  int64_t owed = 0;
+  for (const DecodeGroup::Member& m : finishing_) {
+    const Request& r = (*requests_)[m.id];
+    const int64_t context = m.joined_context + (m.last_step + 1 - m.joined);
+    if (r.status != RequestStatus::kRunning || r.num_computed != m.joined_context ||
+        m.last_step >= group_.step() || context > r.max_cached_tokens()) {
+      std::fprintf(stderr, "servesim: finishing member %lld in a bad state\n",
+                   static_cast<long long>(m.id));
       std::abort();
     }
     own(r.blocks);
+    owed += BlocksFor(static_cast<int32_t>(context)) - static_cast<int64_t>(r.blocks.size());
   }
-  // Members hold the blocks they had when they joined; the group holds the
-  // rest of what their contexts need now.
-  int64_t owed = 0;
   for (const DecodeGroup::Member& m : group_.members()) {
     const Request& r = (*requests_)[m.id];
     const int64_t context = m.joined_context + (group_.step() - m.joined);

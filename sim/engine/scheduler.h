@@ -224,7 +224,12 @@ class Scheduler {
   // Rebuilds a leaving member's Request fields (counters, blocks, last
   // token) from the group's counters; notes the group steps in flight it
   // still has tokens in (orphans).
-  void Rebuild(const DecodeGroup::Member& m);
+  // `until`: the group steps it took part in end there (group_.step()
+  // unless it left earlier).
+  void Rebuild(const DecodeGroup::Member& m, int64_t until);
+  // Rebuilds the finishing members and puts them in running_ (before a
+  // step that runs one by one, and at the end of a run).
+  void MaterializeFinishing();
   void InsertRunning(int64_t id);  // into running_, by run_key
   void MaterializeAll();
   // After a step is built: its sampling, not-last entries (noted by Add,
@@ -259,15 +264,16 @@ class Scheduler {
   // Decode group state (see above).
   bool group_on_;
   // Without prefix caching a member stays in the group for its last step
-  // and leaves (rebuilt) right after it is batched; its last token is
-  // delivered with the group's part (an orphan delivery that finishes it),
-  // merged into the step's finishes by admission key, the place its own
-  // entry would have had. Until then it is in finishing_, counted as
-  // running; a step that runs one by one first puts these back in
+  // and leaves right after it is batched, into finishing_ (counted as
+  // running); when the group's part of that step commits it is rebuilt
+  // with every token delivered and finished, merged into the step's
+  // finishes by admission key, the place its own entry would have had. A
+  // step that runs one by one first rebuilds these and puts them back in
   // running_ (where the running pass passes them over, as a request whose
-  // last token is in flight, and a policy may choose them as victims).
+  // last token is in flight, and a policy may choose them as victims);
+  // their last token is then an orphan delivery that finishes them.
   bool finish_in_group_;
-  std::vector<int64_t> finishing_;
+  std::vector<DecodeGroup::Member> finishing_;  // by last step, then key
   std::vector<DecodeGroup::Member> due_;  // scratch
   DecodeGroup group_;
   int64_t next_run_key_ = 0;
