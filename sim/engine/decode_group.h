@@ -12,8 +12,8 @@
 //    (joined_context - joined + g) % block_size == 0, so the members
 //    needing a block at a step are one counter, by that phase;
 //  - the members by last step (the step that samples their last token):
-//    members leave the group before it (the scheduler schedules that step
-//    one by one, as its finish must be).
+//    members leave the group right after it is batched (or, with prefix
+//    caching, before it: the scheduler then schedules it one by one).
 // A member's own fields (Request) are left as they were when it joined;
 // the scheduler rebuilds them (Scheduler::Rebuild) from the group's step
 // and commit counters when it leaves.

@@ -101,7 +101,7 @@ bool Replica::Launch(SimTime now) {
   const int32_t finishing = scheduler_.last_finishing();
   if (check_invariants_) {
     int64_t t = 0;
-    int32_t l = 0;
+    int32_t l = scheduler_.last_group_finishing();
     for (const ScheduledSeq& s : f.batch) {
       t += s.new_tokens;
       l += s.last;

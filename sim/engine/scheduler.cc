@@ -55,6 +55,7 @@ Scheduler::Scheduler(const EngineConfig& config,
       group_on_(config.decode_group && !config.reference_engine && !config.hold_kv_after_finish &&
                 !config.remote_prefill && config.cpu_blocks == 0 &&
                 !config.spec.on()),
+      finish_in_group_(group_on_ && !config.prefix_caching),
       group_(std::max(1, config.block_size)) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
   if (config.cpu_blocks > 0) {
@@ -323,6 +324,7 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   last_cached_tokens_ = 0;
   last_tokens_ = 0;
   last_finishing_ = 0;
+  last_group_finishing_ = 0;
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   RequestTable& reqs = *requests_;
@@ -334,6 +336,10 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
   // The members are scheduled whole after the running requests: where they
   // stand among them cannot matter, as nobody's tokens or blocks run short.
   const bool group_step = !group_.empty() && PrepareGroup(cap);
+  if (!group_step && !finishing_.empty()) {
+    for (const int64_t id : finishing_) InsertRunning(id);
+    finishing_.clear();
+  }
   int32_t group_members = 0;  // its entry is added last
 
   for (size_t i = 0; i < running_.size() && budget > 0;) {
@@ -395,7 +401,20 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     last_tokens_ += members;
     group_members = members;
     group_in_flight_.push_back({group_.step(), group_.measured()});
-    group_.Advance();
+    if (finish_in_group_) {
+      // Members whose last step this is leave now (by admission key).
+      due_.clear();
+      while (group_.Due()) due_.push_back(group_.PopDue());
+      group_.Advance();
+      for (const DecodeGroup::Member& m : due_) {
+        Rebuild(m);
+        finishing_.push_back(m.id);
+      }
+      last_group_finishing_ = static_cast<int32_t>(due_.size());
+      last_finishing_ += last_group_finishing_;
+    } else {
+      group_.Advance();
+    }
     budget -= members;
   }
 
@@ -460,8 +479,9 @@ bool Scheduler::GroupStepFits(int32_t cap) const {
 }
 
 bool Scheduler::PrepareGroup(int32_t cap) {
-  // Last steps are scheduled one by one (they finish the request).
-  while (group_.Due()) {
+  // With prefix caching last steps are scheduled one by one (they finish
+  // the request); without, members leave after their last step is batched.
+  while (!finish_in_group_ && group_.Due()) {
     const DecodeGroup::Member m = group_.PopDue();
     Rebuild(m);
     InsertRunning(m.id);
@@ -685,7 +705,7 @@ int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
   return a + 1;
 }
 
-void Scheduler::CommitGroup(SimTime now, Recorder* recorder,
+bool Scheduler::CommitGroup(SimTime now, Recorder* recorder,
                             std::vector<int64_t>* finished) {
   const GroupPart part = group_in_flight_.front();
   group_in_flight_.pop_front();
@@ -694,19 +714,25 @@ void Scheduler::CommitGroup(SimTime now, Recorder* recorder,
   if (part.measured > 0) recorder->RecordItlNanos(now - last_commit_, part.measured);
   group_commits_ = part.step + 1;
   last_group_commit_ = now;
-  if (orphans_.empty()) return;
+  if (orphans_.empty()) return false;
   // Former members: their token of this step, one by one (their gap is in
-  // the weighted sample above). Never their last: last steps run one by one.
+  // the weighted sample above). Their last only if they left after it was
+  // batched (finish_in_group_); else last steps run one by one.
+  bool ran_out = false;
   for (const Orphan& o : orphans_) {
     if (o.first <= part.step && part.step < o.until) {
       if (Deliver(now, {o.id, 1, true, false}, false, recorder, finished)) {
-        std::fprintf(stderr, "servesim: request %lld finished in a group step\n",
-                     static_cast<long long>(o.id));
-        std::abort();
+        if (!finish_in_group_) {
+          std::fprintf(stderr, "servesim: request %lld finished in a group step\n",
+                       static_cast<long long>(o.id));
+          std::abort();
+        }
+        ran_out = true;
       }
     }
   }
   std::erase_if(orphans_, [&](const Orphan& o) { return o.until <= group_commits_; });
+  return ran_out;
 }
 
 void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
@@ -717,10 +743,29 @@ void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
   bool any_finished = false;
   const bool group = !batch.empty() && batch.back().id == kGroupEntry;
   const size_t single = batch.size() - (group ? 1 : 0);
+  const size_t first = finished->size();
   for (size_t i = 0; i < single; ++i) {
     any_finished |= Deliver(now, batch[i], true, recorder, finished);
   }
-  if (group) CommitGroup(now, recorder, finished);
+  const size_t mid = finished->size();
+  if (group) any_finished |= CommitGroup(now, recorder, finished);
+  if (finished->size() > mid) {
+    // Members finished by the group's part: in the order their own entries
+    // would have had, by admission key among the step's finishes (the
+    // batch lists its entries by it).
+    const RequestTable& reqs = *requests_;
+    const auto by_key = [&](int64_t a, int64_t b) {
+      return reqs[a].run_key < reqs[b].run_key;
+    };
+    const auto at = [&](size_t k) {
+      return finished->begin() + static_cast<ptrdiff_t>(k);
+    };
+    std::sort(at(mid), finished->end(), by_key);
+    std::inplace_merge(at(first), at(mid), finished->end(), by_key);
+    std::erase_if(finishing_, [&](int64_t id) {
+      return reqs[id].status == RequestStatus::kFinished;
+    });
+  }
   last_commit_ = now;
   if (any_finished) {
     const RequestTable& reqs = *requests_;
@@ -813,6 +858,15 @@ void Scheduler::CheckInvariants() const {
                    r.num_computed, r.known_tokens(), r.blocks.size());
       std::abort();
     }
+  }
+  for (int64_t id : finishing_) {
+    const Request& r = (*requests_)[id];
+    if (r.status != RequestStatus::kRunning || r.in_flight <= 0) {
+      std::fprintf(stderr, "servesim: finishing request %lld is not running with its "
+                   "last token in flight\n", static_cast<long long>(id));
+      std::abort();
+    }
+    own(r.blocks);
   }
   // Members hold the blocks they had when they joined; the group holds the
   // rest of what their contexts need now.

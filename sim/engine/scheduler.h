@@ -30,8 +30,10 @@
 // later steps schedule all members at once: one aggregate entry at the
 // end of the batch (id kGroupEntry, new_tokens = members) and in the
 // BatchShape. A
-// member's own state is rebuilt exactly (Rebuild) before its last step
-// (which is scheduled one by one, as its finish is), and every member's
+// member's own state is rebuilt exactly (Rebuild) when it leaves: right
+// after its last step is batched (that step's token is delivered with the
+// group's part, which finishes it: see finish_in_group_), or, with prefix
+// caching, before its last step (then scheduled one by one), and every member's
 // before a step whose budget or free blocks could not cover everyone (the
 // step then runs one by one, preempting as usual), and at the end of a run
 // (FlushDecodeGroup). With prefix caching only requests whose blocks are
@@ -110,7 +112,7 @@ class Scheduler {
   // the waiting queue's emptiness varies from step to step.)
   bool has_requests() const {
     return !group_.empty() || !running_.empty() || !waiting_.empty() ||
-           finished_unreported_;
+           !finishing_.empty() || finished_unreported_;
   }
   // Turns the decode group off (before the first step): every sequence is
   // then scheduled one by one (schedule observers see each).
@@ -133,7 +135,7 @@ class Scheduler {
 
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const {
-    return running_.size() + static_cast<size_t>(group_.size());
+    return running_.size() + static_cast<size_t>(group_.size()) + finishing_.size();
   }
   const KvCache& kv() const { return kv_; }
   const BlockPool& pool() const { return kv_.pool(); }
@@ -149,6 +151,8 @@ class Scheduler {
   // and the sequences whose last token it samples.
   int64_t last_tokens() const { return last_tokens_; }
   int32_t last_finishing() const { return last_finishing_; }
+  // Of those, members of the decode group (their last token in its entry).
+  int32_t last_group_finishing() const { return last_group_finishing_; }
   int64_t last_cached_tokens() const { return last_cached_tokens_; }
   // KV offload: blocks moved by the most recent Schedule(), and in all.
   const TransferCounts& last_transfers() const { return last_transfers_; }
@@ -211,9 +215,10 @@ class Scheduler {
                Recorder* recorder, std::vector<int64_t>* finished);
 
   // Decode group.
-  // Before building a step: members whose last step it is leave the group;
-  // if the step could not cover every member (budget, free blocks), all
-  // leave. Returns true if the group (if any) is scheduled whole.
+  // Before building a step: with prefix caching, members whose last step
+  // it is leave the group; if the step could not cover every member
+  // (budget, free blocks), all leave. Returns true if the group (if any)
+  // is scheduled whole.
   bool PrepareGroup(int32_t cap);
   bool GroupStepFits(int32_t cap) const;
   // Rebuilds a leaving member's Request fields (counters, blocks, last
@@ -225,7 +230,8 @@ class Scheduler {
   // After a step is built: its sampling, not-last entries (noted by Add,
   // in batch order) join the group.
   void JoinGroup();
-  void CommitGroup(SimTime now, Recorder* recorder,
+  // True if a former member finished while running.
+  bool CommitGroup(SimTime now, Recorder* recorder,
                    std::vector<int64_t>* finished);
 
   EngineConfig config_;
@@ -246,11 +252,23 @@ class Scheduler {
   int32_t last_admitted_ = 0;
   int64_t last_tokens_ = 0;
   int32_t last_finishing_ = 0;
+  int32_t last_group_finishing_ = 0;
   int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
 
   // Decode group state (see above).
   bool group_on_;
+  // Without prefix caching a member stays in the group for its last step
+  // and leaves (rebuilt) right after it is batched; its last token is
+  // delivered with the group's part (an orphan delivery that finishes it),
+  // merged into the step's finishes by admission key, the place its own
+  // entry would have had. Until then it is in finishing_, counted as
+  // running; a step that runs one by one first puts these back in
+  // running_ (where the running pass passes them over, as a request whose
+  // last token is in flight, and a policy may choose them as victims).
+  bool finish_in_group_;
+  std::vector<int64_t> finishing_;
+  std::vector<DecodeGroup::Member> due_;  // scratch
   DecodeGroup group_;
   int64_t next_run_key_ = 0;
   // KV blocks the members gained since joining, owned by the group (their
