@@ -1,15 +1,12 @@
 // Paged KV-cache block pool (see block_pool.h for the invariants).
 #include "sim/kv/block_pool.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include "sim/kv/kv_invariant.h"
 
 namespace servesim {
 
 void BlockPool::InvariantBroken(const char* what, int32_t block) {
-  std::fprintf(stderr, "servesim: BlockPool invariant broken: %s (block %d)\n",
-               what, block);
-  std::abort();
+  KvInvariantBroken("BlockPool", what, block);
 }
 
 BlockPool::BlockPool(int32_t num_blocks, bool counted)

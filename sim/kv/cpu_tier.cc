@@ -1,16 +1,13 @@
 // KV offload tier in CPU memory (see cpu_tier.h).
 #include "sim/kv/cpu_tier.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include "sim/kv/kv_invariant.h"
 
 namespace servesim {
 namespace {
 
 [[noreturn]] void Broken(const char* what, long long a, long long b) {
-  std::fprintf(stderr, "servesim: CpuTier invariant broken: %s (%lld, %lld)\n",
-               what, a, b);
-  std::abort();
+  KvInvariantBroken("CpuTier", what, a, b);
 }
 
 }  // namespace

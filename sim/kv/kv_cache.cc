@@ -2,16 +2,14 @@
 #include "sim/kv/kv_cache.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+
+#include "sim/kv/kv_invariant.h"
 
 namespace servesim {
 namespace {
 
 [[noreturn]] void Broken(const char* what, long long a, long long b) {
-  std::fprintf(stderr, "servesim: KvCache invariant broken: %s (%lld, %lld)\n",
-               what, a, b);
-  std::abort();
+  KvInvariantBroken("KvCache", what, a, b);
 }
 
 }  // namespace
