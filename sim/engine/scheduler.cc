@@ -760,9 +760,10 @@ bool Scheduler::CommitGroup(SimTime now, Recorder* recorder,
 
 void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
                        Recorder* recorder, std::vector<int64_t>* finished) {
-  // The decode group's entry, if any, is the last (Schedule). Its part
-  // may be committed after the others: former members it delivers to
-  // never finish in it, and the ITL histogram is order-free.
+  // The decode group's entry, if any, is the last (Schedule), and its part
+  // is committed after the others: the ITL histogram is order-free, and the
+  // requests it finishes are merged below into the step's finishes where
+  // their own entries would have put them.
   bool any_finished = false;
   const bool group = !batch.empty() && batch.back().id == kGroupEntry;
   const size_t single = batch.size() - (group ? 1 : 0);

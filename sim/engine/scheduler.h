@@ -29,13 +29,13 @@
 // last), joins the group -- after its prefill or any later step -- and
 // later steps schedule all members at once: one aggregate entry at the
 // end of the batch (id kGroupEntry, new_tokens = members) and in the
-// BatchShape. A
-// member's own state is rebuilt exactly (Rebuild) when it leaves: right
-// after its last step is batched (that step's token is delivered with the
-// group's part, which finishes it: see finish_in_group_), or, with prefix
-// caching, before its last step (then scheduled one by one), and every member's
-// before a step whose budget or free blocks could not cover everyone (the
-// step then runs one by one, preempting as usual), and at the end of a run
+// BatchShape. A member's own state is rebuilt exactly (Rebuild) when it
+// leaves: right after its last step is batched (that step's token is
+// delivered with the group's part, which finishes it: see
+// finish_in_group_) or, with prefix caching, before its last step (then
+// scheduled one by one). Every member's is rebuilt before a step whose
+// budget or free blocks could not cover everyone (the step then runs one
+// by one, preempting as usual), and at the end of a run
 // (FlushDecodeGroup). With prefix caching only requests whose blocks are
 // private from then on join (own stream, never preempted): block identity
 // cannot change an output there (the group allocates the same blocks from
