@@ -2,19 +2,11 @@
 #include "sim/engine/decode_group.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 
 namespace servesim {
-namespace {
-
-// std heaps are max-heaps: "greater" puts the earliest last step on top.
-template <typename T>
-struct Later {
-  bool operator()(const T& a, const T& b) const { return a.last_step > b.last_step; }
-};
-
-}  // namespace
 
 int32_t DecodeGroup::PhaseOf(const Member& m) const {
   const int64_t p = (m.joined_context - m.joined) % block_size_;
@@ -33,7 +25,7 @@ void DecodeGroup::PutOnWheel(int32_t slot) {
 
 void DecodeGroup::PullNear() {
   while (!far_.empty() && far_.front().last_step < step_ + kWheel) {
-    std::pop_heap(far_.begin(), far_.end(), Later<Far>{});
+    std::pop_heap(far_.begin(), far_.end(), std::greater<>{});
     const int32_t slot = far_.back().slot;
     far_.pop_back();
     PutOnWheel(slot);
@@ -64,7 +56,7 @@ void DecodeGroup::Join(const Member& m) {
     PutOnWheel(slot);
   } else {
     far_.push_back({m.last_step, slot});
-    std::push_heap(far_.begin(), far_.end(), Later<Far>{});
+    std::push_heap(far_.begin(), far_.end(), std::greater<>{});
   }
 }
 

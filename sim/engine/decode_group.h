@@ -88,6 +88,9 @@ class DecodeGroup {
   struct Far {  // a member due kWheel or more steps ahead
     int64_t last_step;
     int32_t slot;
+    // The heap's order: std heaps are max-heaps, so with std::greater the
+    // earliest last step is on top (ties: PutOnWheel orders them by key).
+    bool operator>(const Far& o) const { return last_step > o.last_step; }
   };
   static size_t Bucket(int64_t step) {
     return static_cast<size_t>(step & (kWheel - 1));

@@ -400,11 +400,10 @@ size_t Scheduler::Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
     group_in_flight_.push_back({group_.step(), group_.measured()});
     if (finish_in_group_) {
       // Members whose last step this is leave now (by admission key).
-      due_.clear();
-      while (group_.Due()) due_.push_back(group_.PopDue());
+      const size_t before = finishing_.size();
+      while (group_.Due()) finishing_.push_back(group_.PopDue());
       group_.Advance();
-      finishing_.insert(finishing_.end(), due_.begin(), due_.end());
-      last_group_finishing_ = static_cast<int32_t>(due_.size());
+      last_group_finishing_ = static_cast<int32_t>(finishing_.size() - before);
       last_finishing_ += last_group_finishing_;
     } else {
       group_.Advance();

@@ -274,7 +274,6 @@ class Scheduler {
   // their last token is then an orphan delivery that finishes them.
   bool finish_in_group_;
   std::vector<DecodeGroup::Member> finishing_;  // by last step, then key
-  std::vector<DecodeGroup::Member> due_;  // scratch
   DecodeGroup group_;
   int64_t next_run_key_ = 0;
   // KV blocks the members gained since joining, owned by the group (their

@@ -65,5 +65,42 @@ TEST(PeakConcurrency, EqualsPlainCount) {
   }
 }
 
+// More requests than one OutcomeTable chunk holds (the count reads the
+// chunks' columns and indexes sends across them), against the same count
+// by binary search in sorted copies (the quadratic one is too slow here).
+TEST(PeakConcurrency, SpansOutcomeChunks) {
+  Rng rng(9, "peak-chunks");
+  const size_t n = OutcomeTable::kChunk + OutcomeTable::kChunk / 3;
+  for (const bool reversed : {false, true}) {
+    std::vector<RequestOutcome> v;
+    SimTime t = 1000;
+    for (size_t i = 0; i < n; ++i) {
+      t += static_cast<SimTime>(rng.Uniform() * 1e6);
+      RequestOutcome o{};
+      o.send = t;
+      o.finish = t + static_cast<SimTime>(rng.Uniform() * 3e8);
+      v.push_back(o);
+    }
+    if (reversed) std::reverse(v.begin(), v.end());
+    std::vector<SimTime> sends, finishes;
+    for (const RequestOutcome& o : v) {
+      sends.push_back(o.send);
+      finishes.push_back(o.finish);
+    }
+    std::sort(sends.begin(), sends.end());
+    std::sort(finishes.begin(), finishes.end());
+    int64_t want = 0;
+    for (const SimTime s : sends) {
+      const auto sent = std::upper_bound(sends.begin(), sends.end(), s) - sends.begin();
+      const auto done = std::upper_bound(finishes.begin(), finishes.end(), s) - finishes.begin();
+      want = std::max<int64_t>(want, sent - done);
+    }
+    ASSERT_GT(want, 100);  // a real overlap, not a trivial count
+    const OutcomeTable c = Chunked(v);
+    ASSERT_EQ(c.num_chunks(), 2u);
+    EXPECT_EQ(PeakConcurrency(c), want) << "reversed " << reversed;
+  }
+}
+
 }  // namespace
 }  // namespace servesim
