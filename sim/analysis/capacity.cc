@@ -20,6 +20,18 @@ namespace {
 // ratios has a standard deviation of ~3%: 10% is over 3 of them.
 constexpr double kDriftLimit = 0.10;
 
+// The point's interval for the term's metric and percentile (p50, p90 or
+// p99), or null.
+Interval* PointPercentile(PointStats* p, const SloTerm& t) {
+  MetricIntervals* m = t.metric == SloMetric::kTtft   ? &p->ttft_ms
+                       : t.metric == SloMetric::kTpot ? &p->tpot_ms
+                                                      : &p->e2el_ms;
+  if (t.percentile == 50) return &m->p50;
+  if (t.percentile == 90) return &m->p90;
+  if (t.percentile == 99) return &m->p99;
+  return nullptr;
+}
+
 class RateEvaluator {
  public:
   RateEvaluator(const Scenario& base, const CapacityOptions& o, ProgressBar* bar)
@@ -114,6 +126,9 @@ class RateEvaluator {
       for (const RunResult& r : runs) by_run.push_back(r.collected[i]);
       const SloTerm& t = o_.slo[i];
       e.checks.push_back({t.name, t.limit_ms, PooledPercentileInterval(by_run, t.percentile)});
+      // The point's percentile of an SLO metric is the pooled one too, so
+      // the table and the JSON quote one figure.
+      if (Interval* p = PointPercentile(&e.point, t)) *p = e.checks.back().value_ms;
     }
     return e;
   }
@@ -131,6 +146,31 @@ class RateEvaluator {
 };
 
 }  // namespace
+
+Status ValidateAnswer(const Scenario& base, const CapacityOptions& o, CapacityResult* res) {
+  const SaturationEstimate& sat = res->saturation;
+  const double mu = std::max(0.0, std::min(sat.mu.lo, sat.mu_rps));
+  const double floor = o.lo_fraction * mu, cap = o.hi_fraction * mu;
+  const double start = res->max_rate > 0 ? res->max_rate : floor;
+  ProgressBar bar("validate " + base.gpu.name + " x" + std::to_string(base.tp), 0, 0);
+  ValidationOptions vo = o.validation;
+  vo.jobs = o.jobs;
+  StatusOr<ValidatedCapacity> v =
+      ValidateCapacity(base, o.slo, start, floor, cap, vo, o.progress ? &bar : nullptr);
+  bar.Finish();
+  if (!v.ok()) return v.status();
+  res->validated = *v;
+  const bool none = v->rate.mean <= floor;  // the SLO is not met even there
+  res->max_rate = none ? 0 : v->rate.mean;
+  res->max_rate_lo = none ? 0 : v->rate.lo;
+  if (res->max_rate <= 0) return Status::Ok();
+  RateEvaluator evaluator(base, o, nullptr);
+  StatusOr<RateEvaluation> at = evaluator.Evaluate(res->max_rate);
+  if (!at.ok()) return at.status();
+  at->point.utilization = res->max_rate / res->saturation.mu_rps;
+  res->at_max = *at;
+  return Status::Ok();
+}
 
 const char* RateStopName(RateStop r) {
   switch (r) {
@@ -189,12 +229,16 @@ StatusOr<CapacityResult> FindCapacity(const Scenario& base,
   res.evaluations = b.evaluations;
   res.infeasible_rate = b.infeasible;
   res.max_rate = b.where == BisectionResult::Where::kBelowRange ? 0 : b.value;
+  res.screening_rate = res.max_rate_lo = res.max_rate;
   // The report shows the largest passing rate, or the lowest rate tried.
   for (const RateEvaluation& e : res.trail) {
     const bool better = e.feasible ? (!res.at_max.feasible || e.point.rate > res.at_max.point.rate)
                                    : (!res.at_max.feasible &&
                                       (res.at_max.point.rate == 0 || e.point.rate < res.at_max.point.rate));
     if (better) res.at_max = e;
+  }
+  if (o.validation.window_requests > 0 && !base.workload.trace) {
+    if (Status st = ValidateAnswer(base, o, &res); !st.ok()) return st;
   }
   return res;
 }
@@ -207,6 +251,8 @@ StatusOr<RateEvaluation> EvaluateRate(const Scenario& base, double rate,
 
 double MaxRateIfStepsSlower(const CapacityResult& r, double slower) {
   const double scale = 1 + slower;
+  // A validated answer scales the same way, window by window.
+  if (r.validated) return r.max_rate / scale;
   double best = 0;
   for (const RateEvaluation& e : r.trail) {
     if (!e.feasible) continue;

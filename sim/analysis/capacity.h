@@ -1,23 +1,34 @@
 // `servesim capacity`, the latency-constrained experiment: the highest
-// arrival rate at which one replica meets an SLO, found by bisection on
-// the rate over [2%, 100%] of the LOWER 95% bound of the saturation
-// throughput mu (the throughput-saturation experiment, reported beside it,
-// never in its place), so the answer can never exceed what the replica can
-// serve. Each rate is a steady-state estimate (README, "Methodology"):
-//  - warm-up: the scenario's own, then MSER-5 on each replication;
-//  - replications k = 0, 1, ... (seed = scenario seed + k: common random
-//    numbers across rates and candidates), at least `replications` (>= 3),
-//    added in rounds until the rate is decided or a budget runs out;
-//  - a rate FAILS as soon as a replication is unstable or some SLO
-//    percentile's 95% interval lies wholly above its limit;
-//  - it PASSES only when every term's upper 95% bound is within its limit
-//    and the replications show no upward drift (mean TTFT of the second
-//    half of each run's kept requests < 10% above the first's); a
-//    drifting run has not reached steady state, so the run length doubles
-//    (up to max_length_doublings times) and the rate starts over;
-//  - otherwise replications continue until each SLO percentile's interval
-//    is within `precision` (relative half-width) or max_replications is
-//    spent; then it fails (its upper bound is above the limit).
+// arrival rate at which one replica meets an SLO. Two stages:
+//
+// 1. Screening: bisection on the rate over [2%, 100%] of the LOWER 95%
+//    bound of the saturation throughput mu (the throughput-saturation
+//    experiment, reported beside it, never in its place), so the answer can
+//    never exceed what the replica can serve. Each rate is a steady-state
+//    estimate from short replications (README, "Methodology"):
+//    - warm-up: the scenario's own, then MSER-5 on each replication, on
+//      every SLO metric's series (the largest cut of TTFT, TPOT, E2E);
+//    - replications k = 0, 1, ... (seed = scenario seed + k: common random
+//      numbers across rates and candidates), at least `replications`
+//      (>= 3), added in rounds until the rate is decided or a budget runs
+//      out;
+//    - a rate FAILS as soon as a replication is unstable or some SLO
+//      percentile's 95% interval lies wholly above its limit;
+//    - it PASSES only when every term's upper 95% bound is within its limit
+//      and no SLO metric drifts upward (the mean of the second half of each
+//      run's kept requests < 10% above the first's); a drifting run has not
+//      reached steady state, so the run length doubles (up to
+//      max_length_doublings times) and the rate starts over;
+//    - otherwise replications continue until each SLO percentile's
+//      interval is within `precision` (relative half-width) or
+//      max_replications is spent; then it fails.
+//    Short replications miss the rare episodes (preemption storms near a
+//    full KV cache) that set a long run's tail, so this answer is biased
+//    upward: it is only the starting point of stage 2.
+// 2. Validation in long windows (capacity_validation.h): the rate at which
+//    a window of W requests (200,000 by default), measured as `servesim
+//    run` measures it, meets every SLO term with probability `share`, with
+//    its 95% interval; the replica count uses the interval's lower end.
 #pragma once
 
 #include <optional>
@@ -25,6 +36,7 @@
 #include <vector>
 
 #include "sim/analysis/bisection.h"
+#include "sim/analysis/capacity_validation.h"
 #include "sim/analysis/point_stats.h"
 #include "sim/analysis/saturation.h"
 #include "sim/analysis/slo.h"
@@ -45,6 +57,9 @@ struct CapacityOptions {
   bool progress = true;
   // The saturating run's estimate when the caller already has it (search).
   std::optional<SaturationEstimate> saturation;
+  // Long-window validation of the screening answer (capacity_validation.h);
+  // window_requests 0 (or a trace workload) keeps the screening answer.
+  ValidationOptions validation;
 };
 
 struct SloCheck {
@@ -76,16 +91,30 @@ struct RateEvaluation {
 
 struct CapacityResult {
   SaturationEstimate saturation;       // throughput-saturation experiment
-  double max_rate = 0;                 // latency-constrained answer (<= mu.lo)
+  // The latency-constrained answer (<= mu.lo): the validated rate when
+  // validated, else the screening bisection's. max_rate_lo is the lower
+  // end of its 95% interval (replica counts use it; = max_rate when not
+  // validated).
+  double max_rate = 0, max_rate_lo = 0;
+  double screening_rate = 0;           // the bisection's answer
+  std::optional<ValidatedCapacity> validated;
   BisectionResult::Where where = BisectionResult::Where::kInside;
   int evaluations = 0;
   double infeasible_rate = 0;          // smallest rate seen to fail
-  RateEvaluation at_max;               // the rate of max_rate
+  // The screening replications at max_rate (point figures: throughput,
+  // goodput, latencies); when validated, re-run at the validated answer.
+  RateEvaluation at_max;
   std::vector<RateEvaluation> trail;   // every rate evaluated, in order
 };
 
 StatusOr<CapacityResult> FindCapacity(const Scenario& base,
                                       const CapacityOptions& o);
+
+// Stage 2 on a screening result (FindCapacity does it when
+// o.validation.window_requests > 0; search calls it only for candidates
+// that could still be the cheapest): max_rate, max_rate_lo, validated and
+// at_max are replaced.
+Status ValidateAnswer(const Scenario& base, const CapacityOptions& o, CapacityResult* res);
 
 // One rate judged by the rules above (replications, drift doubling,
 // intervals): the verdict capacity would give it. `base` may be a cluster
@@ -102,7 +131,8 @@ StatusOr<RateEvaluation> EvaluateRate(const Scenario& base, double rate,
 // SLO percentile's upper bound times s still within its limit therefore
 // passes at r / s with slower steps; the answer is the largest such r / s
 // (0 when none). Exact for open-loop arrivals; a time-based warm-up
-// (warmup_s) or think time does not scale with it.
+// (warmup_s) or think time does not scale with it. A validated answer
+// scales the same way: max_rate / s.
 double MaxRateIfStepsSlower(const CapacityResult& r, double slower);
 
 }  // namespace servesim

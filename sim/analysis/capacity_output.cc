@@ -1,6 +1,7 @@
 // Capacity table and report data (see capacity_plan.h).
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <string>
 
 #include "sim/analysis/capacity_plan.h"
@@ -20,6 +21,43 @@ std::string SloText(const std::vector<SloTerm>& slo) {
 
 nlohmann::json OrNull(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
+
+void WriteValidation(const CapacityResult& c, std::ostream& os) {
+  const ValidatedCapacity& v = *c.validated;
+  os << "       validated: " << Fmt("%.3f", v.rate.mean) << "/s [" << Fmt("%.3f", v.rate.lo)
+     << ", " << Fmt("%.3f", v.rate.hi) << "] (95%): a window of " << v.window_requests
+     << " requests (" << Fmt("%.1f", v.window_hours) << " h at this rate, measured as "
+     << "`servesim run` does) meets the SLO with probability " << Fmt("%g", 100 * v.share)
+     << "%; " << v.windows.size() << " windows searched (" << v.runs << " runs, "
+     << Fmt("%.1f", v.requests_simulated / 1e6) << " M requests), stopped: " << v.stopped
+     << "; windows meeting it at the answer " << Fmt("%.0f", 100 * v.met_at_answer)
+     << "%, at the lower end " << Fmt("%.0f", 100 * v.met_at_lower)
+     << "%; screening answer " << Fmt("%.3f", c.screening_rate) << "/s\n";
+}
+
+nlohmann::json ValidationJson(const CapacityResult& c) {
+  if (!c.validated) return nullptr;
+  const ValidatedCapacity& v = *c.validated;
+  nlohmann::json windows = nlohmann::json::array();
+  for (const WindowThreshold& w : v.windows) {
+    windows.push_back({{"seed", w.seed}, {"max_rate", w.rate},
+                       {"fails_at", w.fails_at > 0 ? nlohmann::json(w.fails_at) : nlohmann::json(nullptr)},
+                       {"runs", w.runs}, {"capped", w.capped}, {"floored", w.floored}});
+  }
+  return {{"method", "per-window threshold rates (bracketing search, common random numbers); "
+                     "answer = their (1 - share) quantile, log-normal, 95% interval"},
+          {"max_rate", IntervalJson(v.rate)},
+          {"share", v.share},
+          {"window_requests", v.window_requests},
+          {"window_hours", v.window_hours},
+          {"log_sd", v.log_sd},
+          {"runs", v.runs},
+          {"requests_simulated", v.requests_simulated},
+          {"stopped", v.stopped},
+          {"met_at_answer", v.met_at_answer},
+          {"met_at_lower", v.met_at_lower},
+          {"windows", windows}};
 }
 
 }  // namespace
@@ -64,12 +102,13 @@ nlohmann::json RateEvaluationJson(const RateEvaluation& e) {
 void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream& os) {
   os << "servesim capacity: " << sc.file << " (" << sc.model.Label() << ", "
      << sc.ArrivalDescription() << " shape)\nSLO: " << SloText(p.slo)
-     << "; a rate passes when every replication is stable and each SLO "
-        "percentile's upper 95% bound is within its limit\n";
+     << "; screening: a rate passes when every short replication is stable and "
+        "each SLO percentile's upper 95% bound is within its limit; validated: "
+        "the rate at which a long window meets the SLO with the stated probability\n";
   if (p.target_rate > 0) {
     os << "target " << Fmt("%g", p.target_rate)
-       << " req/s; replicas = ceil(target / max rate per replica), assuming "
-          "an ideal router (even split, no imbalance)\n";
+       << " req/s; replicas = ceil(target / lower 95% end of the max rate per "
+          "replica), assuming an ideal router (even split, no imbalance)\n";
   }
   os << "prices: " << p.prices.file << " (" << p.prices.note << ")\n\n";
   char line[400];
@@ -100,8 +139,9 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
                   r.usd_per_gpu_hour ? Fmt("%.2f", r.gpus * *r.usd_per_gpu_hour).c_str() : "-",
                   r.note.empty() ? "" : ("  (" + r.note + ")").c_str());
     os << line;
+    if (c.validated) WriteValidation(c, os);
     const RateEvaluation& a = c.at_max;
-    os << "       " << (a.feasible ? "at the SLO max " : "lowest rate tried ")
+    os << "       " << (c.validated ? "screening replications at " : a.feasible ? "at the SLO max " : "lowest rate tried ")
        << Fmt("%.3f", a.point.rate) << "/s: " << a.point.replications << " replications of "
        << (a.requests_per_run > 0 ? std::to_string(a.requests_per_run) + " requests"
                                   : std::string("the trace"))
@@ -168,6 +208,9 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
       row["saturation_settled"] = c.saturation.settled;
       row["saturation_run_requests"] = c.saturation.requests;
       row["max_rate_per_replica"] = c.max_rate;
+      row["max_rate_per_replica_lo"] = c.max_rate_lo;
+      row["screening_max_rate"] = c.screening_rate;
+      row["validation"] = ValidationJson(c);
       row["utilization_at_max"] = c.saturation.mu_rps > 0 ? c.max_rate / c.saturation.mu_rps : 0;
       row["replicas"] = r.replicas;
       row["gpus"] = r.gpus;

@@ -105,7 +105,7 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
     if (row.cost_error.known()) {
       row.max_rate_if_slower = MaxRateIfStepsSlower(*r, row.cost_error.worst());
     }
-    row.replicas = ReplicasFor(target_rate, r->max_rate);
+    row.replicas = ReplicasFor(target_rate, r->max_rate_lo);  // the lower end
     row.gpus = row.replicas * c.tp;
     if (r->where == BisectionResult::Where::kBelowRange) {
       row.note = "SLO not met even at 2% of saturation";

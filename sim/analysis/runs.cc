@@ -100,7 +100,11 @@ RunResult RunHere(const RunSpec& spec) {
   if (spec.keep_output) in.record_steps = spec.record_steps;
   SimulationOutput out = RunSimulation(in);
   RunResult r;
-  if (spec.truncate_warmup) r.truncation = TruncateWarmup(&out);
+  if (spec.truncate_warmup) {
+    std::vector<SloMetric> metrics;
+    for (const SloTerm& t : spec.slo) metrics.push_back(t.metric);
+    r.truncation = TruncateWarmup(&out, metrics);
+  }
   r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
   if (spec.inspect) r.inspected = spec.inspect(out);
   if (spec.collect) r.collected = spec.collect(out);

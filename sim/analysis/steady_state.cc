@@ -39,7 +39,49 @@ Mser5Result Mser5(const std::vector<double>& series) {
   return r;
 }
 
-WarmupTruncation TruncateWarmup(SimulationOutput* out) {
+namespace {
+
+// One metric's values over the finished, measured requests in arrival
+// order (TPOT only for answers of more than one token), with the index in
+// `done` of each.
+struct Series {
+  std::vector<double> values;
+  std::vector<size_t> at;
+};
+
+Series SeriesOf(const std::vector<const Request*>& done, SloMetric m) {
+  Series s;
+  s.values.reserve(done.size());
+  s.at.reserve(done.size());
+  for (size_t i = 0; i < done.size(); ++i) {
+    const Request& r = *done[i];
+    const double ttft = ToSeconds(r.first_token - r.send);
+    double v = ttft;
+    if (m == SloMetric::kE2el) v = ToSeconds(r.finish - r.send);
+    if (m == SloMetric::kTpot) {
+      if (r.output_len <= 1) continue;
+      v = (ToSeconds(r.finish - r.send) - ttft) / (r.output_len - 1);
+    }
+    s.values.push_back(v);
+    s.at.push_back(i);
+  }
+  return s;
+}
+
+// log(mean of the second half / mean of the first half) of the values from
+// index `from` on (0 with fewer than 10 a half).
+double Drift(const std::vector<double>& v, size_t from) {
+  const size_t kept = v.size() - from, half = kept / 2;
+  if (half < 10) return 0;
+  double first = 0, second = 0;
+  for (size_t i = 0; i < half; ++i) first += v[from + i];
+  for (size_t i = half; i < 2 * half; ++i) second += v[from + i];
+  return first > 0 && second > 0 ? std::log(second / first) : 0;
+}
+
+}  // namespace
+
+WarmupTruncation TruncateWarmup(SimulationOutput* out, const std::vector<SloMetric>& metrics) {
   RequestTable& reqs = out->requests;
   std::vector<const Request*> done;
   for (const Request& r : reqs) {
@@ -48,21 +90,35 @@ WarmupTruncation TruncateWarmup(SimulationOutput* out) {
   std::stable_sort(done.begin(), done.end(), [](const Request* a, const Request* b) {
     return a->arrival < b->arrival;
   });
-  std::vector<double> ttft;
-  ttft.reserve(done.size());
-  for (const Request* r : done) ttft.push_back(ToSeconds(r->first_token - r->send));
-  const Mser5Result m = Mser5(ttft);
-  WarmupTruncation t;
-  t.settled = m.settled;
-  const size_t kept = ttft.size() - m.truncate, half = kept / 2;
-  if (half >= 10) {
-    double first = 0, second = 0;
-    for (size_t i = 0; i < half; ++i) first += ttft[m.truncate + i];
-    for (size_t i = half; i < 2 * half; ++i) second += ttft[m.truncate + i];
-    if (first > 0 && second > 0) t.drift = std::log(second / first);
+  std::vector<SloMetric> ms = {SloMetric::kTtft};
+  for (SloMetric m : metrics) {
+    if (std::find(ms.begin(), ms.end(), m) == ms.end()) ms.push_back(m);
   }
-  if (m.truncate == 0) return t;
-  const SimTime cutoff = done[m.truncate]->arrival;
+  // Each metric's MSER-5 cut, as an index into `done`; the latest one wins.
+  std::vector<Series> series;
+  std::vector<size_t> cut(ms.size(), 0);
+  size_t first_kept = 0;
+  WarmupTruncation t;
+  for (size_t k = 0; k < ms.size(); ++k) {
+    series.push_back(SeriesOf(done, ms[k]));
+    const Mser5Result m = Mser5(series[k].values);
+    t.settled = t.settled && m.settled;
+    cut[k] = m.truncate;
+    if (m.truncate > 0) first_kept = std::max(first_kept, series[k].at[m.truncate]);
+  }
+  // Drift of what each metric keeps: from its own cut when that one binds
+  // (TTFT alone: exactly its MSER cut), else from the first kept request.
+  for (size_t k = 0; k < ms.size(); ++k) {
+    const Series& s = series[k];
+    size_t from = cut[k];
+    if (first_kept > 0 && (cut[k] == 0 || s.at[cut[k]] < first_kept)) {
+      from = std::lower_bound(s.at.begin(), s.at.end(), first_kept) - s.at.begin();
+    }
+    const double d = Drift(s.values, from);
+    t.drift = k == 0 ? d : std::max(t.drift, d);
+  }
+  if (first_kept == 0) return t;
+  const SimTime cutoff = done[first_kept]->arrival;
   for (Request& r : reqs) {
     if (r.measured && r.arrival < cutoff) {
       r.measured = false;

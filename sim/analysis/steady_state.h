@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/analysis/slo.h"
 #include "sim/engine/simulation.h"
 
 namespace servesim {
@@ -24,18 +25,23 @@ Mser5Result Mser5(const std::vector<double>& series);
 
 struct WarmupTruncation {
   int64_t requests = 0;  // measured requests dropped as warm-up
-  bool settled = true;
-  // log(mean TTFT of the second half / mean TTFT of the first half) of the
-  // kept requests in arrival order: near 0 in steady state, clearly
-  // positive while a queue is still building (0 with too few requests).
+  bool settled = true;   // every metric's MSER-5 minimum inside its range
+  // The largest over the metrics of log(mean of the second half / mean of
+  // the first half) of the kept requests in arrival order: near 0 in
+  // steady state, clearly positive while a queue is still building (0 with
+  // too few requests).
   double drift = 0;
 };
 
-// MSER-5 on the TTFT of the run's measured, finished requests in arrival
-// order, and the drift of what is kept; every measured request that arrived before the first kept one is
-// marked unmeasured (on top of the scenario's own warm-up). Latencies and
-// counts summarised afterwards leave them out; the recorder's time
-// averages (KV use, busy time) keep the scenario's own window.
-WarmupTruncation TruncateWarmup(SimulationOutput* out);
+// MSER-5 on each metric's series over the run's measured, finished
+// requests in arrival order: TTFT always, plus each of `metrics` (the SLO's:
+// TPOT settles later than TTFT when decode batches are still filling). The
+// latest cut wins: every measured request that arrived before the first
+// kept one is marked unmeasured (on top of the scenario's own warm-up).
+// Latencies and counts summarised afterwards leave them out; the
+// recorder's time averages (KV use, busy time) keep the scenario's own
+// window.
+WarmupTruncation TruncateWarmup(SimulationOutput* out,
+                                const std::vector<SloMetric>& metrics = {});
 
 }  // namespace servesim

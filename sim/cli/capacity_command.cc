@@ -8,6 +8,7 @@
 #include "sim/analysis/pd_sizing.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/validation_cli.h"
 #include "sim/core/output_file.h"
 
 namespace servesim {
@@ -20,6 +21,7 @@ struct CapacityCliOptions : AnalysisCliOptions {
   int max_replications = 20;
   double precision = 0.05;
   int max_prefill = 16, max_decode = 16;
+  ValidationOptions validation;
 };
 
 // A disaggregated scenario: the cheapest prefill:decode split at the target
@@ -67,6 +69,7 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   co.max_replications = std::max(o.max_replications, o.replications);
   co.precision = o.precision;
   co.jobs = o.jobs;
+  co.validation = o.validation;
   if (sc->disagg) return RunPdSizing(o, *sc, co, *prices);
   StatusOr<CapacityPlan> plan =
       PlanCapacity(*sc, candidates, co, o.target_rate, *prices);
@@ -108,6 +111,7 @@ Command AddCapacityCommand(CLI::App* app) {
                   "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
                   "(default: the scenario's hardware)")
       ->check(NotAnOption());
+  AddValidationOptions(cmd, &o->validation);
   cmd->add_option("--max-prefill", o->max_prefill,
                   "Disaggregated scenarios: most prefill instances tried (default 16)")
       ->check(CLI::Range(1, 1024));

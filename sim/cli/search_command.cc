@@ -9,6 +9,7 @@
 #include "sim/analysis/search.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/validation_cli.h"
 #include "sim/cluster/router.h"
 #include "sim/core/output_file.h"
 
@@ -23,6 +24,7 @@ struct SearchCliOptions : AnalysisCliOptions {
   int max_replications = 20, max_replicas = 64;
   double precision = 0.05;
   bool exhaustive = false;
+  ValidationOptions validation;
 };
 
 StatusOr<std::vector<int>> Ints(const std::string& text, const std::string& what) {
@@ -103,6 +105,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   so.capacity.max_replications = std::max(o.max_replications, o.replications);
   so.capacity.precision = o.precision;
   so.capacity.jobs = o.jobs;
+  so.capacity.validation = o.validation;
   so.target_rate = o.target_rate;
   so.max_replicas = o.max_replicas;
   so.exhaustive = o.exhaustive;
@@ -164,6 +167,7 @@ Command AddSearchCommand(CLI::App* app) {
       ->check(CLI::Range(3, 1000));
   cmd->add_option("--precision", o->precision, "Relative 95% half-width (default 0.05)")
       ->check(CLI::Range(1e-4, 0.99));
+  AddValidationOptions(cmd, &o->validation);
   cmd->add_flag("--exhaustive", o->exhaustive,
                 "Evaluate every fitting candidate (no cost pruning): complete Pareto fronts");
   cmd->add_option("--prices", o->prices, "$/GPU-hour table (default models/gpu_prices.json)")
