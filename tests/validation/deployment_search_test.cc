@@ -30,6 +30,7 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
   ASSERT_TRUE(slo.ok());
   o.capacity.slo = *slo;
   o.capacity.progress = false;
+  o.capacity.validation.window_requests = 0;  // screening answers, compared by hand
   o.target_rate = 60;
   StatusOr<SearchResult> r = SearchDeployments(*sc, space, o, *prices);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -101,6 +102,7 @@ TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesN
   ASSERT_TRUE(slo.ok());
   o.capacity.slo = *slo;
   o.capacity.progress = false;
+  o.capacity.validation.window_requests = 0;  // screening answers, compared by hand
   o.target_rate = 70;  // above one H200's saturation (~47-57 req/s)
   StatusOr<SearchResult> r = SearchDeployments(*sc, space, o, *prices);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -152,6 +154,7 @@ TEST(DeploymentSearch, RoutedRankingPrunesToTheExhaustiveAnswer) {
   ASSERT_TRUE(slo.ok());
   o.capacity.slo = *slo;
   o.capacity.progress = false;
+  o.capacity.validation.window_requests = 0;  // screening answers, compared by hand
   o.target_rate = 70;
   StatusOr<SearchResult> pruned = SearchDeployments(*sc, space, o, *prices);
   ASSERT_TRUE(pruned.ok()) << pruned.status().message();

@@ -67,8 +67,14 @@ TEST(Capacity, DeterministicServiceMatchesHandAnswer) {
   o.slo = *slo;
   o.replications = 3;
   o.progress = false;
+  o.validation.window_requests = 20000;
   StatusOr<CapacityResult> r = FindCapacity(sc, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
+  // Validation: every deterministic window meets the SLO right up to the
+  // cap (mu's lower bound), so the answer is the cap.
+  ASSERT_TRUE(r->validated);
+  for (const WindowThreshold& w : r->validated->windows) EXPECT_TRUE(w.capped) << w.rate;
+  EXPECT_DOUBLE_EQ(r->max_rate, std::min(r->saturation.mu.lo, r->saturation.mu_rps));
   // The SLO holds right up to saturation, so the search ends at mu's lower
   // bound: throughput, not latency, binds.
   EXPECT_EQ(r->where, BisectionResult::Where::kAboveRange);
