@@ -262,9 +262,15 @@ def _capacity_frame(report, _csv):
     return pd.json_normalize(rows, sep=".")
 
 
+def _validation(window, window_share, rate_precision, max_windows):
+    return [("--window", window), ("--window-share", window_share),
+            ("--rate-precision", rate_precision), ("--max-windows", max_windows)]
+
+
 def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates=None,
              replications=3, max_replications=20, precision=0.05, prices=None, jobs=None,
-             executor=None, max_prefill=None, max_decode=None, **dotted):
+             executor=None, max_prefill=None, max_decode=None, window=None,
+             window_share=None, rate_precision=None, max_windows=None, **dotted):
     """`servesim capacity`: the highest rate meeting `slo` ("ttft_p99=2s,..."
     or {"ttft_p99": "2s"}) per candidate ("h200:1,h200:2" or a list). One row
     per candidate, from the --json report's rows (nested values flattened
@@ -273,12 +279,16 @@ def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates
     with /disaggregation (target_rate required) gets the P:D split search
     instead: one row per split run (``prefill``, ``decode``, ``gpus``,
     ``at_target.feasible``, ...), the answer in
-    ``.attrs["report"]["pd_sizing"]["cheapest"]``."""
+    ``.attrs["report"]["pd_sizing"]["cheapest"]``. The answer is validated
+    in long windows (``window`` requests each, default 200,000; 0 keeps the
+    screening answer): ``max_rate_per_replica`` with its lower end
+    ``max_rate_per_replica_lo``, the evidence under ``validation.*``."""
     options = [("--slo", _slo(slo)), ("--target-rate", target_rate),
                ("--candidates", _list(candidates)), ("-r", replications),
                ("--max-replications", max_replications), ("--precision", precision),
                ("--prices", prices), ("--max-prefill", max_prefill),
-               ("--max-decode", max_decode)]
+               ("--max-decode", max_decode)] + _validation(window, window_share,
+                                                          rate_precision, max_windows)
     return _analysis("capacity", scenario, options, overrides, dotted, jobs, executor, (),
                      _capacity_frame)
 
@@ -286,7 +296,8 @@ def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates
 def search(scenario=None, overrides=None, *, slo, target_rate, gpus=None, tp=None,
            max_num_seqs=None, max_num_batched_tokens=None, chunked_prefill=None,
            routers=None, replications=3, max_replications=20, precision=0.05, max_replicas=64,
-           exhaustive=False, prices=None, jobs=None, executor=None, **dotted):
+           exhaustive=False, prices=None, jobs=None, executor=None, window=None,
+           window_share=None, rate_precision=None, max_windows=None, **dotted):
     """`servesim search`: the cheapest deployment meeting `slo` at
     `target_rate` over GPU x TP x engine settings (each a list or a comma
     string), and with `routers` ranked by fleets behind those routers. One
@@ -302,6 +313,7 @@ def search(scenario=None, overrides=None, *, slo, target_rate, gpus=None, tp=Non
                ("-r", replications),
                ("--max-replications", max_replications), ("--precision", precision),
                ("--max-replicas", max_replicas), ("--exhaustive", exhaustive),
-               ("--prices", prices)]
+               ("--prices", prices)] + _validation(window, window_share, rate_precision,
+                                                  max_windows)
     return _analysis("search", scenario, options, overrides, dotted, jobs, executor,
                      ("csv",), _csv_frame)

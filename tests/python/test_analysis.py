@@ -21,21 +21,25 @@ def test_sweep_matches_cli_csv_and_json(small_file, tmp_path):
 
 def test_capacity_matches_cli_json(small_file, tmp_path):
     j = tmp_path / "c.json"
-    rc, _, err = run_cli("capacity", small_file, "--slo", "ttft_p99=500ms", "--json", j)
+    rc, _, err = run_cli("capacity", small_file, "--slo", "ttft_p99=500ms", "--json", j,
+                         "--window", "20000")
     assert rc == 0, err
-    df = servesim.capacity(small_file, slo={"ttft_p99": "500ms"})
+    df = servesim.capacity(small_file, slo={"ttft_p99": "500ms"}, window=20000)
     assert df.attrs["report"] == json.loads(j.read_text())
     assert len(df) == 1 and df.loc[0, "gpu"] == "h200"
     assert 0 < df.loc[0, "max_rate_per_replica"] <= df.loc[0, "saturation_ci.lo"]
+    assert df.loc[0, "max_rate_per_replica_lo"] <= df.loc[0, "max_rate_per_replica"]
+    assert df.loc[0, "validation.window_requests"] == 20000
     assert "at_max.point.metrics.ttft_ms.p99.mean" in df.columns
 
 
 def test_search_matches_cli_csv(small_file, tmp_path):
     c = tmp_path / "s.csv"
     rc, _, err = run_cli("search", small_file, "--slo", "ttft_p99=1s", "--target-rate", "30",
-                         "--max-num-seqs", "16,32", "--csv", c)
+                         "--max-num-seqs", "16,32", "--csv", c, "--window", "20000")
     assert rc == 0, err
-    df = servesim.search(small_file, slo="ttft_p99=1s", target_rate=30, max_num_seqs=[16, 32])
+    df = servesim.search(small_file, slo="ttft_p99=1s", target_rate=30, max_num_seqs=[16, 32],
+                         window=20000)
     pd.testing.assert_frame_equal(df, pd.read_csv(c))
     assert len(df) == 2
 

@@ -37,9 +37,10 @@ def test_sweep_on_ray_equals_local(cluster, small_file):
 
 
 def test_capacity_on_ray_equals_local(cluster, small_file):
-    local = servesim.capacity(small_file, slo="ttft_p99=500ms,tpot_p99=50ms")
+    local = servesim.capacity(small_file, slo="ttft_p99=500ms,tpot_p99=50ms", window=20000)
     ex = RayExecutor(progress=False)
-    remote = servesim.capacity(small_file, slo="ttft_p99=500ms,tpot_p99=50ms", executor=ex)
+    remote = servesim.capacity(small_file, slo="ttft_p99=500ms,tpot_p99=50ms", window=20000,
+                               executor=ex)
     assert remote.attrs["report"] == local.attrs["report"]
     rates = remote.attrs["report"]["capacity"]["rows"][0]["evaluations"]
     assert ex.done >= 1 + 3 * len(rates)
@@ -49,7 +50,7 @@ def test_capacity_on_ray_equals_local(cluster, small_file):
 def test_search_cli_with_ray_equals_cli(cluster, small_file, tmp_path, capfd):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     args = ["search", small_file, "--slo", "ttft_p99=1s", "--target-rate", "30",
-            "--max-num-seqs", "16,32"]
+            "--max-num-seqs", "16,32", "--window", "20000"]
     rc, _, err = run_cli(*args, "--json", a)
     assert rc == 0, err
     # In this process, so it joins the fixture's cluster.
