@@ -61,11 +61,10 @@ TEST(Utilization, RooflineRunsReportMfuAndNeverGpuBusy) {
 // Sweep and capacity points: one replication without a FLOP basis makes the
 // point's MFU unknown (null in JSON), never a mean of -1s.
 TEST(Utilization, PointWithUnknownMfuIsNull) {
-  RunSummary a, b;
-  a.mfu = b.mfu = -1;
-  a.mbu = b.mbu = -1;
-  PointStats p = AggregatePoint({&a, &b});
-  nlohmann::json j = PointJson(p);
+  RunSummary a = RunScenario(MustParse(BusyLinear()));
+  RunSummary b = a;
+  ASSERT_LT(a.mfu, 0);
+  nlohmann::json j = PointJson(AggregatePoint({&a, &b}));
   EXPECT_TRUE(j["mfu"].is_null()) << j.dump();
   EXPECT_TRUE(j["mbu"].is_null()) << j.dump();
   a.mfu = b.mfu = 0.25;
