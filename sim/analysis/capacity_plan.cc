@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/analysis/runs.h"
+#include "sim/model/model_loader.h"
 
 namespace servesim {
 namespace {
@@ -39,6 +40,34 @@ double RankKey(const CapacityPlan& plan, const PlanRow& r) {
                               : *r.cost_per_million_output_tokens;
 }
 
+// Each candidate's scenario: the base with its hardware, parsed with the fit
+// check deferred, so every memory plan is known before any simulation runs
+// and a model that fits none of them is one line.
+StatusOr<std::vector<Scenario>> CandidateScenarios(const Scenario& base,
+                                                   const std::vector<Candidate>& cs,
+                                                   bool given) {
+  std::vector<Scenario> out;
+  std::string unfit;
+  for (const Candidate& c : cs) {
+    nlohmann::json j = base.json;
+    j["hardware"]["gpu"] = c.gpu;
+    j["hardware"]["tp"] = c.tp;
+    StatusOr<Scenario> sc = ParseScenario(j.dump(), base.file, {}, {.defer_fit = true});
+    if (!sc.ok()) return sc.status();
+    if (sc->no_room) {
+      unfit += (unfit.empty() ? "" : "; ") + c.gpu + ":" + std::to_string(c.tp) + " " +
+               sc->no_room->note;
+    }
+    out.push_back(std::move(*sc));
+  }
+  if (std::any_of(out.begin(), out.end(), [](const Scenario& sc) { return !sc.no_room; })) {
+    return out;
+  }
+  if (!given) return Status::Error(out[0].no_room->message);  // the scenario's own
+  return Status::Error("--candidates: " + base.model.name + " fits none of them (" + unfit +
+                       "); expected a larger tp or a bigger GPU");
+}
+
 }  // namespace
 
 StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
@@ -61,6 +90,9 @@ StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
       return Status::Error("--candidates " + text + ": expected GPU:TP items "
                            "like h200:2, got \"" + item + "\"");
     }
+    const std::string gpu = FindGpuName(c.gpu);  // "h100" -> "h100-sxm"
+    if (gpu.empty()) return Status::Error("--candidates " + text + ": " + UnknownGpuText(c.gpu));
+    c.gpu = gpu;
     cs.push_back(c);
   }
   if (cs.empty()) return Status::Error("--candidates: expected GPU:TP items");
@@ -84,24 +116,24 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
   plan.prices = std::move(prices);
   std::vector<Candidate> cs = candidates;
   if (cs.empty()) cs.push_back({base.gpu.name, base.tp});
-  for (const Candidate& c : cs) {
+  StatusOr<std::vector<Scenario>> scenarios = CandidateScenarios(base, cs, !candidates.empty());
+  if (!scenarios.ok()) return scenarios.status();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Candidate& c = cs[i];
+    const Scenario& sc = (*scenarios)[i];
     PlanRow row;
     row.candidate = c;
-    StatusOr<Scenario> sc = EditScenario(base, [&c](nlohmann::json& j) {
-      j["hardware"]["gpu"] = c.gpu;
-      j["hardware"]["tp"] = c.tp;
-    });
-    if (!sc.ok() && sc.status().message().find("does not fit") != std::string::npos) {
+    if (sc.no_room) {
       row.fits = false;
-      row.note = sc.status().message();
+      row.note = sc.no_room->note;  // the table and HTML say "does not fit"
+      row.detail = sc.no_room->message;
       plan.rows.push_back(row);
       continue;
     }
-    if (!sc.ok()) return sc.status();
-    StatusOr<CapacityResult> r = FindCapacity(*sc, o);
+    StatusOr<CapacityResult> r = FindCapacity(sc, o);
     if (!r.ok()) return r.status();
     row.result = *r;
-    row.cost_error = sc->cost_model->Error();
+    row.cost_error = sc.cost_model->Error();
     if (row.cost_error.known()) {
       row.max_rate_if_slower = MaxRateIfStepsSlower(*r, row.cost_error.worst());
     }

@@ -28,7 +28,8 @@ StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text);
 struct PlanRow {
   Candidate candidate;
   bool fits = true;
-  std::string note;  // why it does not fit, or a caveat
+  std::string note;  // why it does not fit (a few words), or a caveat
+  std::string detail;  // does not fit: the full one-line error (file, JSON path)
   CapacityResult result;
   int replicas = 0;  // for the target rate (1 without one); 0: unreachable
   int gpus = 0;
@@ -67,6 +68,10 @@ struct CapacityPlan {
 };
 
 // Runs the search for each candidate (empty: the scenario's own hardware).
+// The base's own hardware matters only without candidates: load it with
+// ScenarioParseOptions::defer_fit when they are given. A candidate whose
+// memory cannot hold the model is a row that does not fit; when none fits,
+// an error naming each.
 StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
                                     const std::vector<Candidate>& candidates,
                                     const CapacityOptions& o, double target_rate,

@@ -61,8 +61,16 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   p.input_tokens_per_s =
       Over(runs, [](const RunSummary& r) { return r.steady_input_throughput; });
   p.gpu_busy = Over(runs, [](const RunSummary& r) { return r.gpu_busy_fraction; });
-  p.mfu = Over(runs, [](const RunSummary& r) { return r.mfu; });
-  p.mbu = Over(runs, [](const RunSummary& r) { return r.mbu; });
+  // Unknown (< 0: no FLOP basis, or pools of two GPU kinds) in any run:
+  // unknown here too (NaN; null in JSON, "-" in tables).
+  const bool utilization_known = std::all_of(
+      runs.begin(), runs.end(), [](const RunSummary* r) { return r->mfu >= 0 && r->mbu >= 0; });
+  if (utilization_known) {
+    p.mfu = Over(runs, [](const RunSummary& r) { return r.mfu; });
+    p.mbu = Over(runs, [](const RunSummary& r) { return r.mbu; });
+  } else {
+    p.mfu.mean = p.mbu.mean = std::nan("");
+  }
   auto metric = [&](SampleStats RunSummary::*m) {
     std::vector<const SampleStats*> ss;
     for (const RunSummary* r : runs) ss.push_back(&(r->*m));
@@ -97,8 +105,8 @@ nlohmann::json PointJson(const PointStats& p) {
           {"rejected", p.rejected},
           {"unfinished", p.unfinished},
           {"throughput_rps", IntervalJson(p.throughput_rps)},
-          {"mfu", IntervalJson(p.mfu)},
-          {"mbu", IntervalJson(p.mbu)},
+          {"mfu", std::isfinite(p.mfu.mean) ? IntervalJson(p.mfu) : nlohmann::json(nullptr)},
+          {"mbu", std::isfinite(p.mbu.mean) ? IntervalJson(p.mbu) : nlohmann::json(nullptr)},
           {"metrics",
            {{"ttft_ms", pct(p.ttft_ms)},
             {"tpot_ms", pct(p.tpot_ms)},

@@ -26,7 +26,9 @@ struct PointStats {
   int replications = 0;
   double stable_fraction = 0;
   Interval throughput_rps, output_tokens_per_s, input_tokens_per_s, gpu_busy;
-  Interval mfu, mbu;  // model FLOPs / memory-bandwidth utilization
+  // Model FLOPs / memory-bandwidth utilization; mean NaN when unknown (a
+  // cost model without a FLOP basis, RunSummary::mfu < 0).
+  Interval mfu, mbu;
   // Summed over replications: measured requests rejected (vLLM's
   // "failed") and left unfinished when the run ended.
   int64_t rejected = 0, unfinished = 0;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/paths.h"
+#include "sim/model/model_loader.h"
 
 namespace servesim {
 
@@ -39,7 +40,14 @@ StatusOr<PriceTable> ParsePriceTable(const std::string& text,
       return Status::Error(label + ": /usd_per_gpu_hour/" + it.key() +
                            ": expected a number > 0, got " + it->dump());
     }
-    t.usd_per_gpu_hour[it.key()] = it->get<double>();
+    // Keyed by the shipped name, so "h100" prices h100-sxm; a name that
+    // ships nothing (a GPU file of one's own) is kept as given.
+    const std::string gpu = FindGpuName(it.key());
+    const std::string key = gpu.empty() ? it.key() : gpu;
+    if (!t.usd_per_gpu_hour.emplace(key, it->get<double>()).second) {
+      return Status::Error(label + ": /usd_per_gpu_hour/" + it.key() +
+                           ": expected one price per GPU, got a second for " + key);
+    }
   }
   return t;
 }

@@ -12,14 +12,31 @@
 namespace servesim {
 namespace {
 
+// The base with the candidate's values; a memory plan that leaves no KV
+// block is recorded in no_room, not an error (the row does not fit).
 StatusOr<Scenario> CandidateScenario(const Scenario& base, const SearchCandidate& c) {
-  return EditScenario(base, [&c](nlohmann::json& j) {
-    j["hardware"]["gpu"] = c.gpu;
-    j["hardware"]["tp"] = c.tp;
-    j["engine"]["max_num_seqs"] = c.max_num_seqs;
-    j["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
-    j["engine"]["chunked_prefill"] = c.chunked_prefill;
-  });
+  nlohmann::json j = base.json;
+  j["hardware"]["gpu"] = c.gpu;
+  j["hardware"]["tp"] = c.tp;
+  j["engine"]["max_num_seqs"] = c.max_num_seqs;
+  j["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+  j["engine"]["chunked_prefill"] = c.chunked_prefill;
+  return ParseScenario(j.dump(), base.file, {}, {.defer_fit = true});
+}
+
+// When no candidate can run: the first invalid one's error, else why none
+// fits (the first few named).
+Status NothingToRun(const Scenario& base, const std::vector<SearchRow>& rows) {
+  for (const SearchRow& row : rows) {
+    if (row.status == SearchRow::Status::kInvalid) return Status::Error(row.note);
+  }
+  std::string unfit;
+  for (size_t i = 0; i < rows.size() && i < 3; ++i) {
+    unfit += (i == 0 ? "" : "; ") + rows[i].candidate.Name() + ": " + rows[i].note;
+  }
+  if (rows.size() > 3) unfit += "; and " + std::to_string(rows.size() - 3) + " more";
+  return Status::Error("search: " + base.model.name + " fits no candidate (" + unfit +
+                       "); expected a larger --tp or a bigger GPU in --gpus");
 }
 
 std::vector<SearchCandidate> Grid(const SearchSpace& s) {
@@ -194,9 +211,14 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
         SearchRow& row = r.rows[i];
         StatusOr<Scenario> sc = CandidateScenario(base, row.candidate);
         if (!sc.ok()) {
-          const bool fit = sc.status().message().find("does not fit") != std::string::npos;
-          row.status = fit ? SearchRow::Status::kDoesNotFit : SearchRow::Status::kInvalid;
+          row.status = SearchRow::Status::kInvalid;
           row.note = sc.status().message();
+          return;
+        }
+        if (sc->no_room) {
+          row.status = SearchRow::Status::kDoesNotFit;
+          row.note = sc->no_room->note;
+          row.detail = sc->no_room->message;
           return;
         }
         scenarios[i] = *sc;
@@ -210,6 +232,11 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       nullptr);
   for (const Status& st : errors) {
     if (!st.ok()) return st;
+  }
+  if (std::none_of(r.rows.begin(), r.rows.end(), [](const SearchRow& row) {
+        return row.status == SearchRow::Status::kEvaluated;
+      })) {
+    return NothingToRun(base, r.rows);
   }
   for (size_t i = 0; i < r.rows.size(); ++i) {
     SearchRow& row = r.rows[i];

@@ -5,7 +5,9 @@
 // capacity search (capacity.h): its SLO max per replica, replicas =
 // ceil(target / SLO max) under an ideal router (even split, as `capacity`),
 // GPUs and fleet $/h. Pruning never changes the cheapest answer:
-//  - a candidate that does not fit in GPU memory is listed, not run;
+//  - a candidate that does not fit in GPU memory is listed, not run (the
+//    base scenario's own hardware need not fit when --gpus/--tp replace
+//    it); when no candidate can run, the search is an error;
 //  - its saturation throughput mu bounds its SLO max from above (capacity
 //    never passes a rate above mu's lower bound), so ceil(target / mu.lo)
 //    replicas is a lower bound on its fleet; candidates are evaluated from
@@ -70,7 +72,8 @@ struct RouterCheck {
 struct SearchRow {
   SearchCandidate candidate;
   enum class Status { kEvaluated, kDoesNotFit, kInvalid, kPruned } status = Status::kEvaluated;
-  std::string note;  // why it was not evaluated, or a caveat
+  std::string note;    // why it was not evaluated (kDoesNotFit: a few words), or a caveat
+  std::string detail;  // kDoesNotFit: the full one-line error (file, JSON path)
   SaturationEstimate saturation;
   CapacityResult capacity;  // kEvaluated
   int replicas = 0, gpus = 0;  // 0 replicas: the SLO is met at no rate

@@ -236,6 +236,7 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
                         {"chunked_prefill", c.chunked_prefill},
                         {"status", StatusName(row.status)},
                         {"note", row.note}};
+    if (!row.detail.empty()) j["detail"] = row.detail;
     if (row.saturation.mu_rps > 0) {
       j["saturation_rps"] = row.saturation.mu_rps;
       j["saturation_ci"] = IntervalJson(row.saturation.mu);

@@ -52,7 +52,8 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
      << "latencies in ms, queue = first scheduled - send; throughput over the "
         "arrival window; rho = rate / mu; rej/unf = measured requests rejected / "
         "unfinished, summed over replications; * = TTFT p99 > 3x p50 there; MFU/MBU = "
-        "model FLOPs / memory-bandwidth utilization over the window\n\n";
+        "model FLOPs / memory-bandwidth utilization over the window (- without a "
+        "FLOP basis: the linear cost model)\n\n";
   os << Col("rate/s", 9) << Col("rho", 6) << Col("stable", 7) << Col("rej/unf", 9)
      << Col("thrpt/s", 22) << Col("TTFT p50", 24) << Col("TTFT p99", 26)
      << Col("TPOT p99", 22) << Col("E2E p99", 24) << Col("queue mean", 24)
@@ -76,8 +77,10 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
        << Col(Pm(p.ttft_ms.p99) + (separated ? "*" : " "), 26) << Col(Pm(p.tpot_ms.p99), 22)
        << Col(Pm(p.e2el_ms.p99, "%.0f"), 24) << Col(Pm(p.queue_ms.mean), 24)
        << Col(mg1, 9) << Col(mm1, 9)
-       << Col(std::to_string(std::lround(100 * p.mfu.mean)) + "%/" +
-                  std::to_string(std::lround(100 * p.mbu.mean)) + "%",
+       << Col(std::isfinite(p.mfu.mean) ? std::to_string(std::lround(100 * p.mfu.mean)) +
+                                               "%/" +
+                                               std::to_string(std::lround(100 * p.mbu.mean)) + "%"
+                                         : std::string("-"),
               10)
        << (p.stable_fraction < 1 ? " UNSTABLE" : "") << "\n";
   }

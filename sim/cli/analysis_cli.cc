@@ -12,11 +12,13 @@
 namespace servesim {
 
 StatusOr<Scenario> LoadScenarioArg(const std::string& path,
-                                   const std::vector<std::string>& sets) {
+                                   const std::vector<std::string>& sets,
+                                   const ScenarioParseOptions& options) {
   StatusOr<Scenario> sc =
       path.empty() ? ParseScenario(EmbeddedDefaultScenario(),
-                                   "<embedded default: scenarios/default_chat.json>", sets)
-                   : LoadScenarioFile(path, sets);
+                                   "<embedded default: scenarios/default_chat.json>", sets,
+                                   options)
+                   : LoadScenarioFile(path, sets, options);
   if (!sc.ok()) return sc;
   // One run at a time is the floor: a scenario whose single run cannot fit
   // is refused before any of its replications start.

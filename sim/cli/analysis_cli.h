@@ -27,8 +27,12 @@ struct AnalysisCliOptions {
 void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per);
 
 // The file, or the embedded default scenario when `path` is empty.
+// `options.defer_fit` for commands that replace the hardware (capacity
+// --candidates, search --gpus/--tp): the scenario's own GPU need not hold
+// the model.
 StatusOr<Scenario> LoadScenarioArg(const std::string& path,
-                                   const std::vector<std::string>& sets);
+                                   const std::vector<std::string>& sets,
+                                   const ScenarioParseOptions& options = {});
 // capacity and search size one deployment of identical replicas; a
 // disaggregated scenario is refused with one line saying so.
 Status DisaggregationUnsupported(const Scenario& sc, const std::string& command);

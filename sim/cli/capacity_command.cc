@@ -61,7 +61,10 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   StatusOr<PriceTable> prices =
       LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
   if (!prices.ok()) return prices.status();
-  StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
+  // The candidates' hardware replaces the scenario's, so its own GPU need
+  // not hold the model (PlanCapacity checks each candidate's).
+  StatusOr<Scenario> sc =
+      LoadScenarioArg(o.scenario, o.sets, {.defer_fit = !candidates.empty()});
   if (!sc.ok()) return sc.status();
   CapacityOptions co;
   co.slo = *slo;
@@ -109,7 +112,8 @@ Command AddCapacityCommand(CLI::App* app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--candidates", o->candidates,
                   "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
-                  "(default: the scenario's hardware)")
+                  "(default: the scenario's hardware; with it, the scenario's "
+                  "GPU need not hold the model)")
       ->check(NotAnOption());
   AddValidationOptions(cmd, &o->validation);
   cmd->add_option("--max-prefill", o->max_prefill,

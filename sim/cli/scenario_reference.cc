@@ -13,7 +13,9 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   model.weight_dtype            bf16     bf16 | fp8 (vLLM --quantization fp8:
                                          layers' weights 1 byte; W8A8 GEMMs on
                                          GPUs with fp8 tensor cores)
-  hardware.gpu                  required models/gpu/<name>.json or a path
+  hardware.gpu                  required models/gpu/<name>.json or a path;
+                                         aliases: h100 = h100-sxm, a100 =
+                                         a100-80gb
   hardware.tp                   1        tensor-parallel degree (divides heads)
   engine.max_num_seqs           256      running requests per step
   engine.max_num_batched_tokens 8192     token budget per step

@@ -12,6 +12,7 @@
 #include "sim/cli/validation_cli.h"
 #include "sim/cluster/router.h"
 #include "sim/core/output_file.h"
+#include "sim/model/model_loader.h"
 
 namespace servesim {
 namespace {
@@ -66,7 +67,9 @@ Status RunSearchCommand(const SearchCliOptions& o) {
     std::istringstream in(o.gpus);
     for (std::string g; std::getline(in, g, ',');) {
       if (g.empty()) return Status::Error("--gpus: expected names like h100-sxm,h200");
-      space.gpus.push_back(g);
+      const std::string gpu = FindGpuName(g);  // "h100" -> "h100-sxm"
+      if (gpu.empty()) return Status::Error("--gpus " + o.gpus + ": " + UnknownGpuText(g));
+      space.gpus.push_back(gpu);
     }
   }
   auto tps = Ints(o.tps, "--tp");
@@ -96,7 +99,10 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   StatusOr<PriceTable> prices =
       LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
   if (!prices.ok()) return prices.status();
-  StatusOr<Scenario> sc = LoadScenarioArg(o.scenario, o.sets);
+  // --gpus/--tp replace the scenario's hardware, so its own GPU need not
+  // hold the model (each candidate's memory plan is checked).
+  StatusOr<Scenario> sc = LoadScenarioArg(
+      o.scenario, o.sets, {.defer_fit = !space.gpus.empty() || !space.tps.empty()});
   if (!sc.ok()) return sc.status();
   if (sc->disagg) return DisaggregationUnsupported(*sc, "search");
   SearchOptions so;

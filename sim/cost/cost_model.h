@@ -90,6 +90,11 @@ class CostModel {
   virtual ~CostModel() = default;
   virtual StepCost StepTime(const BatchShape& batch) const = 0;
   virtual CostModelError Error() const { return {}; }
+  // Whether step times come from the GPU's FLOP/s and bytes/s (a roofline,
+  // measured kernel tables), so that the model's FLOPs and bytes over them
+  // are utilizations (MFU, MBU). A linear model's constants are fitted or
+  // set by hand: its MFU can pass 100% and is left out of reports.
+  virtual bool HasHardwareBasis() const { return true; }
   // One line for reports, e.g. "roofline (h200, tp=1, gemm eff 0.70 ...)".
   virtual std::string Describe() const = 0;
 };

@@ -26,6 +26,7 @@ class LinearCostModel : public CostModel {
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg);
 
   StepCost StepTime(const BatchShape& batch) const override;
+  bool HasHardwareBasis() const override { return false; }
   std::string Describe() const override;
 
  private:

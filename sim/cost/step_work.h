@@ -4,7 +4,7 @@
 // FLOPs utilization (MFU, Chowdhery et al. 2022, PaLM, appendix B: FLOPs
 // the model needs / peak FLOP/s) and memory-bandwidth utilization (MBU:
 // bytes that must move / peak HBM bandwidth), the load figures that mean
-// something where "GPU busy" is 100% whenever a batch exists.
+// something where the engine's busy share is 100% whenever a batch exists.
 //
 // Per GPU at tensor-parallel degree tp, for every scheduled sequence with n
 // new tokens after c tokens of context:

@@ -1,10 +1,11 @@
 // Recorder: what the run measures beyond per-request timestamps.
 //
-// Levels (requests in system, waiting, running, KV blocks used, GPU busy) are
-// integrated over time as piecewise constants: call Advance(now) before a
-// level changes. The measurement window is [MarkWindowStart, MarkWindowEnd]
-// (first to last measured arrival); time averages and step statistics cover
-// that window only, so warm-up is excluded from them as from latencies.
+// Levels (requests in system, waiting, running, KV blocks used, engine
+// busy) are integrated over time as piecewise constants: call Advance(now)
+// before a level changes. The measurement window is [MarkWindowStart,
+// MarkWindowEnd] (first to last measured arrival); time averages and step
+// statistics cover that window only, so warm-up is excluded from them as
+// from latencies.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 #include "sim/model/model_loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <limits>
 
@@ -29,21 +30,106 @@ std::vector<std::string> JsonStems(const std::string& dir) {
   return names;
 }
 
-// A file path as given (if it ends in .json), else the named file in `dir`;
-// an unknown name lists what exists and suggests the nearest.
-std::string Locate(const std::string& name_or_path, const std::string& dir,
-                   const std::string& kind,
-                   const std::vector<std::string>& available) {
-  if (EndsWith(name_or_path, ".json")) return ResolveDataPath(name_or_path);
-  const fs::path file = fs::path(RepoRoot()) / dir / (name_or_path + ".json");
-  std::error_code ec;
-  if (fs::exists(file, ec)) return file.string();
+// Other names users type for a shipped GPU, in lower case. An alias whose
+// GPU does not ship is left out (GpuAliases), never resolved to nothing.
+constexpr std::pair<const char*, const char*> kGpuAliases[] = {
+    {"a100", "a100-80gb"}, {"a100-sxm", "a100-80gb"}, {"h100", "h100-sxm"},
+    {"h100-sxm5", "h100-sxm"}, {"h200-sxm", "h200"}};
+
+// "H100_SXM" -> "h100-sxm": the spelling the shipped names use.
+std::string Normalized(const std::string& name) {
+  std::string n = name;
+  for (char& c : n) {
+    c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return n;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& n) {
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+std::string FindName(const std::string& name, const std::vector<std::string>& available,
+                     const std::vector<std::pair<std::string, std::string>>& aliases) {
+  if (EndsWith(name, ".json")) return name;
+  if (Contains(available, name)) return name;
+  const std::string n = Normalized(name);
+  if (Contains(available, n)) return n;
+  for (const auto& [alias, target] : aliases) {
+    if (alias == n) return target;
+  }
+  return "";
+}
+
+size_t CommonPrefix(const std::string& a, const std::string& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+// The shipped names a mistyped one most likely meant (see UnknownGpuText).
+std::vector<std::string> Suggestions(
+    const std::string& name, const std::vector<std::string>& available,
+    const std::vector<std::pair<std::string, std::string>>& aliases) {
+  const std::string n = Normalized(name);
+  std::vector<std::pair<std::string, std::string>> all;  // spelling, name
+  for (const std::string& a : available) all.emplace_back(a, a);
+  all.insert(all.end(), aliases.begin(), aliases.end());
+  std::vector<std::string> spellings;
+  for (const auto& [spelling, target] : all) spellings.push_back(spelling);
+  const std::string near = NearestName(n, spellings);
+  std::vector<std::string> out;
+  if (!near.empty()) {
+    for (const auto& [spelling, target] : all) {
+      if (spelling == near) return {target};
+    }
+  }
+  size_t best = 3;  // shorter shared prefixes ("h1") say little
+  for (const auto& [spelling, target] : all) best = std::max(best, CommonPrefix(n, spelling));
+  for (const auto& [spelling, target] : all) {
+    if (CommonPrefix(n, spelling) == best && !Contains(out, target)) out.push_back(target);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string UnknownText(const std::string& name, const std::string& kind,
+                        const std::vector<std::string>& available,
+                        const std::vector<std::pair<std::string, std::string>>& aliases) {
+  std::string text = "unknown " + kind + " \"" + name + "\"";
+  const std::vector<std::string> near = Suggestions(name, available, aliases);
+  for (size_t i = 0; i < near.size(); ++i) {
+    text += (i == 0 ? " (did you mean \"" : i + 1 < near.size() ? ", \"" : " or \"") +
+            near[i] + "\"";
+  }
+  if (!near.empty()) text += "?)";
   std::string list;
   for (const auto& n : available) list += (list.empty() ? "" : ", ") + n;
-  const std::string near = NearestName(name_or_path, available);
-  throw ConfigError(dir + ": unknown " + kind + " \"" + name_or_path + "\"" +
-                    (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
-                    "; available: " + (list.empty() ? "none" : list));
+  text += "; available: " + (list.empty() ? std::string("none") : list);
+  // Grouped by the GPU they name: "a100, a100-sxm = a100-80gb; h100 = ...".
+  std::string also;
+  for (const std::string& target : available) {
+    std::string names;
+    for (const auto& [alias, to] : aliases) {
+      if (to == target) names += (names.empty() ? "" : ", ") + alias;
+    }
+    if (!names.empty()) also += (also.empty() ? "" : "; ") + names + " = " + target;
+  }
+  return also.empty() ? text : text + "; aliases: " + also;
+}
+
+// A file path as given (if it ends in .json), else the named file in `dir`
+// (under an alias or in other case too); an unknown name lists what exists
+// and suggests the nearest.
+std::string Locate(const std::string& name_or_path, const std::string& dir,
+                   const std::string& kind, const std::vector<std::string>& available,
+                   const std::vector<std::pair<std::string, std::string>>& aliases = {}) {
+  if (EndsWith(name_or_path, ".json")) return ResolveDataPath(name_or_path);
+  const std::string name = FindName(name_or_path, available, aliases);
+  if (name.empty()) {
+    throw ConfigError(dir + ": " + UnknownText(name_or_path, kind, available, aliases));
+  }
+  return (fs::path(RepoRoot()) / dir / (name + ".json")).string();
 }
 
 int PositiveInt(const JsonView& v, std::string_view key) {
@@ -138,7 +224,7 @@ ModelSpec LoadModelSpec(const std::string& name_or_path) {
 
 GpuSpec LoadGpuSpec(const std::string& name_or_path) {
   const std::string path =
-      Locate(name_or_path, "models/gpu", "GPU", AvailableGpus());
+      Locate(name_or_path, "models/gpu", "GPU", AvailableGpus(), GpuAliases());
   const nlohmann::json j = ReadJsonFile(path, "GPU file");
   return ParseGpuSpec(JsonView(j, path));
 }
@@ -165,5 +251,31 @@ LinkSpec LoadLinkSpec(const std::string& name_or_path) {
 std::vector<std::string> AvailableModels() { return JsonStems("models/llm"); }
 std::vector<std::string> AvailableGpus() { return JsonStems("models/gpu"); }
 std::vector<std::string> AvailableLinks() { return JsonStems("models/links"); }
+
+std::vector<std::pair<std::string, std::string>> GpuAliases() {
+  const std::vector<std::string> gpus = AvailableGpus();
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [alias, target] : kGpuAliases) {
+    if (Contains(gpus, target) && !Contains(gpus, alias)) out.emplace_back(alias, target);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string FindGpuName(const std::string& name_or_path) {
+  return FindName(name_or_path, AvailableGpus(), GpuAliases());
+}
+
+std::string FindModelName(const std::string& name_or_path) {
+  return FindName(name_or_path, AvailableModels(), {});
+}
+
+std::string UnknownGpuText(const std::string& name) {
+  return UnknownText(name, "GPU", AvailableGpus(), GpuAliases());
+}
+
+std::string UnknownModelText(const std::string& name) {
+  return UnknownText(name, "model", AvailableModels(), {});
+}
 
 }  // namespace servesim

@@ -65,10 +65,14 @@ struct RunSummary {
   // Replica state, time-averaged over the window [first, last measured
   // arrival].
   double window_s = 0;
-  double gpu_busy_fraction = 0;  // share of time a step runs (any batch)
+  // Engine busy: share of time a step runs (any batch), not a utilization
+  // of the GPU (the JSON key keeps its first name).
+  double gpu_busy_fraction = 0;
   // Model FLOPs utilization and memory-bandwidth utilization over the
   // window (sim/cost/step_work.h): how loaded the GPU is, where busy time
-  // is 100% whenever any request is in flight. -1: not computed.
+  // is 100% whenever any request is in flight. -1: unknown (a cost model
+  // without a FLOP basis, CostModel::HasHardwareBasis; pools of two GPU
+  // kinds).
   double mfu = -1, mbu = -1;
   double kv_usage_mean = 0, kv_usage_max = 0;  // fraction of blocks in use
   int32_t num_gpu_blocks = 0;

@@ -74,10 +74,14 @@ std::string PrefixContext(const RunSummary& s) {
 }
 
 // How loaded the GPUs were over the window: model FLOPs and memory-bandwidth
-// utilization (sim/cost/step_work.h); busy time is 100% whenever any batch
-// runs, so it is kept out of headlines.
+// utilization (sim/cost/step_work.h), "-" when unknown (a cost model without
+// a FLOP basis, pools of two GPU kinds). The engine's busy share is 100%
+// whenever any batch runs, not a utilization of the GPU, so it is named for
+// what it is and never stands in for MFU.
 std::string LoadText(const RunSummary& s) {
-  if (s.mfu < 0) return "GPU busy " + Fmt("%.1f", 100 * s.gpu_busy_fraction) + "%";
+  if (s.mfu < 0) {
+    return "MFU -, MBU -, engine busy " + Fmt("%.1f", 100 * s.gpu_busy_fraction) + "%";
+  }
   return "MFU " + Fmt("%.1f", 100 * s.mfu) + "%, MBU " + Fmt("%.1f", 100 * s.mbu) + "%";
 }
 
@@ -293,8 +297,8 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << "  KV cache usage mean " << Fmt("%.1f", 100 * s.kv_usage_mean)
      << "%, max " << Fmt("%.1f", 100 * s.kv_usage_max) << "%; preemptions "
      << s.preemptions << " (" << s.preempted_requests << " requests)\n"
-     << "  GPU busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
-     << "% of the window (a step of any size running: not a measure of load; see MFU/MBU)\n";
+     << "  engine busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
+     << "% of the window (a step of any size running: not GPU utilization; see MFU/MBU)\n";
   if (s.prefix_caching) {
     os << "  prefix cache: " << s.cached_blocks << " of "
        << s.prompt_full_blocks << " full prompt blocks hit ("

@@ -41,54 +41,61 @@ namespace {
 // or the engine key whose share of the derived reserve is to blame
 // (max_num_seqs sizes the fp32 logits, max_num_batched_tokens the
 // activations) when lowering it alone would make room.
-[[noreturn]] void FailNoRoom(const JsonView& root, const Scenario& s,
-                             double usable, double weights, bool reserve_given) {
+NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
+                      double weights, bool reserve_given) {
+  const double reserve = s.activation_reserve_bytes;
+  NoRoom r;
+  r.note = Gib(weights) + " of weights + " + Gib(reserve) +
+           " of activation reserve per GPU > " + Gib(usable) + " usable";
   const std::string offers =
       s.gpu.name + " offers " + Gib(usable) + " (gpu_memory_utilization " +
       std::to_string(s.gpu_memory_utilization).substr(0, 4) + ")";
-  const auto fail_engine = [&](const std::string& key, const std::string& msg) {
-    throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/" + key + ": " + msg);
+  const auto engine_key = [&](const std::string& key, const std::string& msg) {
+    r.message = root.file() + ": " + root.PathOf("engine") + "/" + key + ": " + msg;
+    r.note += "; expected a smaller " + key;
+    return r;
   };
-  const double reserve = s.activation_reserve_bytes;
   if (reserve_given && weights < usable) {
-    fail_engine("activation_reserve_gib",
-                "no room for the KV cache: " + Gib(weights) + " of weights and " +
-                    Gib(reserve) + " of activation reserve per GPU, but " +
-                    offers + "; expected a smaller activation_reserve_gib");
+    return engine_key("activation_reserve_gib",
+                      "no room for the KV cache: " + Gib(weights) + " of weights and " +
+                          Gib(reserve) + " of activation reserve per GPU, but " + offers +
+                          "; expected a smaller activation_reserve_gib");
   }
   const double logits = static_cast<double>(s.engine.max_num_seqs) *
                         s.model.vocab_size * 4.0;
   const double activations = reserve - logits - kGiB;
   if (!reserve_given && weights + kGiB + std::min(logits, activations) < usable) {
     if (logits >= activations) {
-      fail_engine("max_num_seqs",
-                  "no room for the KV cache: the activation reserve holds fp32 "
-                  "logits for " + std::to_string(s.engine.max_num_seqs) +
-                      " sequences x " + std::to_string(s.model.vocab_size) +
-                      " vocabulary entries (" + Gib(logits) + "), with " +
-                      Gib(weights) + " of weights and " + Gib(reserve - logits) +
-                      " of other reserve per GPU, but " + offers +
-                      "; expected a smaller max_num_seqs");
+      return engine_key(
+          "max_num_seqs",
+          "no room for the KV cache: the activation reserve holds fp32 "
+          "logits for " + std::to_string(s.engine.max_num_seqs) +
+              " sequences x " + std::to_string(s.model.vocab_size) +
+              " vocabulary entries (" + Gib(logits) + "), with " + Gib(weights) +
+              " of weights and " + Gib(reserve - logits) +
+              " of other reserve per GPU, but " + offers +
+              "; expected a smaller max_num_seqs");
     }
-    fail_engine("max_num_batched_tokens",
-                "no room for the KV cache: the activation reserve for " +
-                    std::to_string(s.engine.max_num_batched_tokens) +
-                    " batched tokens is " + Gib(activations) + ", with " +
-                    Gib(weights) + " of weights and " + Gib(reserve - activations) +
-                    " of other reserve per GPU, but " + offers +
-                    "; expected a smaller max_num_batched_tokens");
+    return engine_key("max_num_batched_tokens",
+                      "no room for the KV cache: the activation reserve for " +
+                          std::to_string(s.engine.max_num_batched_tokens) +
+                          " batched tokens is " + Gib(activations) + ", with " +
+                          Gib(weights) + " of weights and " +
+                          Gib(reserve - activations) + " of other reserve per GPU, but " +
+                          offers + "; expected a smaller max_num_batched_tokens");
   }
   // A disaggregated pool's object holds its tp itself.
   const JsonView hw = root.Has("hardware") ? root.Object("hardware") : root;
-  hw.FailMessage("tp", s.model.name + " does not fit: " + Gib(weights) +
-                           " of weights and " + Gib(reserve) +
-                           " of activations per GPU at tp=" + std::to_string(s.tp) +
-                           ", but " + offers + "; expected a larger tp or a bigger GPU");
+  r.message = root.file() + ": " + hw.PathOf("tp") + ": " + s.model.name +
+              " does not fit: " + Gib(weights) + " of weights and " + Gib(reserve) +
+              " of activations per GPU at tp=" + std::to_string(s.tp) + ", but " +
+              offers + "; expected a larger tp or a bigger GPU";
+  return r;
 }
 
 }  // namespace
 
-void PlanMemory(const JsonView& root, Scenario* s) {
+void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
   const bool reserve_given = s->activation_reserve_bytes >= 0;
   if (!reserve_given) {
     s->activation_reserve_bytes = DefaultActivationReserveBytes(*s);
@@ -99,7 +106,13 @@ void PlanMemory(const JsonView& root, Scenario* s) {
   const double block_bytes =
       s->model.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
   const double blocks = std::floor(s->kv_cache_bytes / block_bytes);
-  if (blocks < 1) FailNoRoom(root, *s, usable, weights, reserve_given);
+  if (blocks < 1) {
+    NoRoom r = DescribeNoRoom(root, *s, usable, weights, reserve_given);
+    if (!defer_fit) throw ConfigError(r.message);
+    s->no_room = std::move(r);
+    s->engine.num_gpu_blocks = 0;
+    return;
+  }
   if (s->num_gpu_blocks_given) {
     // A hypothetical cache may be larger than the memory plan leaves, but
     // not larger than the GPU minus its weights: that cannot exist.

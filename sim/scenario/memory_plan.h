@@ -21,8 +21,9 @@ double DefaultActivationReserveBytes(const Scenario& s);
 // Fills s->kv_cache_bytes and, unless given, s->engine.num_gpu_blocks.
 // Throws ConfigError when the weights and reserve do not fit (naming
 // /hardware/tp when the weights alone leave no room, else the engine key
-// whose activation reserve does), or when the memory gives more than
-// kMaxGpuBlocks blocks.
-void PlanMemory(const JsonView& root, Scenario* s);
+// whose activation reserve does) -- with defer_fit, records that in
+// s->no_room instead and leaves no KV blocks -- or when the memory gives
+// more than kMaxGpuBlocks blocks.
+void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit = false);
 
 }  // namespace servesim

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "sim/core/json_view.h"
@@ -30,18 +32,35 @@ std::string Seconds(double x) {
   return os.str();
 }
 
+// v's `key`: a shipped model (GPU) name, in any case, a GPU's alias
+// ("h100"), or a file; an unknown name fails naming the JSON path and the
+// nearest shipped names.
+ModelSpec LoadModelAt(const JsonView& v, std::string_view key) {
+  const std::string given = v.RequireString(key);
+  const std::string name = FindModelName(given);
+  if (name.empty()) v.FailMessage(key, UnknownModelText(given));
+  return LoadModelSpec(name);
+}
+
+GpuSpec LoadGpuAt(const JsonView& v) {
+  const std::string given = v.RequireString("gpu");
+  const std::string name = FindGpuName(given);
+  if (name.empty()) v.FailMessage("gpu", UnknownGpuText(given));
+  return LoadGpuSpec(name);
+}
+
 // "model": a name (or path), or {"name": ..., "weight_dtype": "bf16" |
 // "fp8"} -- fp8 as vLLM's --quantization fp8 (linear layers' weights in
 // fp8, the embedding and LM head in bf16).
 void ParseModel(const JsonView& root, Scenario* s) {
   const auto m = s->json.find("model");
   if (m == s->json.end() || !m->is_object()) {
-    s->model = LoadModelSpec(root.RequireString("model"));
+    s->model = LoadModelAt(root, "model");
     return;
   }
   const JsonView v = root.Object("model");
   v.AllowKeys({"name", "weight_dtype"});
-  s->model = LoadModelSpec(v.RequireString("name"));
+  s->model = LoadModelAt(v, "name");
   s->model.SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
 }
 
@@ -61,7 +80,7 @@ void ParseHardware(const JsonView& root, Scenario* s) {
   if (!root.Has("hardware") && root.Has("disaggregation")) return;
   const JsonView hw = root.Object("hardware");
   hw.AllowKeys({"gpu", "tp"});
-  s->gpu = LoadGpuSpec(hw.RequireString("gpu"));
+  s->gpu = LoadGpuAt(hw);
   s->tp = ParseTp(hw, s->model, 1);
 }
 
@@ -490,7 +509,7 @@ PoolSpec ParsePool(const JsonView& root, const JsonView& v, const Scenario& base
   v.AllowKeys({"gpu", "tp", "replicas", "router", "load_slack", "engine", "cost_model"});
   Scenario ps = base;
   const bool hw = root.Has("hardware");
-  if (v.Has("gpu") || !hw) ps.gpu = LoadGpuSpec(v.RequireString("gpu"));
+  if (v.Has("gpu") || !hw) ps.gpu = LoadGpuAt(v);
   ps.tp = ParseTp(v, ps.model, hw ? base.tp : 1);
   if (v.Has("engine")) ParseEngineObject(v.Object("engine"), &ps);
   PlanMemory(v, &ps);
@@ -582,7 +601,8 @@ void ParseLimits(const JsonView& root, Scenario* s) {
   s->limits.max_queued = l.Integer("max_queued", 100000, Range::Closed(1, 1e9));
 }
 
-Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
+Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label,
+                      const ScenarioParseOptions& options) {
   Scenario s;
   s.file = label;
   s.json = j;
@@ -601,7 +621,7 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
     return s;
   }
   ParseCluster(root, &s);
-  PlanMemory(root, &s);
+  PlanMemory(root, &s, options.defer_fit);
   ResolveKvOffload(root, &s);
   ParseCostModel(root, &s);
   return s;
@@ -610,6 +630,11 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label) {
 }  // namespace
 
 SimulationInput Scenario::ToSimulationInput() const {
+  if (no_room) {  // a caller that deferred the fit check forgot to look
+    std::fprintf(stderr, "servesim: running a scenario that does not fit: %s\n",
+                 no_room->message.c_str());
+    std::abort();
+  }
   SimulationInput in;
   in.seed = seed;
   in.workload = workload;
@@ -642,10 +667,14 @@ SimulationInput Scenario::ToSimulationInput() const {
     in.disagg = d;
     // MFU and MBU are against one GPU kind's peaks at one tp.
     if (disagg->prefill.gpu.name != disagg->decode.gpu.name ||
-        disagg->prefill.tp != disagg->decode.tp) {
+        disagg->prefill.tp != disagg->decode.tp ||
+        !disagg->prefill.cost_model->HasHardwareBasis()) {
       in.peak_flops_per_gpu = in.peak_hbm_bytes_per_s = 0;
     }
   }
+  // Step times without a FLOP/byte basis (the linear model) make no
+  // utilization: MFU and MBU are left unknown (null, "-").
+  if (!cost_model->HasHardwareBasis()) in.peak_flops_per_gpu = in.peak_hbm_bytes_per_s = 0;
   return in;
 }
 
@@ -756,7 +785,8 @@ Status ApplyOverride(nlohmann::json* json, const std::string& assignment) {
 
 StatusOr<Scenario> ParseScenario(const std::string& text,
                                  const std::string& label,
-                                 const std::vector<std::string>& overrides) {
+                                 const std::vector<std::string>& overrides,
+                                 const ScenarioParseOptions& options) {
   nlohmann::json j;
   if (auto problem = ParseJsonStrict(text, &j)) {
     return Status::Error(label + ": " + problem->message());
@@ -765,15 +795,16 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
     Status st = ApplyOverride(&j, o);
     if (!st.ok()) return st;
   }
-  return CatchConfigErrors([&] { return ParseOrThrow(j, label); });
+  return CatchConfigErrors([&] { return ParseOrThrow(j, label, options); });
 }
 
 StatusOr<Scenario> LoadScenarioFile(const std::string& path,
-                                    const std::vector<std::string>& overrides) {
+                                    const std::vector<std::string>& overrides,
+                                    const ScenarioParseOptions& options) {
   StatusOr<std::string> text = CatchConfigErrors(
       [&] { return ReadInputFile(path, "scenario file", kMaxScenarioBytes); });
   if (!text.ok()) return text.status();
-  return ParseScenario(*text, path, overrides);
+  return ParseScenario(*text, path, overrides, options);
 }
 
 }  // namespace servesim

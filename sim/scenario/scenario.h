@@ -39,6 +39,25 @@ struct DisaggSpec {
   LinkSpec link;
 };
 
+// Why one replica's GPU memory leaves no KV block (weights + activation
+// reserve > gpu_memory_utilization x memory): set only by a parse with the
+// fit check deferred (ScenarioParseOptions), for a scenario whose hardware
+// analysis commands replace (capacity --candidates, search --gpus/--tp).
+struct NoRoom {
+  // A few words, no file or JSON path: "131.4 GiB of weights + 3.0 GiB of
+  // activation reserve per GPU > 126.9 GiB usable".
+  std::string note;
+  // The one-line error a strict parse gives (file, JSON path, the fix).
+  std::string message;
+};
+
+struct ScenarioParseOptions {
+  // Record a memory plan that leaves no KV block in Scenario::no_room
+  // instead of failing (the co-located plan; a disaggregated pool's still
+  // fails).
+  bool defer_fit = false;
+};
+
 struct Scenario {
   std::string file;     // where it came from, for reports and errors
   nlohmann::json json;  // the effective JSON, after --set overrides
@@ -79,6 +98,10 @@ struct Scenario {
   // What the reader decided (timestamp unit, 0-token rows, filtered rows):
   // said in ArrivalDescription() and the result JSON.
   TraceNotes trace_notes;
+  // Set only with ScenarioParseOptions::defer_fit: this hardware cannot
+  // hold the model, so the scenario must not be run (ToSimulationInput
+  // aborts).
+  std::optional<NoRoom> no_room;
 
   SimulationInput ToSimulationInput() const;
   // One line describing the traffic, e.g. "poisson(rate=10/s)".
@@ -96,9 +119,11 @@ const char* EmbeddedDefaultScenario();
 // Parses and validates. `label` names the source in error messages.
 StatusOr<Scenario> ParseScenario(const std::string& text,
                                  const std::string& label,
-                                 const std::vector<std::string>& overrides);
+                                 const std::vector<std::string>& overrides,
+                                 const ScenarioParseOptions& options = {});
 StatusOr<Scenario> LoadScenarioFile(const std::string& path,
-                                    const std::vector<std::string>& overrides);
+                                    const std::vector<std::string>& overrides,
+                                    const ScenarioParseOptions& options = {});
 
 // Applies "a.b.c=value" to json: value is parsed as JSON when it parses
 // (numbers, true, null, {...}), else taken as a string.

@@ -63,6 +63,19 @@ TEST(Candidates, ParseAndReject) {
   for (const char* bad : {"h200:", "h200:x", ":2", "h200:0", "h200:-1"}) {
     EXPECT_FALSE(ParseCandidates(bad).ok()) << bad;
   }
+  // Aliases become the shipped name (prices and reports use it); an
+  // unknown GPU is one line naming the flag and the nearest names.
+  cs = ParseCandidates("h100:2,H200");
+  ASSERT_TRUE(cs.ok()) << cs.status().message();
+  EXPECT_EQ((*cs)[0].gpu, "h100-sxm");
+  EXPECT_EQ((*cs)[0].tp, 2);
+  EXPECT_EQ((*cs)[1].gpu, "h200");
+  const std::string e = ParseCandidates("h200:1,h100x:2").status().message();
+  EXPECT_EQ(e.rfind("--candidates h200:1,h100x:2: unknown GPU \"h100x\" (did you mean "
+                    "\"h100-sxm\"?)",
+                    0),
+            0u)
+      << e;
 }
 
 TEST(ReplicasFor, CeilingUnderIdealRouter) {
@@ -92,6 +105,20 @@ TEST(PriceTable, LoadsAndRejects) {
   EXPECT_NE(LoadPriceTable("/nonexistent/prices.json").status().message().find(
                 "cannot open"),
             std::string::npos);
+}
+
+// A price keyed by an alias prices the shipped GPU; two keys for one GPU
+// are an error.
+TEST(PriceTable, AliasesPriceTheShippedGpu) {
+  auto t = ParsePriceTable(R"({"usd_per_gpu_hour": {"h100": 2, "my-gpu": 1}})", "p.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(*t->Price("h100-sxm"), 2);
+  EXPECT_DOUBLE_EQ(*t->Price("my-gpu"), 1);
+  auto twice = ParsePriceTable(R"({"usd_per_gpu_hour": {"h100": 2, "h100-sxm": 3}})", "p.json");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("expected one price per GPU, got a second for h100-sxm"),
+            std::string::npos)
+      << twice.status().message();
 }
 
 TEST(PriceTable, ShippedTableLoads) {

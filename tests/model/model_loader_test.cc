@@ -96,6 +96,48 @@ TEST(LoaderTest, ListsShippedData) {
   for (const auto& n : gpus) EXPECT_EQ(LoadGpuSpec(n).name, n);
 }
 
+// GPU names as users type them: an alias of a shipped GPU, another case.
+TEST(LoaderTest, GpuAliasesResolveToShippedGpus) {
+  EXPECT_EQ(LoadGpuSpec("h100").name, "h100-sxm");
+  EXPECT_EQ(LoadGpuSpec("a100").name, "a100-80gb");
+  EXPECT_EQ(LoadGpuSpec("H200").name, "h200");
+  EXPECT_EQ(FindGpuName("h100"), "h100-sxm");
+  EXPECT_EQ(FindGpuName("H100_SXM"), "h100-sxm");
+  EXPECT_EQ(FindGpuName("h200"), "h200");
+  EXPECT_EQ(FindGpuName("h100-pcie"), "");  // another GPU: never an alias
+  EXPECT_EQ(FindModelName("Llama-3.1-8B"), "llama-3.1-8b");
+  EXPECT_EQ(FindModelName("llama-3.1-9b"), "");
+  // Every alias names a GPU that ships, and no shipped name is an alias.
+  const auto gpus = AvailableGpus();
+  ASSERT_FALSE(GpuAliases().empty());
+  for (const auto& [alias, target] : GpuAliases()) {
+    EXPECT_NE(std::find(gpus.begin(), gpus.end(), target), gpus.end()) << alias;
+    EXPECT_EQ(std::find(gpus.begin(), gpus.end(), alias), gpus.end()) << alias;
+    EXPECT_EQ(LoadGpuSpec(alias).name, target) << alias;
+  }
+}
+
+// "h100" once drew "did you mean h200" (one letter away); the nearest names
+// now count aliases and, past a typo, the longest shared prefix.
+TEST(LoaderTest, UnknownGpuSuggestsTheNearestShippedNames) {
+  EXPECT_NE(UnknownGpuText("h100x").find("(did you mean \"h100-sxm\"?)"), std::string::npos)
+      << UnknownGpuText("h100x");
+  EXPECT_NE(UnknownGpuText("h100-pcie").find("(did you mean \"h100-sxm\"?)"),
+            std::string::npos)
+      << UnknownGpuText("h100-pcie");
+  EXPECT_NE(UnknownGpuText("b20").find("(did you mean \"b200\"?)"), std::string::npos);
+  // Nothing near: no guess, but every shipped name and alias.
+  const std::string t = UnknownGpuText("tpu-v5e");
+  EXPECT_EQ(t.rfind("unknown GPU \"tpu-v5e\"; available: ", 0), 0u) << t;
+  for (const auto& n : AvailableGpus()) EXPECT_NE(t.find(n), std::string::npos) << n;
+  EXPECT_NE(t.find("; aliases: a100, a100-sxm = a100-80gb; "), std::string::npos) << t;
+  EXPECT_NE(t.find("; h100, h100-sxm5 = h100-sxm; "), std::string::npos) << t;
+  // A model a version away, by edit distance.
+  EXPECT_NE(UnknownModelText("llama-3-70b").find("did you mean \"llama-3.1-70b\"?"),
+            std::string::npos)
+      << UnknownModelText("llama-3-70b");
+}
+
 // The message of the ConfigError fn throws ("" if it throws none).
 template <typename Fn>
 std::string ErrorOf(Fn&& fn) {
@@ -149,6 +191,9 @@ TEST_F(BadFileTest, UnknownModelNameSuggestsNearest) {
   EXPECT_NE(e.find("mixtral-8x7b"), std::string::npos) << e;  // the list
   const std::string g = ErrorOf([] { LoadGpuSpec("h20"); });
   EXPECT_NE(g.find("did you mean \"h200\""), std::string::npos) << g;
+  const std::string h = ErrorOf([] { LoadGpuSpec("h100x"); });
+  EXPECT_EQ(h.rfind("models/gpu: unknown GPU \"h100x\" (did you mean \"h100-sxm\"?)", 0), 0u)
+      << h;
 }
 
 TEST_F(BadFileTest, MissingFile) {

@@ -106,6 +106,55 @@ TEST(Scenario, ModelThatDoesNotFitIsAnError) {
   EXPECT_TRUE(ok.ok()) << ok.status().message();
 }
 
+// capacity --candidates and search --gpus/--tp replace the hardware, so
+// they parse the scenario with the fit check deferred: the reason is kept
+// (a short note and the strict error), and the scenario cannot be run.
+TEST(Scenario, DeferredFitRecordsWhyTheModelDoesNotFit) {
+  const std::vector<std::string> big = {"model=llama-3.1-70b"};  // on one H200
+  auto sc = ParseScenario(EmbeddedDefaultScenario(), "s.json", big, {.defer_fit = true});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  ASSERT_TRUE(sc->no_room.has_value());
+  EXPECT_EQ(sc->engine.num_gpu_blocks, 0);
+  const NoRoom& r = *sc->no_room;
+  EXPECT_NE(r.note.find("GiB of weights + "), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("GiB usable"), std::string::npos) << r.note;
+  EXPECT_EQ(r.note.find("s.json"), std::string::npos) << r.note;  // short
+  EXPECT_EQ(r.message, ErrorOf(EmbeddedDefaultScenario(), big));
+  EXPECT_NE(r.message.find("s.json: /hardware/tp: llama-3.1-70b does not fit"),
+            std::string::npos) << r.message;
+  EXPECT_DEATH(sc->ToSimulationInput(), "does not fit");
+  // An engine key's reserve: the note says which key to lower.
+  auto seqs = ParseScenario(EmbeddedDefaultScenario(), "s.json",
+                            {"engine.max_num_seqs=1048576"}, {.defer_fit = true});
+  ASSERT_TRUE(seqs.ok()) << seqs.status().message();
+  ASSERT_TRUE(seqs->no_room.has_value());
+  EXPECT_NE(seqs->no_room->note.find("expected a smaller max_num_seqs"), std::string::npos);
+  // A scenario that fits has none; other errors stay errors.
+  auto fits = ParseScenario(EmbeddedDefaultScenario(), "s.json", {}, {.defer_fit = true});
+  ASSERT_TRUE(fits.ok());
+  EXPECT_FALSE(fits->no_room.has_value());
+  EXPECT_FALSE(ParseScenario(EmbeddedDefaultScenario(), "s.json", {"hardware.tp=3"},
+                             {.defer_fit = true})
+                   .ok());
+}
+
+// hardware.gpu takes an alias; an unknown name names the file and JSON
+// path and the nearest shipped GPU.
+TEST(Scenario, GpuAliasesAndUnknownGpuNames) {
+  auto sc = ParseScenario(EmbeddedDefaultScenario(), "s.json", {"hardware.gpu=h100"});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  EXPECT_EQ(sc->gpu.name, "h100-sxm");
+  const std::string e = ErrorOf(EmbeddedDefaultScenario(), {"hardware.gpu=h100-pcie"});
+  EXPECT_EQ(e.rfind("s.json: /hardware/gpu: unknown GPU \"h100-pcie\" (did you mean "
+                    "\"h100-sxm\"?); available: a100-80gb, b200, h100-sxm, h200, l40s",
+                    0),
+            0u)
+      << e;
+  const std::string m = ErrorOf(EmbeddedDefaultScenario(), {"model=llama-3.1-9b"});
+  EXPECT_EQ(m.rfind("s.json: /model: unknown model \"llama-3.1-9b\" (did you mean", 0), 0u)
+      << m;
+}
+
 // Issue 10: values whose sums overflowed int64 nanoseconds, lengths whose
 // sums overflowed int32, and block counts that exhausted memory are errors
 // naming the path and the bound.
