@@ -368,8 +368,41 @@ function buildTrails(section, rows) {
   });
 }
 
+// Capacity's long-window validation: every window's threshold rate (the
+// largest rate at which that window met the SLO), sorted, with the answer
+// (their 5% quantile, log-normal) and its 95% interval as lines.
+function buildValidation(rows) {
+  rows.forEach(function (r) {
+    var v = r.validation;
+    if (!v || !v.windows || !v.windows.length) return;
+    var rates = v.windows.map(function (w) { return w.max_rate; })
+        .sort(function (a, b) { return a - b; });
+    var n = rates.length;
+    var pts = rates.map(function (y, i) { return {x: 100 * (i + 0.5) / n, y: y}; });
+    var ans = v.max_rate || {};
+    function level(name, color, y, dash) {
+      return line(name, color, [{x: 0, y: y}, {x: 100, y: y}],
+                  {showLine: true, pointRadius: 0, borderDash: dash, borderWidth: 1.5});
+    }
+    var ds = [line('window threshold rates', '#1f77b4', pts, {pointRadius: 4})];
+    if (num(ans.mean) !== null) ds.push(level('answer ' + fmt(ans.mean) + ' req/s', '#d62728', ans.mean, []));
+    if (num(ans.lo) !== null) ds.push(level('95% interval', '#555', ans.lo, [6, 4]));
+    if (num(ans.hi) !== null) {
+      ds.push(level('95% interval (upper)', '#555', ans.hi, [6, 4]));
+      ds[ds.length - 1].bandEdge = true;  // one legend entry for the pair
+    }
+    addChart('capacity', r.gpu + ' tp' + r.tp + ': validation, ' + n + ' windows of ' +
+             v.window_requests + ' requests (answer: ' + fmt(100 * v.share) +
+             '% of windows meet the SLO)', {type: 'scatter', data: {datasets: ds},
+      options: {scales: {x: axis('windows, sorted by threshold (percent)'),
+                         y: axis('highest rate meeting the SLO (req/s)')}}});
+  });
+}
+
 function buildCapacity(cap) {
-  buildTrails('capacity', (cap.rows || []).filter(function (r) { return r.fits !== false; }));
+  var rows = (cap.rows || []).filter(function (r) { return r.fits !== false; });
+  buildTrails('capacity', rows);
+  buildValidation(rows);
 }
 
 var builders = [['sweep', buildSweep], ['cdfs', buildCdfs], ['timeseries', buildTimeseries],
