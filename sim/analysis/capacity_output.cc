@@ -201,6 +201,7 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
   for (const PlanRow& r : p.rows) {
     nlohmann::json row = {{"gpu", r.candidate.gpu}, {"tp", r.candidate.tp},
                           {"fits", r.fits}, {"note", r.note}};
+    if (!r.detail.empty()) row["detail"] = r.detail;
     if (r.fits) {
       const CapacityResult& c = r.result;
       row["saturation_rps"] = c.saturation.mu_rps;
@@ -236,6 +237,9 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
   data["context"] = CapacityContextJson(sc, sc.ArrivalDescription() + " (rate searched)",
                                         "searched from 2% of saturation to its lower 95% bound",
                                         p.target_rate, p.prices);
+  // Each row names its own hardware (the candidates replace the scenario's).
+  data["context"]["gpu"] = "per row";
+  data["context"].erase("tp");
   data["capacity"] = {{"slo", slo}, {"rows", rows}};
   return data;
 }
