@@ -92,11 +92,12 @@ MaxModelLen PlanMaxModelLen(const Scenario& s) {
     m.note = "--max-model-len " + N(m.tokens) + " is all the KV cache holds (" +
              N(s.engine.num_gpu_blocks - Scheduler::kReservedBlocks) + " blocks of " +
              N(s.engine.block_size) + " tokens on " + N(s.tp) + " x " + s.gpu.name +
-             "); " + longest + ": vLLM rejects longer ones, as the simulation did";
+             "); " + longest + ": vLLM rejects longer ones, as the simulation does";
   } else {
     m.note = "--max-model-len " + N(m.tokens) + " is " + s.model.name +
              "'s context (max_position_embeddings); " + longest +
-             ": vLLM rejects longer ones, which the simulation served";
+             ": vLLM rejects longer ones, which the simulation would serve up to the "
+             "KV cache's " + N(m.kv_tokens) + " tokens";
   }
   return m;
 }
