@@ -39,6 +39,80 @@ Status NothingToRun(const Scenario& base, const std::vector<SearchRow>& rows) {
                        "); expected a larger --tp or a bigger GPU in --gpus");
 }
 
+// The candidate's scenario, and what deploying it takes (row->deploy).
+// With chunked prefill off, vLLM refuses a max_num_batched_tokens below
+// --max-model-len (and the simulation rejects every request longer than the
+// budget), so the budget is raised: to the least B whose own max_model_len
+// is <= B. A larger budget grows the activation reserve, which can only
+// shrink the KV cache and with it max_model_len (non-increasing in B), and
+// B = max_model_len(asked) qualifies, so bisection finds it (~15 scenario
+// parses; with a trace each one reads it again).
+StatusOr<Scenario> FitCandidate(const Scenario& base, SearchRow* row) {
+  SearchCandidate& c = row->candidate;
+  StatusOr<Scenario> sc = CandidateScenario(base, c);
+  if (!sc.ok() || sc->no_room) return sc;  // no KV cache: nothing to deploy
+  row->deploy = PlanMaxModelLen(*sc);
+  if (c.chunked_prefill || c.max_num_batched_tokens >= row->deploy.tokens) return sc;
+  const int asked = c.max_num_batched_tokens;
+  int lo = asked;  // below its own max_model_len
+  c.max_num_batched_tokens = static_cast<int>(row->deploy.tokens);  // <= max_context
+  sc = CandidateScenario(base, c);
+  if (!sc.ok() || sc->no_room) return sc;
+  row->deploy = PlanMaxModelLen(*sc);
+  while (c.max_num_batched_tokens - lo > 1) {
+    SearchCandidate mid = c;
+    mid.max_num_batched_tokens = lo + (c.max_num_batched_tokens - lo) / 2;
+    StatusOr<Scenario> at = CandidateScenario(base, mid);  // fits: less than c needs
+    if (!at.ok()) return at;
+    if (at->no_room) {  // cannot happen (c fits with a larger budget); be safe
+      lo = mid.max_num_batched_tokens;
+      continue;
+    }
+    const MaxModelLen m = PlanMaxModelLen(*at);
+    if (mid.max_num_batched_tokens >= m.tokens) {
+      c = mid;
+      sc = std::move(at);
+      row->deploy = m;
+    } else {
+      lo = mid.max_num_batched_tokens;
+    }
+  }
+  row->asked_max_num_batched_tokens = asked;
+  row->note = "max_num_batched_tokens raised from " + std::to_string(asked) +
+              ": with chunked prefill off vLLM needs it >= --max-model-len";
+  return sc;
+}
+
+void AddNote(SearchRow* row, const std::string& note) {
+  row->note = row->note.empty() ? note : row->note + "; " + note;
+}
+
+bool SameCandidate(const SearchCandidate& a, const SearchCandidate& b) {
+  return a.gpu == b.gpu && a.tp == b.tp && a.max_num_seqs == b.max_num_seqs &&
+         a.max_num_batched_tokens == b.max_num_batched_tokens &&
+         a.chunked_prefill == b.chunked_prefill;
+}
+
+// A raised budget can make a candidate repeat an earlier one: the later is
+// listed as a duplicate, not run.
+void MarkRepeats(std::vector<SearchRow>* rows) {
+  for (size_t i = 0; i < rows->size(); ++i) {
+    SearchRow& row = (*rows)[i];
+    if (row.status != SearchRow::Status::kEvaluated || row.asked_max_num_batched_tokens == 0) {
+      continue;
+    }
+    for (size_t k = 0; k < i; ++k) {
+      const SearchRow& other = (*rows)[k];
+      if (other.status == SearchRow::Status::kEvaluated &&
+          SameCandidate(other.candidate, row.candidate)) {
+        row.status = SearchRow::Status::kDuplicate;
+        AddNote(&row, "the same candidate as row " + std::to_string(k + 1));
+        break;
+      }
+    }
+  }
+}
+
 std::vector<SearchCandidate> Grid(const SearchSpace& s) {
   std::vector<SearchCandidate> cs;
   for (const std::string& gpu : s.gpus)
@@ -62,7 +136,7 @@ void Fill(const SearchResult& r, SearchRow* row) {
   }
   const std::optional<double> price = r.prices.Price(row->candidate.gpu);
   if (!price) {
-    row->note = "no price for " + row->candidate.gpu;
+    AddNote(row, "no price for " + row->candidate.gpu);
     return;
   }
   if (row->replicas > 0) row->fleet_usd_per_hour = row->gpus * *price;
@@ -199,20 +273,22 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     row.candidate = c;
     r.rows.push_back(row);
   }
-  // Fit, then mu and the lower bound on each candidate's fleet cost. The
-  // saturating runs are independent: all candidates' at once, on `jobs`
-  // threads (or executor tasks, runs.h); the first error in grid order wins.
+  // Fit (each candidate's scenario and deployment limits), then mu and the
+  // lower bound on each candidate's fleet cost. Both are independent per
+  // candidate: all at once, on `jobs` threads (the saturating runs on
+  // executor tasks, runs.h); the first error in grid order wins.
+  const int n = static_cast<int>(r.rows.size());
   std::vector<Scenario> scenarios(r.rows.size());
   std::vector<double> bound(r.rows.size(), INFINITY);
   std::vector<Status> errors(r.rows.size(), Status::Ok());
   ParallelFor(
-      static_cast<int>(r.rows.size()), o.capacity.jobs,
+      n, o.capacity.jobs,
       [&](int i) {
         SearchRow& row = r.rows[i];
-        StatusOr<Scenario> sc = CandidateScenario(base, row.candidate);
+        StatusOr<Scenario> sc = FitCandidate(base, &row);
         if (!sc.ok()) {
           row.status = SearchRow::Status::kInvalid;
-          row.note = sc.status().message();
+          AddNote(&row, sc.status().message());
           return;
         }
         if (sc->no_room) {
@@ -221,8 +297,16 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
           row.detail = sc->no_room->message;
           return;
         }
-        scenarios[i] = *sc;
-        StatusOr<SaturationEstimate> sat = EstimateSaturation(*sc);
+        scenarios[i] = std::move(*sc);
+      },
+      nullptr);
+  MarkRepeats(&r.rows);
+  ParallelFor(
+      n, o.capacity.jobs,
+      [&](int i) {
+        SearchRow& row = r.rows[i];
+        if (row.status != SearchRow::Status::kEvaluated) return;
+        StatusOr<SaturationEstimate> sat = EstimateSaturation(scenarios[i]);
         if (!sat.ok()) {
           errors[i] = sat.status();
           return;
@@ -246,8 +330,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     const std::optional<double> price = r.prices.Price(row.candidate.gpu);
     if (min_replicas == 0 || min_replicas > o.max_replicas) {
       row.status = SearchRow::Status::kPruned;
-      row.note = "needs more than " + std::to_string(o.max_replicas) +
-                 " replicas even at saturation";
+      AddNote(&row, "needs more than " + std::to_string(o.max_replicas) +
+                        " replicas even at saturation");
       continue;
     }
     bound[i] = price ? min_replicas * row.candidate.tp * *price : INFINITY;
@@ -294,8 +378,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     if (row.status != SearchRow::Status::kEvaluated) continue;
     if (!o.exhaustive && bound[i] > best) {
       row.status = SearchRow::Status::kPruned;
-      row.note = "cannot beat the cheapest fleet found: even at saturation it needs $" +
-                 std::to_string(static_cast<int>(std::ceil(bound[i]))) + "/h";
+      AddNote(&row, "cannot beat the cheapest fleet found: even at saturation it needs $" +
+                        std::to_string(static_cast<int>(std::ceil(bound[i]))) + "/h");
       continue;
     }
     CapacityOptions co = o.capacity;
@@ -325,8 +409,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       Fill(r, &row);
     }
     if (row.replicas > o.max_replicas) {
-      row.note = "needs " + std::to_string(row.replicas) + " replicas (more than " +
-                 std::to_string(o.max_replicas) + ")";
+      AddNote(&row, "needs " + std::to_string(row.replicas) + " replicas (more than " +
+                        std::to_string(o.max_replicas) + ")");
     } else if (routed && row.replicas > 0) {
       if (Status st = RankRouters(scenarios[i], space.routers, o, r.prices, &row); !st.ok()) {
         return st;
@@ -339,7 +423,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       best = *row.fleet_usd_per_hour;
       r.cheapest = i;
     }
-    if (row.replicas == 0) row.note = "the SLO is met at no rate";
+    if (row.replicas == 0) AddNote(&row, "the SLO is met at no rate");
   }
   MarkFront(
       r.rows,

@@ -21,6 +21,10 @@
 // from below and prune as the even-split bound does.
 // With `exhaustive` every fitting candidate is evaluated (the Pareto fronts
 // then cover the whole grid; otherwise they cover the evaluated ones).
+// Every candidate is one vLLM would start: with chunked prefill off vLLM
+// needs max_num_batched_tokens >= --max-model-len (deploy_limits.h), so
+// such a candidate's budget is raised to it before it is simulated (the
+// row says so), and one that then equals an earlier row is listed, not run.
 #pragma once
 
 #include <optional>
@@ -32,6 +36,7 @@
 
 #include "sim/analysis/capacity.h"
 #include "sim/analysis/prices.h"
+#include "sim/scenario/deploy_limits.h"
 
 namespace servesim {
 
@@ -71,9 +76,18 @@ struct RouterCheck {
 
 struct SearchRow {
   SearchCandidate candidate;
-  enum class Status { kEvaluated, kDoesNotFit, kInvalid, kPruned } status = Status::kEvaluated;
+  // kDuplicate: the same candidate as an earlier row once its budget was
+  // raised (see above), not run.
+  enum class Status { kEvaluated, kDoesNotFit, kInvalid, kPruned, kDuplicate };
+  Status status = Status::kEvaluated;
   std::string note;    // why it was not evaluated (kDoesNotFit: a few words), or a caveat
   std::string detail;  // kDoesNotFit: the full one-line error (file, JSON path)
+  // For a candidate that fits: the deployment's --max-model-len and the
+  // KV capacity it is capped at.
+  MaxModelLen deploy;
+  // Chunked prefill off: the grid's max_num_batched_tokens when the search
+  // raised it to max_model_len (candidate holds the raised one); 0: as given.
+  int32_t asked_max_num_batched_tokens = 0;
   SaturationEstimate saturation;
   CapacityResult capacity;  // kEvaluated
   int replicas = 0, gpus = 0;  // 0 replicas: the SLO is met at no rate
@@ -118,11 +132,26 @@ struct SearchResult {
 StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,
                                          const SearchOptions& o, PriceTable prices);
 
-// The cheapest deployment as a `vllm serve` command line, and as a
-// Kubernetes Deployment manifest (one replica spec: the GPU count and the
-// engine flags; replicas = the fleet size).
-std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c);
+// A candidate as a `vllm serve` command (search_deploy.cc): the arguments
+// after "vllm", and a line for each simulated setting the flags cannot
+// carry or that differs from vLLM's behaviour.
+struct VllmServeLine {
+  std::vector<std::string> args;  // "serve", the Hugging Face id, flags
+  std::vector<std::string> notes;
+  std::string CommandLine() const;  // "vllm serve ...", quoted for a POSIX shell
+};
+VllmServeLine VllmServe(const Scenario& base, const SearchRow& row);
+std::string VllmServeCommand(const Scenario& base, const SearchRow& row);  // CommandLine()
+// The --vllm-args file: the command line, then each note as a "# " line.
+std::string VllmArgsFile(const Scenario& base, const SearchRow& row);
+// The cheapest deployment as Kubernetes manifests (YAML documents separated
+// by "---"): a Deployment of the fleet's replicas (each the GPU count and
+// the serve flags, image pinned to the vLLM version servesim follows,
+// HF_TOKEN from a Secret, /dev/shm in memory, startup/readiness/liveness
+// probes on /health) and a ClusterIP Service on port 8000 in front.
 std::string KubernetesManifest(const Scenario& base, const SearchResult& r);  // r.cheapest set
+// The vLLM release servesim's engine follows (README, tools/vllm_conformance).
+inline constexpr const char* kVllmVersion = "0.33.0";
 
 void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os);
 nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r);

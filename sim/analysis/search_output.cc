@@ -1,5 +1,5 @@
-// Search table, JSON, CSV, and the deployment files (see search.h).
-#include <cctype>
+// Search table, JSON and CSV (see search.h; the deployment files are in
+// search_deploy.cc).
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -18,6 +18,7 @@ const char* StatusName(SearchRow::Status s) {
     case SearchRow::Status::kDoesNotFit: return "does not fit";
     case SearchRow::Status::kInvalid: return "invalid";
     case SearchRow::Status::kPruned: return "pruned";
+    case SearchRow::Status::kDuplicate: return "duplicate";
   }
   return "?";
 }
@@ -25,97 +26,6 @@ const char* StatusName(SearchRow::Status s) {
 nlohmann::json OrNull(const std::optional<double>& x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
-
-// The Hugging Face repository named in the model's source URL, else the
-// project's model name.
-std::string HfModel(const Scenario& sc) {
-  const std::string& s = sc.model.source;
-  const std::string key = "huggingface.co/";
-  const size_t at = s.find(key);
-  if (at == std::string::npos) return sc.model.name;
-  const size_t from = at + key.size();
-  const size_t slash = s.find('/', from);
-  if (slash == std::string::npos) return sc.model.name;
-  const size_t end = s.find_first_of("/ ),", slash + 1);
-  return s.substr(from, end == std::string::npos ? std::string::npos : end - from);
-}
-
-// A Kubernetes object name: lower case, digits and '-'.
-std::string DnsName(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    out += std::isalnum(static_cast<unsigned char>(c))
-               ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
-               : '-';
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string VllmServeCommand(const Scenario& base, const SearchCandidate& c) {
-  std::ostringstream os;
-  os << "vllm serve " << HfModel(base) << " --tensor-parallel-size " << c.tp
-     << " --max-num-seqs " << c.max_num_seqs << " --max-num-batched-tokens "
-     << c.max_num_batched_tokens
-     << (c.chunked_prefill ? " --enable-chunked-prefill" : " --no-enable-chunked-prefill")
-     << (base.engine.prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching")
-     << " --block-size " << base.engine.block_size << " --gpu-memory-utilization "
-     << Fmt("%g", base.gpu_memory_utilization);
-  if (!base.engine.async_scheduling) os << " --no-async-scheduling";
-  if (base.model.fp8_weights()) os << " --quantization fp8";
-  if (base.model.fp8_kv()) os << " --kv-cache-dtype fp8";
-  return os.str();
-}
-
-std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
-  const SearchRow& row = r.rows[*r.cheapest];
-  const SearchCandidate& c = row.candidate;
-  const int replicas = r.CheapestReplicas();
-  const std::string router = r.CheapestRouter();
-  std::ostringstream cmd;
-  cmd << VllmServeCommand(base, c);
-  std::istringstream words(cmd.str());
-  std::vector<std::string> args;
-  for (std::string w; words >> w;) args.push_back(w);
-  std::ostringstream y;
-  y << "# servesim search: cheapest deployment of " << base.model.name << " meeting the SLO\n"
-    << "# " << c.Name() << ", " << replicas << " replicas x " << c.tp << " " << c.gpu
-    << (router.empty() ? " (ideal router assumed: put a load balancer in front)\n"
-                       : " behind a " + router + " load balancer (as simulated)\n")
-    << "apiVersion: apps/v1\n"
-    << "kind: Deployment\n"
-    << "metadata:\n"
-    << "  name: vllm-" << DnsName(base.model.name) << "\n"
-    << "  labels:\n"
-    << "    app: vllm\n"
-    << "spec:\n"
-    << "  replicas: " << replicas << "\n"
-    << "  selector:\n"
-    << "    matchLabels:\n"
-    << "      app: vllm\n"
-    << "  template:\n"
-    << "    metadata:\n"
-    << "      labels:\n"
-    << "        app: vllm\n"
-    << "    spec:\n"
-    << "      containers:\n"
-    << "        - name: vllm\n"
-    << "          image: vllm/vllm-openai:latest\n"
-    << "          command: [\"vllm\"]\n"
-    << "          args:\n";
-  for (size_t i = 1; i < args.size(); ++i) y << "            - \"" << args[i] << "\"\n";
-  y << "          ports:\n"
-    << "            - containerPort: 8000\n"
-    << "          resources:\n"
-    << "            limits:\n"
-    << "              nvidia.com/gpu: " << c.tp << "\n"
-    << "      # Run on " << c.gpu << " nodes: add the nodeSelector your cluster uses\n"
-    << "      # for that GPU (e.g. the nvidia.com/gpu.product label).\n";
-  return y.str();
-}
-
-namespace {
 
 void WriteRouterCheck(const RouterCheck& c, std::ostream& os) {
   os << "    " << c.router << ": ";
@@ -195,7 +105,10 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
     if (r.routed) os << " behind " << r.CheapestRouter();
     os << ", " << replicas * best.candidate.tp << " GPUs, $"
        << Fmt("%.2f", r.routed ? *best.routed_fleet_usd_per_hour : *best.fleet_usd_per_hour)
-       << "/h\n  " << VllmServeCommand(sc, best.candidate) << "\n";
+       << "/h\n";
+    const VllmServeLine serve = VllmServe(sc, best);
+    os << "  " << serve.CommandLine() << "\n";
+    for (const std::string& note : serve.notes) os << "  # " << note << "\n";
     if (best.cost_error.known()) {
       const double e = best.cost_error.worst();
       os << "  margin: step costs +/-" << Fmt("%.1f", 100 * e) << "% ("
@@ -237,6 +150,13 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
                         {"status", StatusName(row.status)},
                         {"note", row.note}};
     if (!row.detail.empty()) j["detail"] = row.detail;
+    if (row.deploy.tokens > 0) {
+      j["max_model_len"] = row.deploy.tokens;
+      j["kv_token_capacity"] = row.deploy.kv_tokens;
+    }
+    if (row.asked_max_num_batched_tokens > 0) {
+      j["asked_max_num_batched_tokens"] = row.asked_max_num_batched_tokens;
+    }
     if (row.saturation.mu_rps > 0) {
       j["saturation_rps"] = row.saturation.mu_rps;
       j["saturation_ci"] = IntervalJson(row.saturation.mu);
@@ -296,7 +216,10 @@ nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r) {
                                   {"replicas", r.CheapestReplicas()},
                                   {"router", r.routed ? nlohmann::json(r.CheapestRouter())
                                                       : nlohmann::json(nullptr)},
-                                  {"vllm_serve", VllmServeCommand(sc, best.candidate)}};
+                                  {"vllm_serve", VllmServeCommand(sc, best)},
+                                  {"vllm_serve_notes", VllmServe(sc, best).notes},
+                                  {"max_model_len", best.deploy.tokens},
+                                  {"kv_token_capacity", best.deploy.kv_tokens}};
   } else {
     data["search"]["cheapest"] = nullptr;
   }

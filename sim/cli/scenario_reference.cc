@@ -13,6 +13,10 @@ Scenario keys (JSON; unknown keys are errors; absent or null = default):
   model.weight_dtype            bf16     bf16 | fp8 (vLLM --quantization fp8:
                                          layers' weights 1 byte; W8A8 GEMMs on
                                          GPUs with fp8 tensor cores)
+  model.served_hf_id            (model)  Hugging Face id `search` deploys
+                                         (vllm serve <id>); default: the model
+                                         file's served_hf_id (the instruct
+                                         variant)
   hardware.gpu                  required models/gpu/<name>.json or a path;
                                          aliases: h100 = h100-sxm, a100 =
                                          a100-80gb

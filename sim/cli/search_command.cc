@@ -127,8 +127,8 @@ Status RunSearchCommand(const SearchCliOptions& o) {
                          "no deployment to write (--vllm-args/--k8s)");
   }
   if (!o.vllm_args.empty()) {
-    const std::string line = VllmServeCommand(*sc, r->rows[*r->cheapest].candidate) + "\n";
-    if (Status st = WriteTextFile(o.vllm_args, line); !st.ok()) return st;
+    const std::string text = VllmArgsFile(*sc, r->rows[*r->cheapest]);
+    if (Status st = WriteTextFile(o.vllm_args, text); !st.ok()) return st;
   }
   if (!o.k8s.empty()) {
     const std::string yaml = KubernetesManifest(*sc, *r);
@@ -179,9 +179,12 @@ Command AddSearchCommand(CLI::App* app) {
   cmd->add_option("--prices", o->prices, "$/GPU-hour table (default models/gpu_prices.json)")
       ->check(NotAnOption());
   cmd->add_option("--csv", o->csv, "Write one row per candidate as CSV")->check(NotAnOption());
-  cmd->add_option("--vllm-args", o->vllm_args, "Write the cheapest deployment's vllm serve line")
+  cmd->add_option("--vllm-args", o->vllm_args,
+                  "Write the cheapest deployment's vllm serve line (and '# ' notes)")
       ->check(NotAnOption());
-  cmd->add_option("--k8s", o->k8s, "Write the cheapest deployment as a Kubernetes manifest (YAML)")
+  cmd->add_option("--k8s", o->k8s,
+                  "Write the cheapest deployment as Kubernetes manifests (YAML: a "
+                  "Deployment and a Service)")
       ->check(NotAnOption());
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();

@@ -132,6 +132,19 @@ std::string Locate(const std::string& name_or_path, const std::string& dir,
   return (fs::path(RepoRoot()) / dir / (name + ".json")).string();
 }
 
+// The Hugging Face repository named in a source URL
+// ("https://huggingface.co/<org>/<name>/..."), or "".
+std::string HfRepoOf(const std::string& source) {
+  const std::string key = "huggingface.co/";
+  const size_t at = source.find(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size();
+  const size_t slash = source.find('/', from);
+  if (slash == std::string::npos) return "";
+  const size_t end = source.find_first_of("/ ),", slash + 1);
+  return source.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
 int PositiveInt(const JsonView& v, std::string_view key) {
   return static_cast<int>(v.RequireInteger(
       key, Range::Closed(1, std::numeric_limits<int32_t>::max())));
@@ -143,10 +156,13 @@ ModelSpec ParseModelSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "num_layers", "hidden_size", "num_heads",
                "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
                "num_experts", "experts_per_token", "tie_word_embeddings",
-               "max_context", "dtype_bytes"});
+               "max_context", "dtype_bytes", "served_hf_id"});
   ModelSpec m;
   m.name = v.RequireString("name");
   m.source = v.RequireString("source");
+  const std::string repo = HfRepoOf(m.source);
+  m.served_hf_id = v.String("served_hf_id", repo.empty() ? m.name : repo);
+  if (m.served_hf_id.empty()) v.Fail("served_hf_id", "a Hugging Face model id");
   m.num_layers = PositiveInt(v, "num_layers");
   m.hidden_size = PositiveInt(v, "hidden_size");
   m.num_heads = PositiveInt(v, "num_heads");

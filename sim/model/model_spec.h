@@ -11,6 +11,11 @@ namespace servesim {
 struct ModelSpec {
   std::string name;    // e.g. "llama-3.1-8b"
   std::string source;  // model card / config.json the numbers came from
+  // The Hugging Face id a deployment serves (vLLM's `vllm serve <id>`):
+  // the model file's served_hf_id (the instruct variant people serve),
+  // else the repository in `source`, else `name`. The scenario's
+  // model.served_hf_id overrides it.
+  std::string served_hf_id;
   int num_layers = 0;
   int hidden_size = 0;
   int num_heads = 0;

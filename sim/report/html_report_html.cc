@@ -211,7 +211,12 @@ std::string SearchTable(const json& search) {
     best = search["cheapest"].value("index", -1L);
     out += "<p class=\"note\">Cheapest meeting the SLO: <b>" +
            HtmlEscape(search["cheapest"].value("name", std::string())) + "</b><br><code>" +
-           HtmlEscape(search["cheapest"].value("vllm_serve", std::string())) + "</code></p>\n";
+           HtmlEscape(search["cheapest"].value("vllm_serve", std::string())) + "</code>";
+    // What the serve line cannot carry, or caps (e.g. --max-model-len).
+    for (const json& note : search["cheapest"].value("vllm_serve_notes", json::array())) {
+      if (note.is_string()) out += "<br># " + HtmlEscape(note.get<std::string>());
+    }
+    out += "</p>\n";
   } else {
     out += "<p class=\"note\">No candidate meets the SLO at the target rate.</p>\n";
   }

@@ -50,8 +50,10 @@ GpuSpec LoadGpuAt(const JsonView& v) {
 }
 
 // "model": a name (or path), or {"name": ..., "weight_dtype": "bf16" |
-// "fp8"} -- fp8 as vLLM's --quantization fp8 (linear layers' weights in
-// fp8, the embedding and LM head in bf16).
+// "fp8", "served_hf_id": ...} -- fp8 as vLLM's --quantization fp8 (linear
+// layers' weights in fp8, the embedding and LM head in bf16);
+// served_hf_id the Hugging Face id the deployment files serve (default:
+// the model file's).
 void ParseModel(const JsonView& root, Scenario* s) {
   const auto m = s->json.find("model");
   if (m == s->json.end() || !m->is_object()) {
@@ -59,9 +61,15 @@ void ParseModel(const JsonView& root, Scenario* s) {
     return;
   }
   const JsonView v = root.Object("model");
-  v.AllowKeys({"name", "weight_dtype"});
+  v.AllowKeys({"name", "weight_dtype", "served_hf_id"});
   s->model = LoadModelAt(v, "name");
   s->model.SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
+  s->model.served_hf_id = v.String("served_hf_id", s->model.served_hf_id);
+  if (s->model.served_hf_id.empty() ||
+      s->model.served_hf_id.find_first_of(" \t\n'\"") != std::string::npos) {
+    v.Fail("served_hf_id", "a Hugging Face model id such as "
+                           "\"meta-llama/Llama-3.1-8B-Instruct\" (or a path)");
+  }
 }
 
 // The tp of `hw` (default def), checked against the model's heads.
@@ -276,6 +284,11 @@ void ParseTrace(const JsonView& w, Scenario* s) {
   while (reader->Next(&rec)) {
     timed = timed && !std::isnan(rec.timestamp_s);
     if (timed) last_s = rec.timestamp_s;
+    const int64_t tokens = int64_t{rec.input_tokens} + rec.output_tokens;
+    if (tokens > s->trace_longest_tokens) {
+      s->trace_longest_tokens = tokens;
+      s->trace_longest_line = rec.line;
+    }
   }
   reader->Finish();
   s->trace_bad_lines = reader->bad_lines();

@@ -90,6 +90,8 @@ struct Scenario {
   // said in ArrivalDescription() so they are never dropped silently.
   int64_t trace_bad_lines = 0, trace_data_lines = 0;
   int64_t trace_records = 0;      // good records
+  // The trace's longest record (prompt + output tokens) and its line.
+  int64_t trace_longest_tokens = 0, trace_longest_line = 0;
   std::string trace_first_error;  // "<path>:<line>: <what>"
   // Disaggregated prefill/decode. Then gpu, tp, engine, cost_model and the
   // memory plan above are the decode pool's, and num_replicas counts both

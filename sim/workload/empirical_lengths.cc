@@ -129,6 +129,9 @@ class EmpiricalLengths : public LengthDistribution {
   int32_t Sample(Rng& rng) const override {
     return clamp_.Apply(values_[rng.Below(values_.size())]);
   }
+  int32_t Max() const override {
+    return clamp_.Apply(*std::max_element(values_.begin(), values_.end()));
+  }
   std::string Describe() const override;
 
  private:

@@ -23,6 +23,10 @@ class LengthDistribution {
  public:
   virtual ~LengthDistribution() = default;
   virtual int32_t Sample(Rng& rng) const = 0;
+  // The longest length Sample() can return: the clamp's max (or a fixed
+  // value, or the longest row of an empirical table, clamped). A deployment
+  // sized for this workload (vLLM's --max-model-len) reads it.
+  virtual int32_t Max() const = 0;
   // e.g. "lognormal(median=120, p99=2048; mu=4.787, sigma=1.222) in [1, 32768]"
   virtual std::string Describe() const = 0;
 };

@@ -28,6 +28,7 @@ class FixedLengths : public LengthDistribution {
   FixedLengths(int32_t value, LengthClamp clamp)
       : value_(value), clamp_(clamp) {}
   int32_t Sample(Rng&) const override { return value_; }
+  int32_t Max() const override { return value_; }
   std::string Describe() const override {
     return "fixed(" + std::to_string(value_) + "), " + clamp_.Describe();
   }
@@ -45,6 +46,7 @@ class UniformLengths : public LengthDistribution {
     const uint64_t width = static_cast<uint64_t>(range_.max - range_.min) + 1;
     return range_.min + static_cast<int32_t>(rng.Below(width));
   }
+  int32_t Max() const override { return range_.max; }
   std::string Describe() const override {
     return "uniform(" + std::to_string(range_.min) + ".." +
            std::to_string(range_.max) + " inclusive), " + range_.Describe();
@@ -77,6 +79,7 @@ class NormalLengths : public LengthDistribution {
     }
     return clamp_.Apply(x);
   }
+  int32_t Max() const override { return clamp_.max; }
   std::string Describe() const override {
     return "normal(mean=" + FormatParam(mean_) +
            ", std=" + FormatParam(stddev_) + ", truncated by resampling, " +
@@ -100,6 +103,7 @@ class LognormalLengths : public LengthDistribution {
   int32_t Sample(Rng& rng) const override {
     return clamp_.Apply(std::exp(mu_ + sigma_ * rng.StandardNormal()));
   }
+  int32_t Max() const override { return clamp_.max; }
   std::string Describe() const override {
     const std::string median = FormatParam(std::exp(mu_));
     const std::string p99 = FormatParam(std::exp(mu_ + sigma_ * kZ99));
@@ -126,6 +130,7 @@ class ExponentialLengths : public LengthDistribution {
   int32_t Sample(Rng& rng) const override {
     return clamp_.Apply(rng.Exponential(mean_));
   }
+  int32_t Max() const override { return clamp_.max; }
   std::string Describe() const override {
     return "exponential(mean=" + FormatParam(mean_) + "), " + clamp_.Describe();
   }

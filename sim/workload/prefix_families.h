@@ -50,6 +50,10 @@ class GeneratedSharedPrefix : public PrefixModel {
                         int32_t output_len);
   void Apply(Rng& rng, RequestSpec* spec) const override;
   bool DefinesLengths() const override { return true; }
+  void BoundLengths(int64_t* prompt, int64_t* output) const override {
+    *prompt = int64_t{system_prompt_len_} + question_len_;
+    *output = output_len_;
+  }
   std::string Describe() const override;
   // SGLang's total prompt count: num_groups * prompts_per_group.
   int64_t SuggestedNumRequests() const;
@@ -74,6 +78,8 @@ class TargetHitRatePrefix : public PrefixModel {
   TargetHitRatePrefix(double hit_rate, int32_t block_size);
   void Apply(Rng& rng, RequestSpec* spec) const override;
   bool DefinesLengths() const override { return false; }
+  // The shared blocks are part of the drawn prompt.
+  void BoundLengths(int64_t*, int64_t*) const override {}
   std::string Describe() const override;
   int32_t block_size() const { return block_size_; }
 

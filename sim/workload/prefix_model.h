@@ -26,6 +26,10 @@ class PrefixModel {
   // True when the model sets prompt/output lengths itself, so
   // workload.input_len / output_len must be absent.
   virtual bool DefinesLengths() const = 0;
+  // The longest prompt and output the model leaves, given that the drawn
+  // ones are at most *prompt and *output (both 0 when the model defines
+  // the lengths): what a deployment must accept (vLLM's --max-model-len).
+  virtual void BoundLengths(int64_t* prompt, int64_t* output) const = 0;
   // e.g. "zipf(100 prefixes of 1024 tokens, s=1.1) + suffix from input_len"
   virtual std::string Describe() const = 0;
 };

@@ -31,6 +31,10 @@ class PrefixRepetition : public PrefixModel {
     spec->output_len = output_len_;
   }
   bool DefinesLengths() const override { return true; }
+  void BoundLengths(int64_t* prompt, int64_t* output) const override {
+    *prompt = int64_t{prefix_len_} + suffix_len_;
+    *output = output_len_;
+  }
   std::string Describe() const override {
     return "prefix_repetition(" + std::to_string(num_prefixes_) +
            " prefixes of " + std::to_string(prefix_len_) + " tokens + " +

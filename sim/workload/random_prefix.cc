@@ -22,6 +22,9 @@ class RandomPrefix : public PrefixModel {
     spec->content.prefix_len = prefix_len_;
   }
   bool DefinesLengths() const override { return false; }
+  void BoundLengths(int64_t* prompt, int64_t*) const override {
+    *prompt += prefix_len_;
+  }
   std::string Describe() const override {
     return "random_prefix(" + std::to_string(prefix_len_) +
            "-token common prefix) + rest from input_len";

@@ -51,6 +51,9 @@ class ZipfPrefix : public PrefixModel {
     spec->prompt_len = PromptWithPrefix(prefix_lens_[k], spec->prompt_len);
   }
   bool DefinesLengths() const override { return false; }
+  void BoundLengths(int64_t* prompt, int64_t*) const override {
+    *prompt += *std::max_element(prefix_lens_.begin(), prefix_lens_.end());
+  }
   std::string Describe() const override {
     const auto [lo, hi] =
         std::minmax_element(prefix_lens_.begin(), prefix_lens_.end());

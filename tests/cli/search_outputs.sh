@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `servesim search` writes JSON, CSV, a vllm serve line and a Kubernetes
-# manifest that independent parsers accept (Python's json, csv and PyYAML),
-# and the manifest's replicas and args agree with the JSON's cheapest row.
+# `servesim search` writes JSON, CSV, a vllm serve line and Kubernetes
+# manifests (a Deployment and a Service) that independent parsers accept
+# (Python's json, csv and PyYAML), and the manifest's replicas and args agree
+# with the JSON's cheapest row.
 # Usage: search_outputs.sh SERVESIM OUT_DIR (run from the repository root).
 set -euo pipefail
 servesim=$1
@@ -19,14 +20,19 @@ j = json.load(open(f"{out}/search.json"))
 rows = list(csv.DictReader(open(f"{out}/search.csv")))
 assert len(rows) == len(j["search"]["rows"]) == 4, (len(rows), len(j["search"]["rows"]))
 best = j["search"]["rows"][j["search"]["cheapest"]["index"]]
-m = yaml.safe_load(open(f"{out}/deployment.yaml"))
+m, svc = yaml.safe_load_all(open(f"{out}/deployment.yaml"))
 assert m["kind"] == "Deployment" and m["apiVersion"] == "apps/v1", m
+assert svc["kind"] == "Service" and svc["apiVersion"] == "v1", svc
 assert m["spec"]["replicas"] == best["replicas"], (m["spec"]["replicas"], best)
 c = m["spec"]["template"]["spec"]["containers"][0]
 assert c["resources"]["limits"]["nvidia.com/gpu"] == best["tp"], c
 args = c["args"]
 assert args[args.index("--max-num-seqs") + 1] == str(best["max_num_seqs"]), args
-line = open(f"{out}/vllm_args.txt").read().split()
+assert args[args.index("--max-model-len") + 1] == str(best["max_model_len"]), args
+# The command line, then "# " notes (the max_model_len cap).
+lines = open(f"{out}/vllm_args.txt").read().splitlines()
+line = lines[0].split()
 assert line[:2] == ["vllm", "serve"] and line[2:] == args[1:], (line, args)
+assert all(l.startswith("# ") for l in lines[1:]), lines
 print("search outputs parse: cheapest", j["search"]["cheapest"]["name"])
 PY

@@ -82,10 +82,10 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
   }
   EXPECT_EQ(rows, 4);
   // The serve line carries the cheapest candidate's settings.
-  const std::string serve = VllmServeCommand(*sc, cheapest.candidate);
+  const std::string serve = VllmServeCommand(*sc, cheapest);
   EXPECT_NE(serve.find("--max-num-seqs " + std::to_string(cheapest.candidate.max_num_seqs)),
             std::string::npos);
-  EXPECT_NE(serve.find("meta-llama/Llama-3.1-8B"), std::string::npos);
+  EXPECT_NE(serve.find("vllm serve meta-llama/Llama-3.1-8B-Instruct "), std::string::npos);
 }
 
 TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesNot) {
