@@ -6,7 +6,7 @@
 set -uo pipefail
 ss=$1 out=$2
 mkdir -p "$out"
-for model in llama-3.1-8b qwen2.5-7b mixtral-8x7b llama-3.1-70b; do
+for model in ${MODELS:-llama-3.1-8b qwen2.5-7b mixtral-8x7b llama-3.1-70b}; do
   for gpu in h100-sxm h200; do
     for slo in ttft_p99=1s tpot_p99=50ms ttft_p99=1s,tpot_p99=50ms; do
       for tp in 1 2 4; do
