@@ -47,8 +47,10 @@ std::string Load(const VariantInfo& v) {
 // Which variants are overloaded and why, before any metric's verdict.
 void WriteStability(const Comparison& c, std::ostream& out) {
   if (c.overload == CompareVerdict::kNoDifference) {
-    out << "Stability: both variants stable (offered rate below each one's "
-        << (c.a.mu_rps && c.b.mu_rps ? "μ lower 95% bound, " : "")
+    out << "Stability: both variants stable ("
+        << (c.a.mu_rps && c.b.mu_rps
+                ? "offered rate below each one's μ lower 95% bound, "
+                : "μ not estimated, ")
         << "no replication's backlog grew)\n";
     return;
   }

@@ -40,31 +40,67 @@ TEST(Stability, LoadRuleFiresAtOrAboveMusLowerBound) {
   EXPECT_NE(LoadInstability(100, Interval{100, 0, 0, 1}), "");
 }
 
-TEST(Stability, BacklogRuleFiresWhenTheBacklogMoreThanDoubles) {
+TEST(Stability, BacklogRuleFiresWhenTheBacklogDoublesAndOutgrowsNoise) {
+  // 100 req/s served over a 100 s window: 9,000 departures after the
+  // lead-in, so 2% of them is a growth of 90 between the halves' means.
   RunSummary s;
+  s.steady_request_throughput = 100;
+  s.arrival_window_s = 100;
   s.backlog_first_half = 100;
   s.backlog_second_half = 150;  // noise near saturation: stable
   EXPECT_EQ(RunInstability(s), "");
-  s.backlog_second_half = 205;  // 2 x 100 + 5
+  s.backlog_second_half = 200;  // doubled, not more
   EXPECT_EQ(RunInstability(s), "");
-  s.backlog_second_half = 206;
-  EXPECT_NE(RunInstability(s).find("the backlog more than doubled: 100.0"), std::string::npos);
-  // A tiny backlog may double by chance.
-  s.backlog_first_half = 1;
-  s.backlog_second_half = 6.5;
+  s.backlog_second_half = 201;
+  EXPECT_NEAR(BacklogGrowth(s), 2 * 101.0 / 9000, 1e-12);
+  const std::string why = RunInstability(s);
+  EXPECT_NE(why.find("the backlog more than doubled: 100.0 requests in system"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("growing at 2.2% of the throughput (rho about 1.022)"),
+            std::string::npos)
+      << why;
+  // A long run's small queue may double by chance: 10 -> 50 is 0.9%.
+  s.backlog_first_half = 10;
+  s.backlog_second_half = 50;
   EXPECT_EQ(RunInstability(s), "");
-  // The engine's own verdict comes first.
+  // So may a short run's, in a burst: 6 -> 13 is 3 x 4.4 short of three
+  // Poisson standard deviations, however fast it grew (24%).
+  s.arrival_window_s = 1;
+  s.backlog_first_half = 6;
+  s.backlog_second_half = 13;
+  EXPECT_GT(BacklogGrowth(s), 0.1);
+  EXPECT_EQ(RunInstability(s), "");
+  s.backlog_second_half = 20;  // 14 < 3 sqrt(26) = 15.3: still noise
+  EXPECT_EQ(RunInstability(s), "");
+  s.backlog_second_half = 22;  // 16 > 3 sqrt(28) = 15.9
+  EXPECT_NE(RunInstability(s), "");
+  s.arrival_window_s = 100;
+  // Nothing served and a backlog that grew: nothing but growth.
+  s.steady_request_throughput = 0;
+  EXPECT_NE(RunInstability(s), "");
+  // The engine's hard stop comes first; its growth flag alone is not used.
+  s.steady_request_throughput = 100;
   s.unstable = true;
+  s.unstable_reason = "requests in system kept growing (7 seen by ...)";
+  EXPECT_EQ(RunInstability(s), "");
+  s.cut_short = true;
   s.unstable_reason = "queue exceeded limits.max_queued = 10";
   EXPECT_EQ(RunInstability(s), "queue exceeded limits.max_queued = 10");
 }
 
 TEST(Stability, PointIsUnstableWhenAnyReplicationIsOrTheLoadRuleFires) {
-  RunSummary calm, growing;
-  calm.offered_rate = growing.offered_rate = 90;
+  RunSummary calm;
+  for (SampleStats* m :
+       {&calm.ttft_ms, &calm.tpot_ms, &calm.e2el_ms, &calm.queue_ms}) {
+    m->count = 1;
+    m->percentiles = {{50, 1.0}, {90, 1.0}, {99, 1.0}};
+  }
+  calm.offered_rate = calm.steady_request_throughput = 90;
+  calm.arrival_window_s = 100;
   calm.backlog_first_half = calm.backlog_second_half = 10;
-  growing.backlog_first_half = 10;
-  growing.backlog_second_half = 40;
+  RunSummary growing = calm;
+  growing.backlog_second_half = 100;  // 2 x 90 / 8,100: 2.2%
   PointStats p = AggregatePoint({&calm, &calm});
   EXPECT_EQ(p.stable_fraction, 1);
   EXPECT_EQ(p.unstable_reason, "");
