@@ -373,8 +373,10 @@ StatusOr<Comparison> ComparePaired(const Scenario& a,
   c.common_random_numbers = a.seed == b.seed;
   c.looks = CompareLooks(options.min_replications, options.max_replications);
   c.confidence = options.confidence;
-  c.look_confidence =
-      1 - (1 - options.confidence) / static_cast<double>(c.looks.size());
+  // The error is shared by the looks and, at each, by the two intervals a
+  // verdict may rest on (B - A and B/A).
+  c.look_confidence = 1 - (1 - options.confidence) /
+                              (2.0 * static_cast<double>(c.looks.size()));
   c.precision = options.precision;
   if (!primary->class_name.empty()) {
     bool found = false;

@@ -28,7 +28,7 @@ std::string Pad(std::string s, size_t width) {
   // Width in code points, so "−" and "ρ" do not shift columns.
   size_t cps = 0;
   for (unsigned char ch : s) cps += (ch & 0xC0) != 0x80;
-  if (cps < width) s.append(width - cps, ' ');
+  s.append(cps < width ? width - cps : 1, ' ');  // never run into the next
   return s;
 }
 
@@ -102,7 +102,7 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
         << " (B): different seeds, so the pairs share no random numbers\n";
   }
   WriteStability(c, out);
-  out << "Unstable replications (engine flag or backlog rule): A "
+  out << "Unstable replications (backlog grew or limits.max_queued hit): A "
       << c.a.unstable << ", B " << c.b.unstable << " of " << c.replications
       << "\n";
   out << "Stop rule: " << StopRuleName(c.stop) << " -- " << c.stop_reason
@@ -110,8 +110,9 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
   out << "Intervals: Student t on the paired differences, "
       << Fixed(100 * c.look_confidence, 2) << "% at each of " << c.looks.size()
       << " planned look" << (c.looks.size() > 1 ? "s" : "")
-      << " (Bonferroni), so at least " << Fixed(100 * c.confidence, 0)
-      << "% whichever look stops\n\n";
+      << " and for each of B − A and B/A (Bonferroni), so at least "
+      << Fixed(100 * c.confidence, 0)
+      << "% whichever look stops and whichever interval decides\n\n";
   // Wide enough for per-class names ("interactive:goodput (req/s)").
   size_t width = 27;
   for (const MetricComparison& m : c.metrics) {

@@ -38,7 +38,7 @@ TEST(CompareNoise, NoDifferenceInAtLeast95PercentOfTrials) {
   const int trials = std::getenv("SERVESIM_COMPARE_TRIALS")
                          ? std::atoi(std::getenv("SERVESIM_COMPARE_TRIALS"))
                          : 400;
-  int quiet_primary = 0, quiet_all = 0, stops[3] = {0, 0, 0};
+  int quiet_primary = 0, quiet_all = 0, stops[4] = {0, 0, 0, 0};
   for (int trial = 0; trial < trials; ++trial) {
     // Seeds 1000 apart: replication k uses seed + k, so no stream is shared.
     const Scenario a = testing::MustParse(NoiseScenario(1 + 2000 * trial));
@@ -57,8 +57,9 @@ TEST(CompareNoise, NoDifferenceInAtLeast95PercentOfTrials) {
   }
   std::printf(
       "no difference: primary %d/%d, every metric %d/%d; stops: "
-      "resolved %d, precision %d, budget %d\n",
-      quiet_primary, trials, quiet_all, trials, stops[0], stops[1], stops[2]);
+      "resolved %d, precision %d, budget %d, overloaded %d\n",
+      quiet_primary, trials, quiet_all, trials, stops[0], stops[1], stops[2],
+      stops[3]);
   EXPECT_GE(quiet_primary, trials * 95 / 100);
 }
 
