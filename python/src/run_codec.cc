@@ -67,7 +67,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1424,
+static_assert(sizeof(RunSummary) == 1440,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -97,6 +97,8 @@ void SummaryFields(S& s, F&& f) {
   f("steady_request_throughput", s.steady_request_throughput);
   f("steady_output_throughput", s.steady_output_throughput);
   f("steady_input_throughput", s.steady_input_throughput);
+  f("backlog_first_half", s.backlog_first_half);
+  f("backlog_second_half", s.backlog_second_half);
   f("max_concurrent_requests", s.max_concurrent_requests);
   f("max_output_tokens_per_s", s.max_output_tokens_per_s);
   f("ttft_ms", s.ttft_ms), f("ttft_from_arrival_ms", s.ttft_from_arrival_ms);

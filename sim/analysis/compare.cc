@@ -7,8 +7,9 @@
 #include <memory>
 #include <sstream>
 
+#include "sim/analysis/compare_load.h"
 #include "sim/analysis/runs.h"
-#include "sim/analysis/saturation.h"
+#include "sim/analysis/stability.h"
 
 namespace servesim {
 namespace {
@@ -71,14 +72,6 @@ double MetricValue(const CompareMetric& m, const RunSummary& s,
   return good_share * s.request_throughput;  // goodput
 }
 
-CompareVerdict Verdict(const CompareMetric& m, const PairedInterval& i) {
-  if (!(i.diff_lo > 0) && !(i.diff_hi < 0))
-    return CompareVerdict::kNoDifference;
-  const bool higher = i.diff_lo > 0;
-  return higher == m.higher_is_better ? CompareVerdict::kBetter
-                                      : CompareVerdict::kWorse;
-}
-
 std::string Number(double x) {
   std::ostringstream o;
   o.precision(4);
@@ -96,6 +89,15 @@ Status CheckVariant(const Scenario& sc, const std::string& label) {
         sc.ArrivalDescription());
   }
   return Status::Ok();
+}
+
+VariantInfo Variant(const Scenario& sc, const std::string& label) {
+  VariantInfo v;
+  v.label = label;
+  v.seed = sc.seed;
+  v.offered_rate = sc.OfferedRate();
+  v.arrival = sc.ArrivalDescription();
+  return v;
 }
 
 // The reported metrics: the primary first, then the standard set.
@@ -180,12 +182,33 @@ StatusOr<CompareMetric> ParseCompareMetric(const std::string& text,
   return Status::Error(option + " " + text + ": expected " + kMetricForms);
 }
 
+CompareVerdict IntervalVerdict(const CompareMetric& m,
+                               const PairedInterval& i) {
+  // +1: B above A, -1: below, 0: the interval holds the null value (or is
+  // NaN: no pairs, one pair, a ratio without logs).
+  const int by_diff = i.diff_lo > 0 ? 1 : i.diff_hi < 0 ? -1 : 0;
+  const int by_ratio = i.ratio_lo > 1 ? 1 : i.ratio_hi < 1 ? -1 : 0;
+  if (by_diff * by_ratio < 0) return CompareVerdict::kMixed;
+  const int direction = by_diff != 0 ? by_diff : by_ratio;
+  if (direction == 0) return CompareVerdict::kNoDifference;
+  return (direction > 0) == m.higher_is_better ? CompareVerdict::kBetter
+                                               : CompareVerdict::kWorse;
+}
+
 const char* VerdictText(CompareVerdict v) {
   switch (v) {
     case CompareVerdict::kBetter:
       return "better";
     case CompareVerdict::kWorse:
       return "worse";
+    case CompareVerdict::kMixed:
+      return "mixed: B - A and B/A point opposite ways";
+    case CompareVerdict::kAOverloaded:
+      return "A overloaded";
+    case CompareVerdict::kBOverloaded:
+      return "B overloaded";
+    case CompareVerdict::kBothOverloaded:
+      return "both overloaded";
     case CompareVerdict::kNoDifference:
       break;
   }
@@ -198,6 +221,8 @@ const char* StopRuleName(StopRule r) {
       return "resolved";
     case StopRule::kPrecision:
       return "precision";
+    case StopRule::kOverloaded:
+      return "overloaded";
     case StopRule::kBudget:
       break;
   }
@@ -243,42 +268,6 @@ Status CheckInputs(const Scenario& a, const std::string& a_label,
   return Status::Ok();
 }
 
-// Each variant's saturation throughput, for rho = rate / mu; left empty
-// when the saturating run cannot be made. (Mu does not depend on the
-// rate: the saturating run is a closed loop.)
-void EstimateLoads(const Scenario& a, const Scenario& b, int jobs,
-                   Comparison* c) {
-  const Scenario* variants[2] = {&a, &b};
-  std::optional<double>* mus[2] = {&c->a.mu_rps, &c->b.mu_rps};
-  ParallelFor(
-      2, jobs,
-      [&](int i) {
-        StatusOr<SaturationEstimate> s = EstimateSaturation(*variants[i]);
-        if (s.ok() && s->mu_rps > 0) *mus[i] = s->mu_rps;
-      },
-      nullptr);
-}
-
-// With --utilization U: both variants at rate U x A's mu.
-Status SetRateFromUtilization(double utilization, const std::string& a_label,
-                              Scenario* a, Scenario* b, Comparison* c) {
-  if (!c->a.mu_rps) {
-    return Status::Error("--utilization: the saturation run of A (" + a_label +
-                         ") measured no throughput; expected a rate instead");
-  }
-  const double rate = utilization * *c->a.mu_rps;
-  for (Scenario* sc : {a, b}) {
-    StatusOr<Scenario> at = WithRate(*sc, rate);
-    if (!at.ok()) return at.status();
-    *sc = std::move(at.value());
-  }
-  c->utilization = utilization;
-  c->a.offered_rate = c->b.offered_rate = rate;
-  c->a.arrival = a->ArrivalDescription();
-  c->b.arrival = b->ArrivalDescription();
-  return Status::Ok();
-}
-
 // Replications [from, to) of both variants, appended to every metric.
 void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
                      int jobs, ProgressBar* bar, Comparison* c) {
@@ -294,7 +283,9 @@ void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
   for (size_t i = 0; i < results.size(); ++i) {
     const bool is_a = i % 2 == 0;
     const RunResult& r = results[i];
-    (is_a ? c->a : c->b).unstable += r.summary.unstable ? 1 : 0;
+    VariantInfo& v = is_a ? c->a : c->b;
+    const std::string why = RunInstability(r.summary);
+    if (!why.empty() && v.unstable++ == 0) v.unstable_reason = why;
     for (MetricComparison& m : c->metrics) {
       (is_a ? m.a : m.b)
           .push_back(MetricValue(m.metric, r.summary, r.inspected));
@@ -307,9 +298,11 @@ void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
 // (c->stop and c->stop_reason say which).
 bool EvaluateLook(const CompareOptions& options, Comparison* c) {
   ++c->looks_taken;
+  const bool overloaded = JudgeOverload(c);
   for (MetricComparison& m : c->metrics) {
     m.interval = PairedDifference(m.a, m.b, c->look_confidence);
-    m.verdict = Verdict(m.metric, m.interval);
+    m.verdict =
+        overloaded ? c->overload : IntervalVerdict(m.metric, m.interval);
   }
   const MetricComparison& primary = c->metrics.front();
   const PairedInterval& p = primary.interval;
@@ -318,9 +311,22 @@ bool EvaluateLook(const CompareOptions& options, Comparison* c) {
   const int n = c->replications;
   const double half = (p.diff_hi - p.diff_lo) / 2;
   const std::string after = " after " + std::to_string(n) + " replications";
-  if (primary.verdict != CompareVerdict::kNoDifference) {
+  if (overloaded) {
+    // More replications would only measure a longer queue.
+    c->stop = StopRule::kOverloaded;
+    c->stop_reason =
+        std::string(VerdictText(c->overload)) +
+        ": no steady state, so no latency difference is meaningful" + after;
+    return true;
+  }
+  if (primary.verdict == CompareVerdict::kBetter ||
+      primary.verdict == CompareVerdict::kWorse) {
+    const bool by_diff = p.diff_lo > 0 || p.diff_hi < 0;
     c->stop = StopRule::kResolved;
-    c->stop_reason = name + ": the interval of B - A excludes 0" + after;
+    c->stop_reason = name +
+                     (by_diff ? ": the interval of B - A excludes 0"
+                              : ": the interval of B/A excludes 1") +
+                     after;
     return true;
   }
   if (n >= options.min_replications_for_precision &&
@@ -362,13 +368,15 @@ StatusOr<Comparison> ComparePaired(const Scenario& a,
   }
 
   Comparison c;
-  c.a = {a_label, a.seed, a.OfferedRate(), a.ArrivalDescription(), {}, 0};
-  c.b = {b_label, b.seed, b.OfferedRate(), b.ArrivalDescription(), {}, 0};
+  c.a = Variant(a, a_label);
+  c.b = Variant(b, b_label);
   c.common_random_numbers = a.seed == b.seed;
   c.looks = CompareLooks(options.min_replications, options.max_replications);
   c.confidence = options.confidence;
-  c.look_confidence =
-      1 - (1 - options.confidence) / static_cast<double>(c.looks.size());
+  // The error is shared by the looks and, at each, by the two intervals a
+  // verdict may rest on (B - A and B/A).
+  c.look_confidence = 1 - (1 - options.confidence) /
+                              (2.0 * static_cast<double>(c.looks.size()));
   c.precision = options.precision;
   if (!primary->class_name.empty()) {
     bool found = false;

@@ -9,6 +9,20 @@
 // difference that large; from 10 replications on), or when the budget is
 // spent.
 //
+// Stability first (stability.h): each variant's offered rate against its
+// OWN saturation throughput mu (rho >= 1 against mu's lower 95% bound) and
+// each replication's backlog. An overloaded variant has no steady state,
+// its latencies grow with the run length, so a difference of them means
+// nothing: every verdict is then "A overloaded", "B overloaded" or "both
+// overloaded", and the comparison stops at that look.
+//
+// Verdicts agree with both printed intervals: "better" or "worse" when the
+// interval of B - A excludes 0 or the interval of B/A excludes 1 (either,
+// in the same direction); "no detectable difference" only when both
+// contain their null value; "mixed" when they exclude it in opposite
+// directions (a skewed metric whose mean difference and geometric-mean
+// ratio disagree).
+//
 // Checking after every look would let noise "resolve" more often than 5%;
 // the looks share the 5% error (Bonferroni: each look's intervals are at
 // 1 - 0.05 / looks), so the reported intervals cover with at least 95%
@@ -20,6 +34,7 @@
 #include <vector>
 
 #include "sim/analysis/compare_stats.h"
+#include "sim/analysis/confidence.h"
 #include "sim/analysis/parallel.h"
 #include "sim/analysis/slo.h"
 #include "sim/core/status.h"
@@ -67,11 +82,21 @@ struct CompareOptions {
   bool progress = false;  // a progress bar on stderr (when a terminal)
 };
 
-enum class CompareVerdict { kBetter, kWorse, kNoDifference };
-enum class StopRule { kResolved, kPrecision, kBudget };
+enum class CompareVerdict {
+  kBetter,
+  kWorse,
+  kNoDifference,
+  kMixed,  // B - A and B/A exclude their null values in opposite directions
+  kAOverloaded,
+  kBOverloaded,
+  kBothOverloaded
+};
+enum class StopRule { kResolved, kPrecision, kBudget, kOverloaded };
 
 const char* VerdictText(CompareVerdict v);
 const char* StopRuleName(StopRule r);
+// The verdict the intervals support (the rule above, overload aside).
+CompareVerdict IntervalVerdict(const CompareMetric& m, const PairedInterval& i);
 
 struct MetricComparison {
   CompareMetric metric;
@@ -86,7 +111,13 @@ struct VariantInfo {
   double offered_rate = 0;
   std::string arrival;
   std::optional<double> mu_rps;  // saturation throughput, when estimated
-  int unstable = 0;              // replications flagged unstable
+  Interval mu;                   // its 95% interval (n = 0: not estimated)
+  int unstable = 0;              // replications failing the backlog rule
+  std::string unstable_reason;   // the first such replication's
+  // Why the variant is overloaded (stability.h: the load rule, else the
+  // backlog rule); empty when it is not.
+  std::string overload_reason;
+  bool overloaded() const { return !overload_reason.empty(); }
 };
 
 struct Comparison {
@@ -99,6 +130,8 @@ struct Comparison {
   double look_confidence = 0;  // confidence of each look's intervals
   double precision = 0;
   double utilization = 0;  // the rate's share of A's mu; 0: rates as given
+  // kNoDifference: neither variant overloaded; else which one(s).
+  CompareVerdict overload = CompareVerdict::kNoDifference;
   StopRule stop = StopRule::kBudget;
   std::string stop_reason;                // one sentence
   std::vector<MetricComparison> metrics;  // primary first

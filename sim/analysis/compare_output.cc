@@ -28,7 +28,7 @@ std::string Pad(std::string s, size_t width) {
   // Width in code points, so "−" and "ρ" do not shift columns.
   size_t cps = 0;
   for (unsigned char ch : s) cps += (ch & 0xC0) != 0x80;
-  if (cps < width) s.append(width - cps, ' ');
+  s.append(cps < width ? width - cps : 1, ' ');  // never run into the next
   return s;
 }
 
@@ -38,12 +38,35 @@ nlohmann::json Num(double x) {
 
 std::string Load(const VariantInfo& v) {
   if (!v.mu_rps) return "μ not estimated";
-  return "μ " + Fixed(*v.mu_rps, 2) + " req/s, ρ " +
-         Fixed(v.offered_rate / *v.mu_rps, 3);
+  std::string mu = "μ " + Fixed(*v.mu_rps, 2);
+  if (v.mu.n > 1)
+    mu += " [" + Fixed(v.mu.lo, 2) + ", " + Fixed(v.mu.hi, 2) + "]";
+  return mu + " req/s, ρ " + Fixed(v.offered_rate / *v.mu_rps, 3);
+}
+
+// Which variants are overloaded and why, before any metric's verdict.
+void WriteStability(const Comparison& c, std::ostream& out) {
+  if (c.overload == CompareVerdict::kNoDifference) {
+    out << "Stability: both variants stable ("
+        << (c.a.mu_rps && c.b.mu_rps
+                ? "offered rate below each one's μ lower 95% bound, "
+                : "μ not estimated, ")
+        << "no replication's backlog grew)\n";
+    return;
+  }
+  out << "Verdict: " << VerdictText(c.overload)
+      << " -- no steady state, its latencies grow with the run length, so no "
+         "metric verdict is given\n";
+  for (const VariantInfo* v : {&c.a, &c.b}) {
+    if (v->overloaded()) {
+      out << "  " << (v == &c.a ? "A" : "B") << ": " << v->overload_reason
+          << "\n";
+    }
+  }
 }
 
 nlohmann::json VariantJson(const VariantInfo& v, int replications) {
-  return {
+  nlohmann::json j = {
       {"scenario", v.label},
       {"seed", v.seed},
       {"offered_rate", v.offered_rate},
@@ -52,7 +75,12 @@ nlohmann::json VariantJson(const VariantInfo& v, int replications) {
       {"utilization",
        v.mu_rps ? Num(v.offered_rate / *v.mu_rps) : nlohmann::json(nullptr)},
       {"unstable_replications", v.unstable},
-      {"replications", replications}};
+      {"replications", replications},
+      {"overloaded", v.overloaded()}};
+  if (v.mu.n > 1) j["saturation_interval"] = {Num(v.mu.lo), Num(v.mu.hi)};
+  if (v.overloaded()) j["overload_reason"] = v.overload_reason;
+  if (v.unstable > 0) j["unstable_reason"] = v.unstable_reason;
+  return j;
 }
 
 }  // namespace
@@ -73,15 +101,18 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
     out << " (A) and " << c.b.seed << ".." << c.b.seed + c.replications - 1
         << " (B): different seeds, so the pairs share no random numbers\n";
   }
-  out << "Unstable replications: A " << c.a.unstable << ", B " << c.b.unstable
-      << " of " << c.replications << "\n";
+  WriteStability(c, out);
+  out << "Unstable replications (backlog grew or limits.max_queued hit): A "
+      << c.a.unstable << ", B " << c.b.unstable << " of " << c.replications
+      << "\n";
   out << "Stop rule: " << StopRuleName(c.stop) << " -- " << c.stop_reason
       << "\n";
   out << "Intervals: Student t on the paired differences, "
       << Fixed(100 * c.look_confidence, 2) << "% at each of " << c.looks.size()
       << " planned look" << (c.looks.size() > 1 ? "s" : "")
-      << " (Bonferroni), so at least " << Fixed(100 * c.confidence, 0)
-      << "% whichever look stops\n\n";
+      << " and for each of B − A and B/A (Bonferroni), so at least "
+      << Fixed(100 * c.confidence, 0)
+      << "% whichever look stops and whichever interval decides\n\n";
   // Wide enough for per-class names ("interactive:goodput (req/s)").
   size_t width = 27;
   for (const MetricComparison& m : c.metrics) {
@@ -107,7 +138,10 @@ void WriteCompareTable(const Comparison& c, std::ostream& out) {
                27)
         << VerdictText(m.verdict) << "\n";
   }
-  out << "\n* primary metric; better = lower latency or higher throughput\n";
+  out << "\n* primary metric; better = lower latency or higher throughput; a "
+         "verdict of better or worse needs either interval to exclude its null "
+         "value (0 for B − A, 1 for B/A), no detectable difference needs both "
+         "to hold it\n";
 }
 
 nlohmann::json CompareJson(const Comparison& c) {
@@ -142,6 +176,9 @@ nlohmann::json CompareJson(const Comparison& c) {
       {"b", VariantJson(c.b, c.replications)},
       {"common_random_numbers", c.common_random_numbers},
       {"primary", c.metrics.front().metric.name},
+      {"overload", c.overload == CompareVerdict::kNoDifference
+                       ? nlohmann::json(nullptr)
+                       : nlohmann::json(VerdictText(c.overload))},
       {"precision", c.precision},
       {"utilization_of_a_mu", c.utilization > 0 ? nlohmann::json(c.utilization)
                                                 : nlohmann::json(nullptr)},

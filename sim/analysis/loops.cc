@@ -136,9 +136,12 @@ StatusOr<LoopsResult> RunLoops(const Scenario& base, const LoopsOptions& o) {
     LoopsPoint& p = res.points[i];
     p.open_poisson = Group(open_runs, (2 * i) * reps, reps);
     p.open_gamma = Group(open_runs, (2 * i + 1) * reps, reps);
+    // An open loop at the closed loop's throughput is an open queue: at or
+    // above mu it has no steady state (a closed loop always has one).
     for (PointStats* s : {&p.open_poisson, &p.open_gamma}) {
       s->rate = p.throughput_rps;
       s->utilization = p.closed.utilization;
+      ApplyLoadRule(sat->mu, s);
     }
   }
   return res;

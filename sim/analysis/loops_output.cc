@@ -16,10 +16,13 @@ nlohmann::json Num(double x) {
 }
 
 nlohmann::json KindJson(const PointStats& p) {
-  return {{"ttft_p50_ms", Num(p.ttft_ms.p50.mean)},
-          {"ttft_p99_ms", Num(p.ttft_ms.p99.mean)},
-          {"queue_mean_ms", Num(p.queue_ms.mean.mean)},
-          {"stable_fraction", p.stable_fraction}};
+  nlohmann::json j = {{"ttft_p50_ms", Num(p.ttft_ms.p50.mean)},
+                      {"ttft_p99_ms", Num(p.ttft_ms.p99.mean)},
+                      {"queue_mean_ms", Num(p.queue_ms.mean.mean)},
+                      {"stable_fraction", p.stable_fraction},
+                      {"unstable", p.stable_fraction < 1}};
+  if (p.stable_fraction < 1) j["unstable_reason"] = p.unstable_reason;
+  return j;
 }
 
 // The busiest point the open loop still handled stably: where the contrast
@@ -93,8 +96,9 @@ void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os)
                   cell(p.open_gamma).c_str());
     os << line;
   }
-  os << "(queue = mean queueing delay, p50/p99 = TTFT; ! = unstable: the "
-        "queue kept growing, so the figure depends on the run length)\n\n"
+  os << "(queue = mean queueing delay, p50/p99 = TTFT; ! = unstable, so the "
+        "figure depends on the run length: the open loop's rate is at or above "
+        "mu's lower 95% bound, or a replication's backlog grew)\n\n"
      << "What a closed-loop benchmark reports is the \"closed\" column.\n"
      << LoopsExplanation(r) << "\n";
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/analysis/runs.h"
+#include "sim/analysis/stability.h"
 
 namespace servesim {
 namespace {
@@ -48,11 +49,18 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   p.rate = runs[0]->offered_rate;
   int stable = 0;
   for (const RunSummary* r : runs) {
-    stable += r->unstable ? 0 : 1;
+    const std::string why = RunInstability(*r);
+    stable += why.empty() ? 1 : 0;
+    if (p.unstable_reason.empty()) p.unstable_reason = why;
     p.rejected += r->failed;
     p.unfinished += r->incomplete;
   }
   p.stable_fraction = static_cast<double>(stable) / runs.size();
+  if (stable < p.replications) {
+    p.unstable_reason = std::to_string(p.replications - stable) + " of " +
+                        std::to_string(p.replications) +
+                        " replications unstable, e.g. " + p.unstable_reason;
+  }
   // Steady state: over the arrival window, not up to the last finish.
   p.throughput_rps =
       Over(runs, [](const RunSummary& r) { return r.steady_request_throughput; });
@@ -83,6 +91,14 @@ PointStats AggregatePoint(const std::vector<const RunSummary*>& runs) {
   return p;
 }
 
+void ApplyLoadRule(const Interval& mu, PointStats* p) {
+  const std::string why = LoadInstability(p->rate, mu);
+  if (why.empty()) return;
+  p->unstable_reason =
+      p->stable_fraction < 1 ? why + "; " + p->unstable_reason : why;
+  p->stable_fraction = 0;
+}
+
 nlohmann::json IntervalJson(const Interval& i) {
   nlohmann::json j = {{"mean", Num(i.mean)}};
   if (i.n > 1) {
@@ -98,20 +114,24 @@ nlohmann::json PointJson(const PointStats& p) {
                           {"p90", IntervalJson(m.p90)},
                           {"p99", IntervalJson(m.p99)}};
   };
-  return {{"rate", p.rate},
-          {"utilization", p.utilization},
-          {"replications", p.replications},
-          {"stable_fraction", p.stable_fraction},
-          {"rejected", p.rejected},
-          {"unfinished", p.unfinished},
-          {"throughput_rps", IntervalJson(p.throughput_rps)},
-          {"mfu", std::isfinite(p.mfu.mean) ? IntervalJson(p.mfu) : nlohmann::json(nullptr)},
-          {"mbu", std::isfinite(p.mbu.mean) ? IntervalJson(p.mbu) : nlohmann::json(nullptr)},
-          {"metrics",
-           {{"ttft_ms", pct(p.ttft_ms)},
-            {"tpot_ms", pct(p.tpot_ms)},
-            {"e2el_ms", pct(p.e2el_ms)},
-            {"queue_ms", {{"mean", IntervalJson(p.queue_ms.mean)}}}}}};
+  nlohmann::json j = {
+      {"rate", p.rate},
+      {"utilization", p.utilization},
+      {"replications", p.replications},
+      {"stable_fraction", p.stable_fraction},
+      {"unstable", p.stable_fraction < 1},
+      {"rejected", p.rejected},
+      {"unfinished", p.unfinished},
+      {"throughput_rps", IntervalJson(p.throughput_rps)},
+      {"mfu", std::isfinite(p.mfu.mean) ? IntervalJson(p.mfu) : nlohmann::json(nullptr)},
+      {"mbu", std::isfinite(p.mbu.mean) ? IntervalJson(p.mbu) : nlohmann::json(nullptr)},
+      {"metrics",
+       {{"ttft_ms", pct(p.ttft_ms)},
+        {"tpot_ms", pct(p.tpot_ms)},
+        {"e2el_ms", pct(p.e2el_ms)},
+        {"queue_ms", {{"mean", IntervalJson(p.queue_ms.mean)}}}}}};
+  if (p.stable_fraction < 1) j["unstable_reason"] = p.unstable_reason;
+  return j;
 }
 
 }  // namespace servesim

@@ -1,7 +1,8 @@
 // One operating point (a rate) summarised over its replications: the mean
 // and 95% interval of every percentile (log-scale, see
 // PercentileInterval), steady-state throughput (over the arrival window,
-// RunSummary::steady_request_throughput) and the stability verdict.
+// RunSummary::steady_request_throughput) and the stability verdict
+// (stability.h).
 #pragma once
 
 #include <vector>
@@ -24,7 +25,11 @@ struct PointStats {
   double rate = 0;         // offered requests/s (0: closed loop)
   double utilization = 0;  // rate / saturation throughput
   int replications = 0;
+  // Share of replications that pass the backlog rule (stability.h); 0 when
+  // the load rule fires, since no run at rho >= 1 is stable. Below 1 the
+  // point is UNSTABLE and unstable_reason says why.
   double stable_fraction = 0;
+  std::string unstable_reason;
   Interval throughput_rps, output_tokens_per_s, input_tokens_per_s, gpu_busy;
   // Model FLOPs / memory-bandwidth utilization; mean NaN when unknown (a
   // cost model without a FLOP basis, RunSummary::mfu < 0).
@@ -37,11 +42,15 @@ struct PointStats {
 
 MetricIntervals AggregateMetric(const std::vector<const SampleStats*>& runs);
 PointStats AggregatePoint(const std::vector<const RunSummary*>& runs);
+// The load rule (stability.h) at p.rate against the saturation
+// throughput's interval: when it fires, no replication counts as stable.
+void ApplyLoadRule(const Interval& mu, PointStats* p);
 
 // {"mean", "lo", "hi"}; NaN (a run with nothing measured) becomes null.
 nlohmann::json IntervalJson(const Interval& i);
 // The report's point object: rate, utilization, replications,
-// stable_fraction, throughput_rps, metrics{ttft_ms, tpot_ms, e2el_ms:
+// stable_fraction, unstable (bool), unstable_reason (when unstable),
+// throughput_rps, metrics{ttft_ms, tpot_ms, e2el_ms:
 // p50/p90/p99, queue_ms: mean}.
 nlohmann::json PointJson(const PointStats& p);
 

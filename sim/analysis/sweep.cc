@@ -76,6 +76,7 @@ StatusOr<SweepResult> RunSweep(const Scenario& base, const SweepOptions& o) {
     PointStats p = AggregatePoint(group);
     p.rate = rates[i];
     p.utilization = rates[i] / sat->mu_rps;
+    ApplyLoadRule(sat->mu, &p);
     tails.push_back({p.rate, p.ttft_ms.p50.mean, p.ttft_ms.p99.mean});
     res.tail_separated.push_back(TailSeparated(tails.back()));
     res.points.push_back(p);

@@ -27,6 +27,15 @@ std::string Col(const std::string& s, int width) {
              : std::string(width - s.size(), ' ') + s + " ";
 }
 
+// A CSV field: quoted, inner quotes doubled (RFC 4180); empty stays empty.
+std::string CsvQuoted(const std::string& text) {
+  if (text.empty()) return text;
+  std::string out = "\"";
+  for (char ch : text)
+    out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
 nlohmann::json Num(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
@@ -50,10 +59,12 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
   os << "each point: " << (r.points.empty() ? 0 : r.points[0].replications)
      << " replications (seeds " << sc.seed << "...), estimate [95% CI]; "
      << "latencies in ms, queue = first scheduled - send; throughput over the "
-        "arrival window; rho = rate / mu; rej/unf = measured requests rejected / "
-        "unfinished, summed over replications; * = TTFT p99 > 3x p50 there; MFU/MBU = "
-        "model FLOPs / memory-bandwidth utilization over the window (- without a "
-        "FLOP basis: the linear cost model)\n\n";
+        "arrival window after its first tenth (departures, so never above what "
+        "the replica serves); rho = rate / mu; "
+        "stable = replications whose backlog did not grow; rej/unf = measured "
+        "requests rejected / unfinished, summed over replications; * = TTFT p99 > "
+        "3x p50 there; MFU/MBU = model FLOPs / memory-bandwidth utilization over "
+        "the window (- without a FLOP basis: the linear cost model)\n\n";
   os << Col("rate/s", 9) << Col("rho", 6) << Col("stable", 7) << Col("rej/unf", 9)
      << Col("thrpt/s", 22) << Col("TTFT p50", 24) << Col("TTFT p99", 26)
      << Col("TPOT p99", 22) << Col("E2E p99", 24) << Col("queue mean", 24)
@@ -84,6 +95,16 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
               10)
        << (p.stable_fraction < 1 ? " UNSTABLE" : "") << "\n";
   }
+  bool first_unstable = true;
+  for (const PointStats& p : r.points) {
+    if (p.stable_fraction >= 1) continue;
+    if (first_unstable)
+      os << "\nUNSTABLE (percentiles there depend on the run length):\n";
+    first_unstable = false;
+    std::snprintf(line, sizeof line, "  %.3f req/s (rho = %.2f): ", p.rate,
+                  p.utilization);
+    os << line << p.unstable_reason << "\n";
+  }
   if (r.knee_rate) {
     std::snprintf(line, sizeof line,
                   "\nknee: TTFT p99 exceeds 3x its value at the lightest point "
@@ -99,8 +120,11 @@ void WriteSweepTable(const Scenario& sc, const SweepResult& r, std::ostream& os)
   }
   os << "M/G/1 and M/M/1: mean wait in queue for a single server with the "
         "moments above (exact for one request at a time; a reference only "
-        "under continuous batching); UNSTABLE: a replication's queue kept "
-        "growing, its percentiles depend on the run length\n";
+        "under continuous batching); UNSTABLE: the offered rate is at or above "
+        "mu's lower 95% bound (no steady state at rho >= 1), or a "
+        "replication's "
+        "backlog grew over its arrival window (the stable column counts the "
+        "replications that pass)\n";
 }
 
 void WriteSweepCsv(const SweepResult& r, std::ostream& os) {
@@ -110,7 +134,7 @@ void WriteSweepCsv(const SweepResult& r, std::ostream& os) {
                         "tpot_p99_ms",    "e2el_p50_ms", "e2el_p90_ms",
                         "e2el_p99_ms",    "queue_mean_ms"};
   for (const char* c : cols) os << "," << c << "," << c << "_lo," << c << "_hi";
-  os << ",mg1_wait_ms,mm1_wait_ms\n";
+  os << ",mg1_wait_ms,mm1_wait_ms,unstable,unstable_reason\n";
   for (const PointStats& p : r.points) {
     os << p.rate << "," << p.utilization << "," << p.replications << ","
        << p.stable_fraction;
@@ -121,8 +145,10 @@ void WriteSweepCsv(const SweepResult& r, std::ostream& os) {
     for (const Interval* i : vals) os << "," << i->mean << "," << i->lo << "," << i->hi;
     const double mg1 = SweepMG1WaitMs(r.saturation, p.rate);
     const double mm1 = SweepMM1WaitMs(r.saturation, p.rate);
-    os << "," << (std::isfinite(mg1) ? std::to_string(mg1) : "")
-       << "," << (std::isfinite(mm1) ? std::to_string(mm1) : "") << "\n";
+    os << "," << (std::isfinite(mg1) ? std::to_string(mg1) : "") << ","
+       << (std::isfinite(mm1) ? std::to_string(mm1) : "") << ","
+       << (p.stable_fraction < 1 ? 1 : 0) << "," << CsvQuoted(p.unstable_reason)
+       << "\n";
   }
 }
 

@@ -12,6 +12,7 @@
 //  "sweep": {"saturation_rps": number, "knee_rate": number | null,
 //            "points": [{"rate": number, "utilization": number,
 //                        "replications": int, "stable_fraction": number,
+//                        "unstable": bool, "unstable_reason": str,
 //                        "throughput_rps": Interval,
 //                        "metrics": {<metric>: {<stat>: Interval}}}],
 //            "theory": {<name>: [[rate, value], ...]}},

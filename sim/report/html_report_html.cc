@@ -260,6 +260,32 @@ std::string Note(const std::string& text) {
   return "<p class=\"note\">" + text + "</p>\n";
 }
 
+// A sweep point is unstable when it says so, or (older data) when not all
+// of its replications were stable.
+bool UnstablePoint(const json& p) {
+  if (p.contains("unstable") && p["unstable"].is_boolean()) return p["unstable"].get<bool>();
+  return p.contains("stable_fraction") && p["stable_fraction"].is_number() &&
+         p["stable_fraction"].get<double>() < 1;
+}
+
+// The unstable points and why, as a list after the sweep's reading note.
+std::string UnstablePoints(const json& sweep) {
+  std::string items;
+  if (!sweep.contains("points") || !sweep["points"].is_array()) return items;
+  for (const json& p : sweep["points"]) {
+    if (!UnstablePoint(p)) continue;
+    items += "<li>" + FormatNumber(p.value("rate", json())) + " req/s (&rho; = " +
+             FormatNumber(p.value("utilization", json())) + ")";
+    const std::string why = p.value("unstable_reason", std::string());
+    items += (why.empty() ? std::string() : ": " + HtmlEscape(why)) + "</li>\n";
+  }
+  if (items.empty()) return items;
+  return "<p class=\"note unstable\"><b>UNSTABLE</b> (marked &times; on the "
+         "charts; their figures depend on the run length, not on the load "
+         "alone):</p>\n<ul class=\"unstable\">\n" +
+         items + "</ul>\n";
+}
+
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
@@ -295,7 +321,8 @@ std::string RenderBody(const json& data) {
              "shaded bands: its confidence interval. Dashed: queueing "
              "theory. Dotted vertical line: the knee, the first rate whose "
              "TTFT p99 exceeds 3&times; its value at the lightest rate. "
-             "Latency axes are logarithmic."));
+             "Latency axes are logarithmic.") +
+            UnstablePoints(s));
   }
   // The distributions below come from one run of a sweep: say which.
   std::string one_run;
@@ -352,6 +379,7 @@ h2 { font-size: 18px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; }
 .context dt { color: #555; flex: 0 0 150px; }
 .context dd { margin: 0; font-weight: 600; min-width: 0; overflow-wrap: anywhere; }
 .note { color: #444; margin: 4px 0 10px; }
+.unstable { color: #b00; }
 .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
 .chart { position: relative; height: 340px; }
 .chart.wide { grid-column: 1 / -1; }

@@ -90,7 +90,27 @@ function band(datasets, name, color, series, log) {
   datasets.push(Object.assign({label: name + ' lo', data: lo}, edge));
   datasets.push(Object.assign({label: name + ' hi', data: hi}, edge,
                               {fill: '-1', backgroundColor: rgba(color, 0.18)}));
-  datasets.push(line(name, color, mean, {pointRadius: 3}));
+  datasets.push(line(name, color, mean, {pointRadius: 3, bandMean: true}));
+}
+
+function unstablePoint(p) {
+  return typeof p.unstable === 'boolean' ? p.unstable
+      : num(p.stable_fraction) !== null && p.stable_fraction < 1;
+}
+
+// Unstable sweep points are drawn as red crosses on every mean line: their
+// figures depend on the run length, not on the load alone.
+function markUnstable(datasets, pts) {
+  var flags = pts.map(unstablePoint);
+  if (!flags.some(function (u) { return u; })) return;
+  datasets.forEach(function (d) {
+    if (!d.bandMean) return;
+    var color = d.borderColor;
+    d.pointStyle = flags.map(function (u) { return u ? 'crossRot' : 'circle'; });
+    d.pointRadius = flags.map(function (u) { return u ? 7 : 3; });
+    d.pointBorderColor = flags.map(function (u) { return u ? '#d62728' : color; });
+    d.pointBorderWidth = flags.map(function (u) { return u ? 2 : 1; });
+  });
 }
 
 function yRange(datasets, log) {
@@ -137,6 +157,7 @@ function buildSweep(sw) {
                    {borderDash: [6, 4], pointRadius: 0}));
       vline(ds, sat, 'saturation: ' + fmt(sat) + ' req/s', '#555', false);
     }
+    markUnstable(ds, pts);
     addChart('sweep', 'Throughput vs offered load', {type: 'line', data: {datasets: ds},
       options: {scales: {x: axis('offered load (req/s)'),
                          y: axis('throughput (req/s)', 'linear', {beginAtZero: true})}}});
@@ -179,6 +200,7 @@ function buildSweep(sw) {
     if (knee !== null) {
       vline(ds, knee, 'knee: ' + fmt(knee) + ' req/s', '#111', true);
     }
+    markUnstable(ds, pts);
     addChart('sweep', label(key) + ' vs offered load', {type: 'line', data: {datasets: ds},
       options: {scales: {x: axis('offered load (req/s)'),
                          y: axis(label(key) + ' (' + unit(key) + ', log scale)',

@@ -59,6 +59,8 @@ void Sweep(const JsonView& s) {
     NumberOrNull(p, "utilization");
     p.OptionalInteger("replications", Range::AtLeast(0));
     p.OptionalNumber("stable_fraction", Range::Closed(0, 1));
+    p.Bool("unstable", false);
+    p.String("unstable_reason", "");
     Interval(p, "throughput_rps");
     if (!p.Has("metrics")) continue;
     const JsonView metrics = p.Object("metrics");

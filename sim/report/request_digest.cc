@@ -44,7 +44,10 @@ void RequestDigest::Add(const Request& r) {
     prompt_full_blocks += r.prompt_len / block_size_;
     cached_blocks += r.cached_tokens / block_size_;
   }
-  if (r.status != RequestStatus::kFinished) return;
+  if (r.status != RequestStatus::kFinished) {
+    if (r.measured) unfinished_arrivals.push_back(r.arrival);
+    return;
+  }
   if (!r.measured) {
     ++excluded_warmup;
     return;

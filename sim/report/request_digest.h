@@ -128,6 +128,9 @@ class RequestDigest {
   std::vector<std::string> reject_reasons;  // distinct, first seen first
   std::vector<ClassCounts> classes;         // workload.classes order
   OutcomeTable outcomes;                    // completed, in id order
+  // Arrivals of measured requests neither finished nor rejected (the run
+  // stopped first), for the backlog (arrival_window.h).
+  std::vector<SimTime> unfinished_arrivals;
 
  private:
   int32_t block_size_;

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 
+#include "sim/report/arrival_window.h"
 #include "sim/report/peak_concurrency.h"
 
 namespace servesim {
@@ -194,10 +195,21 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
 
   if (measured > 1 && last_measured > first_measured) {
     s.arrival_window_s = ToSeconds(last_measured - first_measured);
-    const double per_s = static_cast<double>(measured - 1) / measured / s.arrival_window_s;
-    s.steady_request_throughput = s.completed * per_s;
-    s.steady_output_throughput = s.total_output_tokens * per_s;
-    s.steady_input_throughput = s.total_input_tokens * per_s;
+    const WindowFlow f = MeasureWindowFlow(done, d.unfinished_arrivals,
+                                           first_measured, last_measured);
+    s.backlog_first_half = f.backlog_first_half;
+    s.backlog_second_half = f.backlog_second_half;
+    if (f.span_s > 0) {
+      s.steady_request_throughput =
+          static_cast<double>(f.departures) / f.span_s;
+      s.steady_output_throughput =
+          static_cast<double>(f.output_tokens) / f.span_s;
+    }
+    if (s.completed > 0) {
+      s.steady_input_throughput = s.steady_request_throughput *
+                                  static_cast<double>(s.total_input_tokens) /
+                                  static_cast<double>(s.completed);
+    }
   }
 
   const Recorder& rec = out.recorder;

@@ -39,15 +39,22 @@ struct RunSummary {
   double duration_s = 0;
   double request_throughput = 0, input_throughput = 0, output_throughput = 0,
          total_token_throughput = 0;
-  // Steady-state throughput (what sweep and capacity use): measured
-  // requests completed, whenever they finish, per second of the arrival
-  // window (first to last measured arrival), so the drain after the last
-  // arrival is not in the denominator; n arrivals span n - 1 gaps, hence
-  // completed * (n - 1) / n / window. For a stable run it estimates the
-  // arrival rate.
+  // Steady-state throughput (what sweep, loops and capacity use): measured
+  // requests finished per second of the arrival window (first to last
+  // measured arrival) after its lead-in, the window's first tenth
+  // (arrival_window.h). Requests finishing after the last arrival are not
+  // counted, so an overloaded run reads its service capacity, never its
+  // offered rate; a stable run reads its arrival rate. Input tokens are
+  // those departures times the mean prompt of the completed requests.
   double arrival_window_s = 0;
   double steady_request_throughput = 0, steady_output_throughput = 0,
          steady_input_throughput = 0;
+  // Measured requests in system, time-averaged over the first and the
+  // second half of the arrival window after its lead-in (the window's
+  // first tenth, arrival_window.h): a backlog that grows between them
+  // is a queue still building when arrivals stopped
+  // (sim/analysis/stability.h judges it).
+  double backlog_first_half = 0, backlog_second_half = 0;
   // As vllm bench serve: most completed requests in flight at one instant
   // ([send, finish) intervals, a finish before a send at the same instant),
   // and most output tokens delivered in one second counted from the start of

@@ -191,9 +191,10 @@ TEST(Compare, IndependentSeedsShowNoDifference) {
   EXPECT_NE(c->stop, StopRule::kResolved);
 }
 
-TEST(Compare, FewerSequencesAtHighLoadIsWorse) {
+TEST(Compare, FewerSequencesAtHighLoadIsOverloadedNotWorse) {
   // The default chat deployment (mu about 50 req/s) at 40 req/s: capped at
-  // 8 running sequences it cannot keep up, so B's TTFT is far worse.
+  // 8 running sequences it cannot keep up. Its TTFT is far worse, but it
+  // has no steady state, so the verdict is that, not "worse" (it was).
   const std::string base = EmbeddedDefaultScenario();
   const std::vector<std::string> load = {"workload.arrival.rate=40",
                                          "workload.num_requests=400"};
@@ -204,34 +205,64 @@ TEST(Compare, FewerSequencesAtHighLoadIsWorse) {
   auto c =
       ComparePaired(a, "max_num_seqs 256", b, "max_num_seqs 8", FastOptions());
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->stop, StopRule::kResolved);
+  EXPECT_EQ(c->stop, StopRule::kOverloaded);
   EXPECT_EQ(c->replications, 3);
+  EXPECT_EQ(c->a.unstable, 0) << c->a.unstable_reason;
+  EXPECT_EQ(c->b.unstable, 3);
+  const MetricComparison& ttft = c->metrics.front();
+  EXPECT_EQ(ttft.verdict, CompareVerdict::kBOverloaded);
+  EXPECT_GT(ttft.interval.diff_lo, 0);  // the intervals are still there
+  std::ostringstream table;
+  WriteCompareTable(*c, table);
+  EXPECT_NE(table.str().find("Stop rule: overloaded"), std::string::npos);
+  EXPECT_NE(table.str().find("  B: 3 of 3 replications unstable, e.g. the "
+                             "backlog more than doubled"),
+            std::string::npos)
+      << table.str();
+  const nlohmann::json j = CompareJson(*c);
+  EXPECT_EQ(j["stop_rule"], "overloaded");
+  EXPECT_EQ(j["metrics"][0]["verdict"], "B overloaded");
+  EXPECT_EQ(j["metrics"][0]["a"].size(), 3u);
+}
+
+TEST(Compare, ASmallerTokenBudgetIsWorseOnTtft) {
+  // 256 tokens a step instead of 8192 chunks every long prompt: the same
+  // throughput, a longer TTFT tail, both variants stable.
+  const std::string base = EmbeddedDefaultScenario();
+  const std::vector<std::string> load = {"workload.arrival.rate=40",
+                                         "workload.num_requests=400"};
+  std::vector<std::string> b_sets = load;
+  b_sets.push_back("engine.max_num_batched_tokens=256");
+  const Scenario a = testing::MustParse(base, load);
+  const Scenario b = testing::MustParse(base, b_sets);
+  auto c = ComparePaired(a, "8192 tokens", b, "256 tokens", FastOptions());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->overload, CompareVerdict::kNoDifference);
+  EXPECT_EQ(c->stop, StopRule::kResolved);
   const MetricComparison& ttft = c->metrics.front();
   EXPECT_EQ(ttft.verdict, CompareVerdict::kWorse);
   EXPECT_GT(ttft.interval.diff_lo, 0);
   EXPECT_GT(ttft.interval.ratio_lo, 1);
-  for (const MetricComparison& m : c->metrics) {
-    if (m.metric.name == "throughput") {  // B falls behind
-      EXPECT_LT(m.interval.diff, 0);
-      EXPECT_NE(m.verdict, CompareVerdict::kBetter);
-    }
-  }
   // The report says which stop rule fired, and the JSON carries it.
   std::ostringstream table;
   WriteCompareTable(*c, table);
   EXPECT_NE(table.str().find("Stop rule: resolved"), std::string::npos);
+  EXPECT_NE(table.str().find("Stability: both variants stable"),
+            std::string::npos);
   const nlohmann::json j = CompareJson(*c);
   EXPECT_EQ(j["stop_rule"], "resolved");
+  EXPECT_EQ(j["overload"], nullptr);
   EXPECT_EQ(j["metrics"][0]["verdict"], "worse");
-  EXPECT_EQ(j["metrics"][0]["a"].size(), 3u);
+  EXPECT_EQ(j["metrics"][0]["a"].size(), static_cast<size_t>(c->replications));
 }
 
 TEST(Compare, GoodputAsThePrimaryMetric) {
-  // Goodput (requests/s meeting every SLO term) needs --slo; with 4 running
-  // sequences instead of 32 fewer requests meet a 100 ms TTFT.
+  // Goodput (requests/s meeting every SLO term) needs --slo; with 10
+  // running sequences instead of 32 fewer requests meet a 100 ms TTFT (with
+  // 4, B is overloaded: 40 req/s against its mu of 29).
   const Scenario a = testing::MustParse(NoiseScenario(1));
   const Scenario b =
-      testing::MustParse(NoiseScenario(1), {"engine.max_num_seqs=4"});
+      testing::MustParse(NoiseScenario(1), {"engine.max_num_seqs=10"});
   CompareOptions o = FastOptions();
   o.primary = "goodput";
   o.slo = *ParseSlo("ttft_p99=100ms");
@@ -277,6 +308,105 @@ TEST(Compare, UtilizationSetsBothRatesFromAsSaturation) {
                 .message()
                 .find("--utilization: expected the saturation runs"),
             std::string::npos);
+}
+
+TEST(CompareVerdictRule, EitherIntervalExcludingItsNullValueDecides) {
+  const CompareMetric latency = *ParseCompareMetric("e2el_p50", "");
+  const CompareMetric throughput = *ParseCompareMetric("throughput", "");
+  // The issue's e2el_p50: B - A holds 0, B/A = 2.92 [1.002, 8.52] does not
+  // hold 1. It used to be "no detectable difference".
+  PairedInterval i;
+  i.diff = 7197.8, i.diff_lo = -8686.4, i.diff_hi = 23082.1;
+  i.ratio = 2.922, i.ratio_lo = 1.002, i.ratio_hi = 8.518;
+  EXPECT_EQ(IntervalVerdict(latency, i), CompareVerdict::kWorse);
+  EXPECT_EQ(IntervalVerdict(throughput, i), CompareVerdict::kBetter);
+  // Both hold their null value: no difference.
+  i.ratio_lo = 0.9;
+  EXPECT_EQ(IntervalVerdict(latency, i), CompareVerdict::kNoDifference);
+  // The difference alone excludes 0 (no ratio bounds: a value <= 0).
+  i.diff_lo = -3, i.diff_hi = -1;
+  i.ratio_lo = i.ratio_hi = std::nan("");
+  EXPECT_EQ(IntervalVerdict(latency, i), CompareVerdict::kBetter);
+  // Opposite directions: neither verdict would agree with both intervals.
+  i.ratio_lo = 1.1, i.ratio_hi = 1.3;
+  EXPECT_EQ(IntervalVerdict(latency, i), CompareVerdict::kMixed);
+  EXPECT_NE(std::string(VerdictText(CompareVerdict::kMixed)), VerdictText(CompareVerdict::kNoDifference));
+}
+
+// The engine as an M/D/1 queue: one request at a time, 1000-token prompts
+// at `token_s` a token (mu = 1 / (1000 token_s)), one output token.
+Scenario MD1Variant(const std::string& token_s, double rate) {
+  return testing::MustParse(testing::LinearScenario(
+      R"("prefill_token_s": )" + token_s,
+      R"("arrival": {"process": "poisson", "rate": )" + std::to_string(rate) +
+          R"(}, "input_len": {"dist": "fixed", "value": 1000},
+             "output_len": {"dist": "fixed", "value": 1}, "num_requests": 3000)",
+      R"("max_num_seqs": 1)"));
+}
+
+TEST(Compare, AVariantPastItsOwnSaturationIsOverloadedBeforeAnyVerdict) {
+  // A serves 100 req/s, B 80. At 0.9 of A's mu B gets rho = 1.125 of its
+  // own: it has no steady state, whatever its latencies read.
+  const Scenario a = MD1Variant("1e-5", 50), b = MD1Variant("1.25e-5", 50);
+  CompareOptions o = FastOptions();
+  o.estimate_saturation = true;
+  o.utilization = 0.9;
+  o.primary = "ttft_p50";
+  auto c = ComparePaired(a, "a", b, "b", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->b.mu_rps.has_value());
+  EXPECT_NEAR(*c->b.mu_rps, 80, 1);
+  EXPECT_FALSE(c->a.overloaded());
+  EXPECT_TRUE(c->b.overloaded());
+  EXPECT_NE(c->b.overload_reason.find("rho = 1.12"), std::string::npos) << c->b.overload_reason;
+  EXPECT_EQ(c->overload, CompareVerdict::kBOverloaded);
+  EXPECT_EQ(c->stop, StopRule::kOverloaded);
+  EXPECT_EQ(c->replications, 3);  // the first look: more would only grow B's queue
+  for (const MetricComparison& m : c->metrics) {
+    EXPECT_EQ(m.verdict, CompareVerdict::kBOverloaded) << m.metric.name;
+  }
+  std::ostringstream table;
+  WriteCompareTable(*c, table);
+  EXPECT_NE(table.str().find("Verdict: B overloaded"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("  B: the offered 90.0"), std::string::npos) << table.str();
+  EXPECT_LT(table.str().find("Verdict: B overloaded"), table.str().find("*ttft_p50"));
+  const nlohmann::json j = CompareJson(*c);
+  EXPECT_EQ(j["overload"], "B overloaded");
+  EXPECT_EQ(j["b"]["overloaded"], true);
+  EXPECT_EQ(j["a"]["overloaded"], false);
+  EXPECT_EQ(j["stop_rule"], "overloaded");
+  EXPECT_EQ(j["metrics"][0]["verdict"], "B overloaded");
+
+  // Past both: both overloaded; A alone when the roles swap.
+  o.utilization = 1.2;
+  c = ComparePaired(a, "a", b, "b", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->overload, CompareVerdict::kBothOverloaded);
+  // At the scenarios' own 90 req/s with the roles swapped: A (mu 80) alone.
+  o.utilization = 0;
+  c = ComparePaired(MD1Variant("1.25e-5", 90), "slow", MD1Variant("1e-5", 90),
+                    "fast", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->overload, CompareVerdict::kAOverloaded);
+}
+
+TEST(Compare, WithoutSaturationRunsTheBacklogShowsOverload) {
+  // 95 req/s into B's 80: its queue grows by 15 a second (A's, at 0.95 of
+  // its mu, does not).
+  const Scenario a = MD1Variant("1e-5", 60), b = MD1Variant("1.25e-5", 60);
+  const Scenario fast_a = MD1Variant("1e-5", 95),
+                 fast_b = MD1Variant("1.25e-5", 95);
+  CompareOptions o = FastOptions();  // no saturation runs: no mu
+  auto calm = ComparePaired(a, "a", b, "b", o);
+  ASSERT_TRUE(calm.ok()) << calm.status().message();
+  EXPECT_EQ(calm->overload, CompareVerdict::kNoDifference);
+  auto c = ComparePaired(fast_a, "a", fast_b, "b", o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->overload, CompareVerdict::kBOverloaded);
+  EXPECT_EQ(c->a.unstable, 0) << c->a.unstable_reason;
+  EXPECT_EQ(c->b.unstable, 3);
+  EXPECT_NE(c->b.overload_reason.find("3 of 3 replications unstable"), std::string::npos)
+      << c->b.overload_reason;
 }
 
 TEST(Compare, BadInputIsOneLine) {

@@ -49,6 +49,7 @@ inline nlohmann::json SampleSweep() {
                       {"utilization", rho},
                       {"replications", 5},
                       {"stable_fraction", rho < 0.9 ? 1.0 : 0.6},
+                      {"unstable", rho >= 0.9},
                       {"throughput_rps", Interval(std::min(rate, 9.3), 0.02)},
                       {"metrics", m}});
   }

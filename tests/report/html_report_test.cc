@@ -131,6 +131,38 @@ TEST_F(HtmlReportTest, RendersOnlyThePresentSections) {
                              {"metrics", {{"ttft_ms", {{"p99", {{"mean", nullptr}}}}}}}}}}}}});
 }
 
+TEST_F(HtmlReportTest, SweepListsItsUnstablePointsAndWhy) {
+  const json stable = {
+      {"rate", 5.0}, {"utilization", 0.5}, {"unstable", false}};
+  const json over = {{"rate", 10.0},
+                     {"utilization", 1.05},
+                     {"stable_fraction", 0},
+                     {"unstable", true},
+                     {"unstable_reason",
+                      "the offered 10 req/s is at or above mu's lower bound"}};
+  // Older data without the flag: a stable fraction below 1 says it.
+  const json old = {
+      {"rate", 9.0}, {"utilization", 0.95}, {"stable_fraction", 0.6}};
+  const std::string page =
+      MustRender({{"sweep", {{"points", {stable, over, old}}}}});
+  EXPECT_NE(page.find("<b>UNSTABLE</b>"), std::string::npos);
+  EXPECT_NE(
+      page.find(
+          "<li>10.0 req/s (&rho; = 1.05): the offered 10 req/s is at or above "
+          "mu&#39;s lower bound</li>"),
+      std::string::npos);
+  EXPECT_NE(page.find("<li>9 req/s (&rho; = 0.95)</li>"), std::string::npos);
+  EXPECT_EQ(page.find("<li>5 req/s"), std::string::npos);
+  // A stable sweep has no such list.
+  EXPECT_EQ(
+      MustRender({{"sweep", {{"points", {stable}}}}}).find("<b>UNSTABLE</b>"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf({{"sweep", {{"points", {{{"rate", 1.0}, {"unstable", "yes"}}}}}}})
+          .find("unstable"),
+      std::string::npos);
+}
+
 TEST_F(HtmlReportTest, MissingLibraryNamesThePathAndPackage) {
   ::setenv("SERVESIM_CHARTJS", "/no/such/dir/chart.min.js", 1);
   const std::string err = ErrorOf(testing::SampleReportData());

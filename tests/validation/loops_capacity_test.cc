@@ -81,11 +81,15 @@ TEST(Capacity, DeterministicServiceMatchesHandAnswer) {
   EXPECT_NEAR(r->max_rate, 100, 2);
   EXPECT_LE(r->max_rate, r->saturation.mu.lo);
   EXPECT_NEAR(r->saturation.mu_rps, 100, 0.5);
-  // Every request meets the bound: goodput is the throughput, which over
-  // the arrival window is the arrival rate (no drain in the denominator).
+  // Every request meets the bound: goodput is the throughput, the
+  // departures over the arrival window after its lead-in (no drain in the
+  // denominator), which at a stable rate is the arrival rate to within one
+  // departure over the counted span (deterministic arrivals and service
+  // depart evenly; 2 allows for a warm-up truncated from the window).
   const RateEvaluation& a = r->at_max;
   EXPECT_NEAR(a.goodput_rps.mean, a.point.throughput_rps.mean, 1e-9);
-  EXPECT_NEAR(a.goodput_rps.mean, r->max_rate, 1e-6 * r->max_rate);
+  const double span_s = 0.9 * 20000 / r->max_rate;
+  EXPECT_NEAR(a.goodput_rps.mean, r->max_rate, 2 / span_s);
   ASSERT_EQ(a.checks.size(), 1u);
   EXPECT_NEAR(a.checks[0].value_ms.mean, 10, 0.01);
 }
