@@ -69,7 +69,8 @@ def test_declined_and_failed_runs_are_done_locally(small_file, capfd):
     slo = "ttft_p99=500ms"
     ex = Loopback(decline_every=3, fail_every=4)
     got = servesim.capacity(small_file, slo=slo, window=20000, executor=ex)
-    assert got.attrs["report"] == servesim.capacity(small_file, slo=slo, window=20000).attrs["report"]
+    local = servesim.capacity(small_file, slo=slo, window=20000)
+    assert got.attrs["report"] == local.attrs["report"]
     assert ex.declined > 0 and ex.failed > 0 and ex.sent > 0
     assert "injected failure" in capfd.readouterr().err
 
@@ -80,7 +81,8 @@ def test_run_spec_rejects_garbage():
 
 
 def test_exhaustive_search_runs_candidates_at_once_with_an_executor(small_file):
-    args = dict(slo="ttft_p99=1s", target_rate=30, max_num_seqs=[16, 32], window=20000, exhaustive=True)
+    args = dict(slo="ttft_p99=1s", target_rate=30, max_num_seqs=[16, 32], window=20000,
+                exhaustive=True)
     ex = Loopback(jobs=2)
     got = servesim.search(small_file, executor=ex, **args)
     assert got.attrs["report"] == servesim.search(small_file, **args).attrs["report"]
