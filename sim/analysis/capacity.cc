@@ -163,6 +163,10 @@ Status ValidateAnswer(const Scenario& base, const CapacityOptions& o, CapacityRe
   const bool none = v->rate.mean <= floor;  // the SLO is not met even there
   res->max_rate = none ? 0 : v->rate.mean;
   res->max_rate_lo = none ? 0 : v->rate.lo;
+  // Where the validated answer lies in [floor, cap] (the notes read it).
+  res->where = none                             ? BisectionResult::Where::kBelowRange
+               : v->rate.mean >= cap * (1 - 1e-9) ? BisectionResult::Where::kAboveRange
+                                                : BisectionResult::Where::kInside;
   if (res->max_rate <= 0) return Status::Ok();
   RateEvaluator evaluator(base, o, nullptr);
   StatusOr<RateEvaluation> at = evaluator.Evaluate(res->max_rate);

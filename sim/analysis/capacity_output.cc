@@ -162,7 +162,7 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
          << Fmt("%.1f", k.value_ms.lo) << ", " << Fmt("%.1f", k.value_ms.hi) << "] (limit "
          << Fmt("%g", k.limit_ms) << ")\n";
     }
-    if (c.where == BisectionResult::Where::kInside) {
+    if (c.where == BisectionResult::Where::kInside && !c.validated) {
       os << "       next rate up, " << Fmt("%.3f", c.infeasible_rate) << "/s, fails\n";
     }
     if (r.cost_error.known()) {
