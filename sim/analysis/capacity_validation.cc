@@ -97,11 +97,7 @@ class WindowSearch {
   // log(max over terms of value / limit) of the window at `rate`; +inf
   // when the run is unstable or measured nothing.
   StatusOr<double> Probe(int index, double rate, WindowThreshold* w) {
-    StatusOr<Scenario> sc = WithRate(base_, rate);
-    if (sc.ok()) {
-      const int64_t n = o_.window_requests;
-      sc = EditScenario(*sc, [n](nlohmann::json& j) { j["workload"]["num_requests"] = n; });
-    }
+    StatusOr<Scenario> sc = WithRate(base_, rate);  // base_ is one window long
     if (!sc.ok()) return sc.status();
     RunSpec spec;
     spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
@@ -133,22 +129,35 @@ double Median(std::vector<double> xs) {
   return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
+// Mean and sample standard deviation of log x (sd 0 for one sample).
+struct LogMoments {
+  double mean = 0, sd = 0;
+};
+
+LogMoments LogMomentsOf(const std::vector<double>& xs) {
+  LogMoments l;
+  const double n = static_cast<double>(xs.size());
+  for (double x : xs) l.mean += std::log(x);
+  l.mean /= n;
+  if (xs.size() < 2) return l;
+  double ss = 0;
+  for (double x : xs) ss += (std::log(x) - l.mean) * (std::log(x) - l.mean);
+  l.sd = std::sqrt(ss / (n - 1));
+  return l;
+}
+
 }  // namespace
 
 Interval LowerQuantileOfLogNormal(const std::vector<double>& rates, double share) {
   Interval r;
   r.n = static_cast<int>(rates.size());
   if (r.n == 0) return r;
-  double m = 0;
-  for (double x : rates) m += std::log(x);
-  m /= r.n;
+  const LogMoments l = LogMomentsOf(rates);
+  const double m = l.mean, s = l.sd;
   if (r.n == 1) {
     r.mean = r.lo = r.hi = std::exp(m);
     return r;
   }
-  double ss = 0;
-  for (double x : rates) ss += (std::log(x) - m) * (std::log(x) - m);
-  const double s = std::sqrt(ss / (r.n - 1));
   const double z = NormalQuantile(share);
   const double q = m - z * s;
   const double se = s * std::sqrt(1.0 / r.n + z * z / (2.0 * (r.n - 1)));
@@ -173,10 +182,15 @@ StatusOr<ValidatedCapacity> ValidateCapacity(const Scenario& base,
     return Status::Error(base.file + ": capacity validation: expected >= 3 windows, a "
                          "positive window and a share in (0.5, 1)");
   }
+  // One window's scenario, parsed once; each probe only sets its rate.
+  const int64_t n = o.window_requests;
+  StatusOr<Scenario> window =
+      EditScenario(base, [n](nlohmann::json& j) { j["workload"]["num_requests"] = n; });
+  if (!window.ok()) return window.status();
   ValidatedCapacity v;
   v.share = o.share;
   v.window_requests = o.window_requests;
-  WindowSearch search(base, slo, o, floor_rate, cap_rate);
+  WindowSearch search(*window, slo, o, floor_rate, cap_rate);
   while (true) {
     const int have = static_cast<int>(v.windows.size());
     const int add = std::min(o.min_windows, o.max_windows - have);
@@ -202,11 +216,7 @@ StatusOr<ValidatedCapacity> ValidateCapacity(const Scenario& base,
     v.rate.mean = std::min(v.rate.mean, cap_rate);
     v.rate.hi = std::min(v.rate.hi, cap_rate);
     v.rate.lo = std::min(v.rate.lo, v.rate.mean);
-    const double n = static_cast<double>(rates.size());
-    double m = 0, ss = 0;
-    for (double x : rates) m += std::log(x) / n;
-    for (double x : rates) ss += (std::log(x) - m) * (std::log(x) - m);
-    v.log_sd = std::sqrt(ss / (n - 1));
+    v.log_sd = LogMomentsOf(rates).sd;
     const bool precise = (v.rate.hi - v.rate.lo) / 2 <= o.rate_precision * v.rate.mean;
     if (precise || static_cast<int>(v.windows.size()) >= o.max_windows) {
       v.stopped = precise ? "precision" : "budget";
