@@ -20,6 +20,7 @@
 #include "python/src/run_codec.h"
 #include "sim/analysis/runs.h"
 #include "sim/cli/cli_main.h"
+#include "sim/core/paths.h"
 
 namespace nb = nanobind;
 
@@ -117,5 +118,5 @@ NB_MODULE(_core, m) {
         "fn(spec_bytes) -> result_bytes | None; None: run all here.");
   m.def("run_spec", &servesim::py::RunSpecBytes, nb::arg("spec"),
         "Run one encoded simulation here and return its encoded result.");
-  m.attr("source_dir") = SERVESIM_SOURCE_DIR;
+  m.attr("source_dir") = servesim::RepoRoot();
 }

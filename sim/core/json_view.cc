@@ -440,8 +440,12 @@ std::string JsonView::RequireString(std::string_view key) const {
 std::string JsonView::Choice(
     std::string_view key, std::string_view def,
     std::initializer_list<std::string_view> choices) const {
+  return Choice(key, def, std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::string JsonView::Choice(std::string_view key, std::string_view def,
+                             const std::vector<std::string>& names) const {
   const nlohmann::json* v = Find(key);
-  std::vector<std::string> names(choices.begin(), choices.end());
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   if (!v) {

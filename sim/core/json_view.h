@@ -66,6 +66,8 @@ class JsonView {
   // A string that must be one of `choices`; suggests the nearest on error.
   std::string Choice(std::string_view key, std::string_view def,
                      std::initializer_list<std::string_view> choices) const;
+  std::string Choice(std::string_view key, std::string_view def,
+                     const std::vector<std::string>& choices) const;
   std::vector<double> Numbers(std::string_view key, std::vector<double> def,
                               Range r = Range::Any()) const;
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <cstdio>
-#include <cstdlib>
+
+#include "sim/core/check.h"
 
 namespace servesim {
 
@@ -33,11 +33,8 @@ void DecodeGroup::PullNear() {
 }
 
 void DecodeGroup::Join(const Member& m) {
-  if (m.last_step < step_) {
-    std::fprintf(stderr, "servesim: decode group member %lld joins after its last step\n",
+  SERVESIM_CHECK(m.last_step >= step_, "decode group member %lld joins after its last step",
                  static_cast<long long>(m.id));
-    std::abort();
-  }
   const int32_t phase = PhaseOf(m);
   ++phase_[static_cast<size_t>(phase)];
   measured_ += m.measured;

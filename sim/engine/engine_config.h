@@ -66,11 +66,18 @@ struct EngineConfig {
   int32_t offload_gpus = 1;
   double pcie_bytes_per_s = 0;
   double pcie_latency_s = 0;
-  // Not a scenario setting: run the simple engine the fast paths must
-  // match byte for byte (tests/fuzz/reference_equivalence_test.cc): every
-  // full block hashed and put in the prefix cache's map, the linked free
-  // queue with block ids (never the counted pool), one histogram call per
-  // token.
+  // Not a scenario setting: run the reference engine, the documented
+  // subset of the code with every fast path off, which the fast paths must
+  // match byte for byte (tests/fuzz/reference_equivalence_test.cc, on
+  // generated and hand-made scenarios). Off with it, each where it lives:
+  //  - the decode group: every sequence scheduled one by one, one ITL
+  //    sample per token (UsesDecodeGroup, grouped_decode.h);
+  //  - the counted block pool: the linked free queue with block ids
+  //    (KvCache's counted_pool, sim/kv);
+  //  - private streams: every full block hashed and put in the prefix
+  //    cache's map (Scheduler::FirstPrivate);
+  //  - the prefix-hash memo: hashes computed afresh (block_hashing.h,
+  //    the scheduler and the router's lookups in simulation.cc).
   bool reference_engine = false;
   // Not a scenario setting: keep the running requests in steady decode as
   // an aggregate (Scheduler's decode group; off anyway with prefix caching,

@@ -2,8 +2,8 @@
 #include "sim/engine/replica.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+
+#include "sim/core/check.h"
 
 namespace servesim {
 
@@ -30,18 +30,18 @@ SimTime Replica::TransferStall(const TransferCounts& t) const {
   return one(t.swap_out) + one(t.swap_in + t.load);
 }
 
-StepCost Replica::DraftCost(const std::vector<ScheduledSeq>& batch) {
+StepCost Replica::DraftCost(const StepPlan& plan) {
   draft_shape_.seqs.clear();
   draft_shape_.decode_seqs = 0;
   draft_shape_.decode_context = 0;
-  if (batch.size() != shape_.seqs.size()) {  // no decode group with spec
-    std::fprintf(stderr, "servesim: speculative decoding with an aggregate batch\n");
-    std::abort();
-  }
+  const std::vector<ScheduledSeq>& batch = plan.batch;
+  const BatchShape& shape = plan.shape;
+  SERVESIM_CHECK(batch.size() == shape.seqs.size(),  // no decode group with spec
+                 "speculative decoding with an aggregate batch");
   for (size_t i = 0; i < batch.size(); ++i) {
     const ScheduledSeq& s = batch[i];
     if (!s.samples || s.last) continue;
-    const SeqWork& q = shape_.seqs[i];
+    const SeqWork& q = shape.seqs[i];
     ++draft_shape_.decode_seqs;
     // Context before the token it drafts from: what the target computed,
     // drafts aside.
@@ -62,29 +62,30 @@ StepCost Replica::DraftCost(const std::vector<ScheduledSeq>& batch) {
 
 bool Replica::Launch(SimTime now) {
   InFlight& f = InFlightAt(count_);
+  StepPlan& plan = f.plan;
   // The GPU runs steps in launch order: this one starts when the previous
   // one ends, so steps of one replica never overlap.
   const SimTime start = std::max(now, gpu_free_);
-  const auto num_seqs = static_cast<int64_t>(scheduler_.Schedule(start, &f.batch, &shape_));
-  if (observer_) observer_(now, f.batch);
+  scheduler_.Schedule(start, &plan);
+  if (observer_) observer_(now, plan);
   SimTime stall = 0;
   TransferCounts moved;
   if (pcie_bytes_per_s_ > 0) {
-    pending_transfers_ += scheduler_.last_transfers();
-    if (!f.batch.empty()) {
+    pending_transfers_ += plan.transfers;
+    if (!plan.batch.empty()) {
       moved = pending_transfers_;
       stall = TransferStall(moved);
       pending_transfers_ = TransferCounts{};
     }
   }
-  if (f.batch.empty()) {
+  if (plan.batch.empty()) {
     f.end = start;  // an empty batch: nothing runs, nothing to commit
     ++count_;
     return false;
   }
-  StepCost cost = cost_model_->StepTime(shape_);
+  StepCost cost = cost_model_->StepTime(plan.shape);
   if (spec_.on() && spec_.draft_cost_fraction > 0) {
-    const StepCost draft = DraftCost(f.batch);
+    const StepCost draft = DraftCost(plan);
     cost += draft;
     scheduler_.AddDraftSeconds(draft.Total());
   }
@@ -97,71 +98,14 @@ bool Replica::Launch(SimTime now) {
   gpu_free_ = f.end;
   ++steps_;
   busy_time_ += d;
-  const int64_t tokens = scheduler_.last_tokens();
-  const int32_t finishing = scheduler_.last_finishing();
-  if (check_invariants_) {
-    int64_t t = 0;
-    int32_t l = scheduler_.last_group_finishing();
-    for (const ScheduledSeq& s : f.batch) {
-      t += s.new_tokens;
-      l += s.last;
-    }
-    if (t != tokens || l != finishing) {
-      std::fprintf(stderr, "servesim: step of %lld tokens, %d finishing counted as %lld, %d\n",
-                   static_cast<long long>(t), l, static_cast<long long>(tokens), finishing);
-      std::abort();
-    }
-  }
-  recorder_->RecordStep(num_seqs, tokens);
+  if (check_invariants_) CheckPlanCounts(plan);
+  recorder_->RecordStep(static_cast<int64_t>(plan.num_seqs()), plan.tokens);
   if (work_counter_) {
-    const StepWork w = work_counter_->Count(shape_);
+    const StepWork w = work_counter_->Count(plan.shape);
     recorder_->RecordWork(w.flops, w.hbm_bytes);
   }
   if (step_sink_ != nullptr || on_step_) {
-    int32_t prefill_seqs = 0;
-    int32_t decode_seqs = static_cast<int32_t>(shape_.decode_seqs);  // the group
-    int64_t prefill_tokens = 0;
-    int64_t context_tokens = shape_.decode_context;
-    for (const SeqWork& q : shape_.seqs) {
-      const bool decode = IsDecode(q);
-      prefill_seqs += !decode;
-      decode_seqs += decode;
-      if (!decode) prefill_tokens += q.new_tokens;
-      context_tokens += q.context_tokens;
-    }
-    // Every field named (in declaration order): a default-constructed
-    // record would first be zeroed whole, a measurable cost per step.
-    const StepRecord rec{
-        .replica = index_,
-        .scheduled = now,
-        .start = start,
-        .end = f.end,
-        .num_seqs = static_cast<int32_t>(num_seqs),
-        .num_prefill_seqs = prefill_seqs,
-        .num_decode_seqs = decode_seqs,
-        .num_tokens = tokens,
-        .prefill_tokens = prefill_tokens,
-        .context_tokens = context_tokens,
-        .num_admitted = scheduler_.last_admitted(),
-        .num_preempted = static_cast<int32_t>(scheduler_.last_preempted().size()),
-        .num_finishing = finishing,
-        .cached_tokens = scheduler_.last_cached_tokens(),
-        .kv_blocks_used = scheduler_.kv().num_used(),
-        .kv_blocks_total = scheduler_.kv().num_blocks(),
-        .num_running = static_cast<int32_t>(scheduler_.num_running()),
-        .num_waiting = static_cast<int32_t>(scheduler_.num_waiting()),
-        .swap_out_blocks = moved.swap_out,
-        .store_blocks = moved.store,
-        .swap_in_blocks = moved.swap_in,
-        .load_blocks = moved.load,
-        .transfer_stall = stall,
-        .gemm_s = cost.gemm_s,
-        .attn_prefill_s = cost.attn_prefill_s,
-        .attn_decode_s = cost.attn_decode_s,
-        .comm_s = cost.comm_s,
-        .other_s = cost.other_s,
-        .overhead_s = cost.overhead_s,
-    };
+    const StepRecord rec = Record(now, start, plan, f.end, moved, stall, cost);
     if (step_sink_ != nullptr) step_sink_->push_back(rec);
     if (on_step_) on_step_(rec);
   }
@@ -169,16 +113,76 @@ bool Replica::Launch(SimTime now) {
   return true;
 }
 
+void Replica::CheckPlanCounts(const StepPlan& plan) {
+  int64_t t = 0;
+  int32_t l = plan.group_finishing;
+  for (const ScheduledSeq& s : plan.batch) {
+    t += s.new_tokens;
+    l += s.last;
+  }
+  SERVESIM_CHECK(t == plan.tokens && l == plan.finishing,
+                 "step of %lld tokens, %d finishing counted as %lld, %d",
+                 static_cast<long long>(t), l, static_cast<long long>(plan.tokens),
+                 plan.finishing);
+}
+
+StepRecord Replica::Record(SimTime now, SimTime start, const StepPlan& plan, SimTime end,
+                           const TransferCounts& moved, SimTime stall,
+                           const StepCost& cost) const {
+  const BatchShape& shape = plan.shape;
+  int32_t prefill_seqs = 0;
+  int32_t decode_seqs = static_cast<int32_t>(shape.decode_seqs);  // the group
+  int64_t prefill_tokens = 0;
+  int64_t context_tokens = shape.decode_context;
+  for (const SeqWork& q : shape.seqs) {
+    const bool decode = IsDecode(q);
+    prefill_seqs += !decode;
+    decode_seqs += decode;
+    if (!decode) prefill_tokens += q.new_tokens;
+    context_tokens += q.context_tokens;
+  }
+  // Every field named (in declaration order): a default-constructed
+  // record would first be zeroed whole, a measurable cost per step.
+  return StepRecord{
+      .replica = index_,
+      .scheduled = now,
+      .start = start,
+      .end = end,
+      .num_seqs = static_cast<int32_t>(plan.num_seqs()),
+      .num_prefill_seqs = prefill_seqs,
+      .num_decode_seqs = decode_seqs,
+      .num_tokens = plan.tokens,
+      .prefill_tokens = prefill_tokens,
+      .context_tokens = context_tokens,
+      .num_admitted = plan.admitted,
+      .num_preempted = static_cast<int32_t>(plan.preempted.size()),
+      .num_finishing = plan.finishing,
+      .cached_tokens = plan.cached_tokens,
+      .kv_blocks_used = scheduler_.kv().num_used(),
+      .kv_blocks_total = scheduler_.kv().num_blocks(),
+      .num_running = static_cast<int32_t>(scheduler_.num_running()),
+      .num_waiting = static_cast<int32_t>(scheduler_.num_waiting()),
+      .swap_out_blocks = moved.swap_out,
+      .store_blocks = moved.store,
+      .swap_in_blocks = moved.swap_in,
+      .load_blocks = moved.load,
+      .transfer_stall = stall,
+      .gemm_s = cost.gemm_s,
+      .attn_prefill_s = cost.attn_prefill_s,
+      .attn_decode_s = cost.attn_decode_s,
+      .comm_s = cost.comm_s,
+      .other_s = cost.other_s,
+      .overhead_s = cost.overhead_s,
+  };
+}
+
 SimTime Replica::StartStep(SimTime now) {
   const size_t depth = async_ ? 2 : 1;
-  if (count_ >= depth) {
-    std::fprintf(stderr,
-                 "servesim: replica asked to start a step at %lld ns with %zu "
-                 "steps in flight (the oldest ends at %lld ns)\n",
+  SERVESIM_CHECK(count_ < depth,
+                 "replica asked to start a step at %lld ns with %zu steps in flight "
+                 "(the oldest ends at %lld ns)",
                  static_cast<long long>(now), static_cast<size_t>(count_),
                  static_cast<long long>(InFlightAt(0).end));
-    std::abort();
-  }
   // The engine loop: schedule while the batch queue has room and there is
   // work; otherwise wait for the oldest batch.
   while (scheduler_.has_requests()) {
@@ -190,7 +194,7 @@ SimTime Replica::StartStep(SimTime now) {
         // One that preempted changed the state (a policy may preempt the
         // request it was scheduling first, vLLM's priority policy does),
         // so the next may run; each such pass shrinks the running set.
-        if (!scheduler_.last_preempted().empty()) continue;
+        if (!InFlightAt(0).plan.preempted.empty()) continue;
       }
       break;
     }
@@ -202,7 +206,7 @@ SimTime Replica::StartStep(SimTime now) {
   // forever) until a transfer ends and the driver starts it again.
   if (holds_kv_) {
     bool all_empty = true;
-    for (uint32_t i = 0; i < count_; ++i) all_empty &= InFlightAt(i).batch.empty();
+    for (uint32_t i = 0; i < count_; ++i) all_empty &= InFlightAt(i).plan.batch.empty();
     if (all_empty) count_ = 0;
   }
   if (count_ == 0) {
@@ -214,15 +218,12 @@ SimTime Replica::StartStep(SimTime now) {
 }
 
 void Replica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
-  if (count_ == 0 || now < InFlightAt(0).end) {
-    std::fprintf(stderr, "servesim: step committed at %lld ns before it ended\n",
-                 static_cast<long long>(now));
-    std::abort();
-  }
+  SERVESIM_CHECK(count_ > 0 && now >= InFlightAt(0).end,
+                 "step committed at %lld ns before it ended", static_cast<long long>(now));
   InFlight& f = InFlightAt(0);
   head_ ^= 1;
   --count_;
-  scheduler_.Commit(now, f.batch, recorder_, finished);
+  scheduler_.Commit(now, f.plan.batch, recorder_, finished);
   if (check_invariants_) scheduler_.CheckInvariants();
 }
 

@@ -70,10 +70,9 @@ class Replica {
     index_ = index;
   }
   // Called after every schedule (empty ones too) with the time the engine
-  // scheduled it and the batch: conformance tests compare these with the
+  // scheduled it and its plan: conformance tests compare these with the
   // real engine's steps.
-  using ScheduleObserver =
-      std::function<void(SimTime, const std::vector<ScheduledSeq>&)>;
+  using ScheduleObserver = std::function<void(SimTime, const StepPlan&)>;
   // (Turns the decode group off: the observer sees every sequence.)
   void set_schedule_observer(ScheduleObserver f) {
     observer_ = std::move(f);
@@ -87,7 +86,7 @@ class Replica {
 
  private:
   struct InFlight {
-    std::vector<ScheduledSeq> batch;
+    StepPlan plan;
     SimTime end = 0;
   };
   // Schedules one batch at `now` and queues it; false if it is empty.
@@ -102,7 +101,13 @@ class Replica {
   // every sequence it samples for that does not finish (drafts for its next
   // step), each priced as draft_cost_fraction of the target's one-token
   // decode pass over the same sequences, component by component.
-  StepCost DraftCost(const std::vector<ScheduledSeq>& batch);
+  StepCost DraftCost(const StepPlan& plan);
+  // --check-invariants: the plan's token and finishing counts agree with
+  // its batch.
+  static void CheckPlanCounts(const StepPlan& plan);
+  // The step's record for exports and step callbacks.
+  StepRecord Record(SimTime now, SimTime start, const StepPlan& plan, SimTime end,
+                    const TransferCounts& moved, SimTime stall, const StepCost& cost) const;
 
   Scheduler scheduler_;
   const StepWorkCounter* work_counter_ = nullptr;
@@ -111,13 +116,12 @@ class Replica {
   bool async_;
   bool holds_kv_;  // EngineConfig::hold_kv_after_finish
   // Steps in flight, oldest first: ring_[head_], then ring_[head_ ^ 1]
-  // (never more than two: the batch queue's depth). Their batch vectors
+  // (never more than two: the batch queue's depth). Their plans' vectors
   // stay in place and are reused (a deque of moved vectors was ~2% of a
   // chat run).
   InFlight& InFlightAt(uint32_t i) { return ring_[(head_ + i) & 1]; }
   std::array<InFlight, 2> ring_;
   uint32_t head_ = 0, count_ = 0;
-  BatchShape shape_;
   BatchShape draft_shape_;
   SpecDecodeConfig spec_;
   StepCost total_cost_;

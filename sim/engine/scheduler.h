@@ -24,24 +24,23 @@
 // blocks — never its whole prompt: the last token is always computed.
 // Commit() applies a finished step's sampled tokens: tokens delivered,
 // requests finished, blocks released.
-// Decode group (decode_group.h): a running request whose token this step
+// Decode group (grouped_decode.h): a running request whose token this step
 // samples, not its last (nor the one before: its next step would be its
 // last), joins the group -- after its prefill or any later step -- and
 // later steps schedule all members at once: one aggregate entry at the
 // end of the batch (id kGroupEntry, new_tokens = members) and in the
-// BatchShape. A member's own state is rebuilt exactly (Rebuild) when it
-// leaves: right after its last step is batched (that step's token is
-// delivered with the group's part, which finishes it: see
-// finish_in_group_) or, with prefix caching, before its last step (then
-// scheduled one by one). Every member's is rebuilt before a step whose
-// budget or free blocks could not cover everyone (the step then runs one
-// by one, preempting as usual), and at the end of a run
-// (FlushDecodeGroup). With prefix caching only requests whose blocks are
-// private from then on join (own stream, never preempted): block identity
-// cannot change an output there (the group allocates the same blocks from
-// the free queue's head as the members would have, one permutation of
-// them; their registration, private, is done when they leave). Results
-// are byte-identical with the group off
+// BatchShape. A member's own state is rebuilt exactly when it leaves:
+// right after its last step is batched (that step's token is delivered
+// with the group's part, which finishes it) or, with prefix caching,
+// before its last step (then scheduled one by one). Every member's is
+// rebuilt before a step whose budget or free blocks could not cover
+// everyone (the step then runs one by one, preempting as usual), and at
+// the end of a run (FlushDecodeGroup). With prefix caching only requests
+// whose blocks are private from then on join (own stream, never
+// preempted): block identity cannot change an output there (the group
+// allocates the same blocks from the free queue's head as the members
+// would have, one permutation of them; their registration, private, is
+// done when they leave). Results are byte-identical with the group off
 // (tests/fuzz/reference_equivalence_test.cc).
 // Async scheduling (EngineConfig::async_scheduling): a step may be
 // scheduled while the previous one is in flight; a request whose token is
@@ -56,12 +55,13 @@
 
 #include "sim/cost/cost_model.h"
 #include "sim/engine/block_hashing.h"
-#include "sim/engine/decode_group.h"
+#include "sim/engine/block_math.h"
 #include "sim/engine/engine_config.h"
+#include "sim/engine/grouped_decode.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
-#include "sim/kv/cpu_tier.h"
 #include "sim/engine/spec_decode.h"
+#include "sim/kv/cpu_tier.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
 
@@ -75,7 +75,6 @@ struct ScheduledSeq {
   int32_t spec = 0;  // of new_tokens, draft tokens to verify (speculative
                      // decoding; `last` then assumes every one is rejected)
 };
-
 
 inline constexpr int64_t kGroupEntry = -1;
 
@@ -95,7 +94,23 @@ struct TransferCounts {
   bool empty() const { return swap_out == 0 && swap_in == 0 && load == 0 && store == 0; }
 };
 
-class Scheduler {
+// One step as the scheduler built it: the batch, its shape for the cost
+// model, and what building it did. The caller owns it (one per step in
+// flight) and its buffers are reused from step to step.
+struct StepPlan {
+  std::vector<ScheduledSeq> batch;  // the decode group's entry, if any, last
+  BatchShape shape;
+  std::vector<int64_t> preempted;   // in order
+  int32_t admitted = 0;             // from the waiting queue
+  int64_t cached_tokens = 0;        // of those, tokens the prefix cache served
+  int64_t tokens = 0;               // the sum of new_tokens
+  int32_t finishing = 0;            // sequences whose last token it samples
+  int32_t group_finishing = 0;      // of them, decode group members
+  TransferCounts transfers;         // KV blocks moved (engine.kv_offload)
+  size_t num_seqs() const { return shape.size(); }
+};
+
+class Scheduler : private GroupHost {
  public:
   // vLLM reserves one block of the cache as its null block.
   static constexpr int32_t kReservedBlocks = 1;
@@ -111,19 +126,17 @@ class Scheduler {
   // (The decode group first: in a steady run it is seldom empty, where
   // the waiting queue's emptiness varies from step to step.)
   bool has_requests() const {
-    return !group_.empty() || !running_.empty() || !waiting_.empty() ||
-           !finishing_.empty() || finished_unreported_;
+    return group_.has_requests() || !running_.empty() || !waiting_.empty() ||
+           finished_unreported_;
   }
   // Turns the decode group off (before the first step): every sequence is
   // then scheduled one by one (schedule observers see each).
-  void DisableDecodeGroup() { group_on_ = false; }
+  void DisableDecodeGroup() { group_.Disable(); }
   // Rebuilds every member's own state (the end of a run: requests still
   // running show their exact counters).
-  void FlushDecodeGroup();
-  // Builds the next batch into *batch and its shape into *shape (both
-  // cleared first). Returns the number of sequences scheduled.
-  size_t Schedule(SimTime now, std::vector<ScheduledSeq>* batch,
-                  BatchShape* shape);
+  void FlushDecodeGroup() { group_.Flush(); }
+  // Builds the next step into *plan (cleared first).
+  void Schedule(SimTime now, StepPlan* plan);
   // Applies a completed step's output at `now`; appends finished ids.
   void Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
               Recorder* recorder, std::vector<int64_t>* finished);
@@ -134,28 +147,13 @@ class Scheduler {
   size_t num_held() const { return held_.size(); }
 
   size_t num_waiting() const { return waiting_.size(); }
-  size_t num_running() const {
-    return running_.size() + static_cast<size_t>(group_.size()) + finishing_.size();
-  }
+  size_t num_running() const { return running_.size() + group_.num_running(); }
   const KvCache& kv() const { return kv_; }
   const BlockPool& pool() const { return kv_.pool(); }
   // Prompt tokens served from cache when admitting preempted requests again
   // (recompute avoided); first admissions are counted per request.
   int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
-  // Requests preempted by the most recent Schedule(), in order.
-  const std::vector<int64_t>& last_preempted() const { return last_preempted_; }
-  // Requests admitted from the waiting queue by the most recent Schedule(),
-  // and their prefix-cache hit tokens.
-  int32_t last_admitted() const { return last_admitted_; }
-  // Tokens the most recent Schedule() batched (the sum of its new_tokens)
-  // and the sequences whose last token it samples.
-  int64_t last_tokens() const { return last_tokens_; }
-  int32_t last_finishing() const { return last_finishing_; }
-  // Of those, members of the decode group (their last token in its entry).
-  int32_t last_group_finishing() const { return last_group_finishing_; }
-  int64_t last_cached_tokens() const { return last_cached_tokens_; }
-  // KV offload: blocks moved by the most recent Schedule(), and in all.
-  const TransferCounts& last_transfers() const { return last_transfers_; }
+  // KV offload: blocks moved in all.
   const TransferCounts& transfers() const { return transfers_; }
   // Swap preemptions, and those that found no room in the CPU tier and
   // recomputed instead.
@@ -164,46 +162,59 @@ class Scheduler {
   const CpuTier* cpu_tier() const { return cpu_.get(); }
   const SpecDecodeStats& spec_stats() const { return spec_stats_; }
   void AddDraftSeconds(double s) { spec_stats_.draft_s += s; }
-  // Full invariant check (blocks owned exactly once, counts agree); aborts.
+  // Full invariant check (blocks owned exactly once, counts agree); aborts
+  // (scheduler_checks.cc).
   void CheckInvariants() const;
 
  private:
+  // The passes of Schedule: running requests first, then (if nothing was
+  // preempted) waiting ones; both return the budget left.
+  int32_t RunningPass(SimTime now, int32_t budget, int32_t cap, bool group_step,
+                      StepPlan* plan);
+  int32_t WaitingPass(SimTime now, int32_t budget, int32_t cap, StepPlan* plan);
+  // Tokens a running request asks for this step before the budget (its
+  // prefill chunk or decode token, with its draft tokens in *drafts); 0
+  // when its last token is already in flight (async).
+  int32_t RunningAsk(const Request& r, int32_t cap, int32_t* drafts) const;
+  // Whether every running request's ask plus `tokens` and `blocks` more
+  // (the decode group's) fit this step's budget and free blocks.
+  bool StepFits(int32_t cap, int64_t tokens, int64_t blocks) const;
   // Grows r's block list to cover `tokens` cached tokens; false if the pool
   // is short.
-  bool EnsureBlocks(Request& r, int32_t tokens);
-  int32_t BlocksFor(int32_t tokens) const;  // blocks holding `tokens`
-  int32_t FullBlocks(int32_t tokens) const;  // blocks `tokens` fill
+  bool EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan);
   // Admission of a waiting request with at most `budget` new tokens: prefix
   // lookup and block allocation. Returns the tokens scheduled, 0 if it does
   // not fit (nothing changed).
-  int32_t Admit(Request& r, int32_t budget, int32_t cap);
+  int32_t Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan);
+  // Admit's CPU-tier part: `cpu_hits` prefix blocks after the GPU's `hits`
+  // loaded, a swapped request's copy (`swap_in` blocks) brought back.
+  void LoadFromCpu(Request& r, int32_t hits, int32_t cpu_hits, int32_t swap_in,
+                   StepPlan* plan);
   // Registers r's full blocks covering its first `tokens` tokens.
   void RegisterFullBlocks(Request& r, int32_t tokens);
   // Puts the blocks r registered privately into the cache's map.
   void PublishPrivateBlocks(Request& r);
   // FirstPrivateBlock, or none with EngineConfig::reference_engine.
   int32_t FirstPrivate(const Request& r) const;
-  void Preempt(size_t running_index);
+  void Preempt(size_t running_index, StepPlan* plan);
   // Swap preemption: copies r's KV to the CPU tier if it has room.
-  void SwapOut(Request& r);
+  void SwapOut(Request& r, StepPlan* plan);
   // Blocks the GPU prefix cache evicted go to the CPU tier, in order.
-  void SpillEvicted();
+  void SpillEvicted(StepPlan* plan);
   void CheckCpuTier() const;
+  void CheckRunning(const Request& r) const;  // one running request's state
   // Takes a request scheduled earlier in this step's running pass out of
   // the batch (vLLM: priority preemption of a scheduled request). Returns
   // its tokens, 0 if it was not scheduled this step.
-  int32_t Unschedule(int64_t id, std::vector<ScheduledSeq>* batch,
-                     BatchShape* shape);
+  int32_t Unschedule(int64_t id, StepPlan* plan);
   // What the prefix cache would serve a waiting request now, for policies
   // that order the queue by it (SchedulerPolicy::OrderWaiting).
   PrefixMatch ProbePrefix(int64_t id);
   // Adds r's next n tokens to the batch and advances its counters.
-  void Add(SimTime now, int64_t id, Request& r, int32_t n,
-           std::vector<ScheduledSeq>* batch, BatchShape* shape,
-           int32_t spec = 0);
+  void Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t spec = 0);
   // Speculative decoding: draft tokens a running request verifies this
   // step when it would compute n tokens (0 when it has no drafts).
-  int32_t DraftTokens(Request& r, int32_t n) const;
+  int32_t DraftTokens(const Request& r, int32_t n) const;
   // Accepts s's drafts (a prefix of them), rolls the rejected ones' KV
   // back; returns the tokens the step delivers (accepted + 1).
   int32_t Verify(const ScheduledSeq& s, Request& r);
@@ -213,38 +224,21 @@ class Scheduler {
   // while running.
   bool Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
                Recorder* recorder, std::vector<int64_t>* finished);
-
-  // Decode group.
-  // Before building a step: with prefix caching, members whose last step
-  // it is leave the group; if the step could not cover every member
-  // (budget, free blocks), all leave. Returns true if the group (if any)
-  // is scheduled whole.
-  bool PrepareGroup(int32_t cap);
-  bool GroupStepFits(int32_t cap) const;
-  // Rebuilds a leaving member's Request fields (counters, blocks, last
-  // token) from the group's counters; notes the group steps in flight it
-  // still has tokens in (orphans).
-  // `until`: the group steps it took part in end there (group_.step()
-  // unless it left earlier).
-  void Rebuild(const DecodeGroup::Member& m, int64_t until);
-  // Rebuilds the finishing members and puts them in running_ (before a
-  // step that runs one by one, and at the end of a run).
-  void MaterializeFinishing();
-  void InsertRunning(int64_t id);  // into running_, by run_key
-  void MaterializeAll();
-  // After a step is built: its sampling, not-last entries (noted by Add,
-  // in batch order) join the group.
-  void JoinGroup();
-  // True if a former member finished while running.
-  bool CommitGroup(SimTime now, Recorder* recorder,
-                   std::vector<int64_t>* finished);
+  // GroupHost: what the decode group's commit needs.
+  void FinishRequest(SimTime now, Request& r, std::vector<int64_t>* finished) override {
+    Finish(now, r, finished);
+  }
+  bool DeliverOrphanToken(SimTime now, int64_t id, Recorder* recorder,
+                          std::vector<int64_t>* finished) override {
+    return Deliver(now, {id, 1, true, false}, false, recorder, finished);
+  }
 
   EngineConfig config_;
   std::unique_ptr<SchedulerPolicy> policy_;
   bool orders_waiting_;  // policy_->orders_waiting(), asked once
   RequestTable* requests_;
   int32_t watermark_blocks_;
-  int32_t block_shift_;  // log2(block_size), -1 if not a power of two
+  BlockMath blocks_;
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
   std::deque<int64_t> waiting_;
@@ -253,60 +247,24 @@ class Scheduler {
   std::vector<int32_t> hit_blocks_;  // scratch: Admit's prefix-cache hits
   PrefixHashMemo prefix_hashes_;
   PrefixHashMemo* hash_memo_ = nullptr;  // &prefix_hashes_ unless reference
-  std::vector<int64_t> last_preempted_;
-  int32_t last_admitted_ = 0;
-  int64_t last_tokens_ = 0;
-  int32_t last_finishing_ = 0;
-  int32_t last_group_finishing_ = 0;
-  int64_t last_cached_tokens_ = 0;
   bool finished_unreported_ = false;
-
-  // Decode group state (see above).
-  bool group_on_;
-  // Without prefix caching a member stays in the group for its last step
-  // and leaves right after it is batched, into finishing_ (counted as
-  // running); when the group's part of that step commits it is rebuilt
-  // with every token delivered and finished, merged into the step's
-  // finishes by admission key, the place its own entry would have had. A
-  // step that runs one by one first rebuilds these and puts them back in
-  // running_ (where the running pass passes them over, as a request whose
-  // last token is in flight, and a policy may choose them as victims);
-  // their last token is then an orphan delivery that finishes them.
-  bool finish_in_group_;
-  std::vector<DecodeGroup::Member> finishing_;  // by last step, then key
-  DecodeGroup group_;
   int64_t next_run_key_ = 0;
-  // KV blocks the members gained since joining, owned by the group (their
-  // identity cannot matter: see above); a leaving member takes what it is
-  // owed.
-  BlockList group_blocks_;
-  struct GroupPart {
-    int64_t step;      // group step index
-    int32_t measured;  // members whose ITL counts
-  };
-  std::deque<GroupPart> group_in_flight_;  // scheduled, not committed
-  int64_t group_commits_ = 0;  // group steps committed (all below it)
-  SimTime last_commit_ = -1;        // time of the latest Commit
-  SimTime last_group_commit_ = -1;  // ... of the latest with a group part
-  // Former members with tokens in group steps [first, until) still in
-  // flight: delivered one by one when those steps commit.
-  struct Orphan {
-    int64_t id, first, until;
-  };
-  std::vector<Orphan> orphans_;
-  std::vector<int64_t> joining_;  // scratch for JoinGroup
-  // This step's sampling, not-last entries, in batch order (a preempted
-  // one is no longer running: JoinGroup passes it over).
-  std::vector<int64_t> join_candidates_;
+  GroupedDecode group_;
   std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 
   // KV offload (engine.kv_offload); cpu_ null without it.
   std::unique_ptr<CpuTier> cpu_;
   std::vector<uint64_t> evicted_;  // the GPU cache's eviction log
-  TransferCounts last_transfers_, transfers_;
+  TransferCounts transfers_;
   int64_t swap_preemptions_ = 0, swap_fallbacks_ = 0;
   SpecDecodeStats spec_stats_;
   BlockList rejected_blocks_;  // scratch for Verify
 };
+
+// Whether a configuration's plain decodes may run as the decode group (the
+// fast path): not where it is not proven byte-identical to the one-by-one
+// path (the reference engine, disaggregated roles, the CPU tier, speculative
+// decoding) or was turned off.
+bool UsesDecodeGroup(const EngineConfig& config);
 
 }  // namespace servesim

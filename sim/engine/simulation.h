@@ -192,6 +192,10 @@ struct SimulationOutput {
   std::optional<DisaggOutput> disagg;  // with SimulationInput::disagg
 };
 
+// The event loop alone (simulation.cc).
+SimulationOutput Simulate(const SimulationInput& input);
+// Simulate, then with check_invariants the run-level invariants
+// (run_invariants.h) on its output: the driver does not check itself.
 SimulationOutput RunSimulation(const SimulationInput& input);
 
 }  // namespace servesim

@@ -11,6 +11,8 @@
 #include "sim/core/json_view.h"
 #include "sim/core/paths.h"
 #include "sim/core/time.h"
+#include "sim/engine/engine_support.h"
+#include "sim/engine/scheduler_policy.h"
 #include "sim/model/model_loader.h"
 #include "sim/scenario/memory_plan.h"
 #include "sim/workload/prefix_model.h"
@@ -94,7 +96,8 @@ void ParseHardware(const JsonView& root, Scenario* s) {
 
 // engine.speculative_decoding: {num_speculative_tokens, acceptance_rate |
 // acceptance_beta {a, b}, draft_cost_fraction}. Synchronous scheduling
-// only: async_scheduling is turned off, or refused when the object sets it.
+// only (EngineRules): ParseEngineObject turns async_scheduling off, or
+// refuses it when the object sets it.
 void ParseSpecDecoding(const JsonView& engine, EngineConfig* e) {
   const JsonView v = engine.Object("speculative_decoding");
   v.AllowKeys({"num_speculative_tokens", "acceptance_rate", "acceptance_beta",
@@ -117,13 +120,6 @@ void ParseSpecDecoding(const JsonView& engine, EngineConfig* e) {
   c.draft_cost_fraction =
       v.Number("draft_cost_fraction", 0, Range::Closed(0, 10));
   e->spec = c;
-  if (!c.on()) return;
-  if (engine.Has("async_scheduling") && e->async_scheduling) {
-    engine.FailMessage("async_scheduling",
-                       "expected false with speculative_decoding (modelled "
-                       "with synchronous scheduling only)");
-  }
-  e->async_scheduling = false;
 }
 
 // An engine object; keys it omits keep their current values (the defaults,
@@ -181,45 +177,29 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
         o.Number("pcie_gb_per_s", 0, Range::OpenClosed(0, 1e6)) * 1e9;
     s->kv_offload_latency_s = o.Number("latency_us", 0, Range::Closed(0, 1e6)) * 1e-6;
   }
-  if (s->json.contains("disaggregation") &&
-      (e.swap_preemption || s->kv_offload_cpu_gib > 0)) {
-    v.FailMessage(s->kv_offload_cpu_gib > 0 ? "kv_offload" : "preemption",
-                  "KV offload and swap preemption are not modelled with "
-                  "/disaggregation: expected neither");
-  }
-  // Keep in step with SchedulerPolicyNames() (sim/engine/scheduler_policy.cc).
-  e.policy = v.Choice("policy", e.policy,
-                      {"fcfs", "shortest-prompt-first",
-                       "shortest-prompt-first-oracle", "priority", "edf",
-                       "lpm"});
+  e.policy = v.Choice("policy", e.policy, SchedulerPolicyNames());
   if (auto gib = v.OptionalNumber("activation_reserve_gib", Range::Closed(0, 1e6))) {
     s->activation_reserve_bytes = *gib * kGiB;
   }  // else as before: given by /engine, or < 0 (derived)
-  if (v.Has("speculative_decoding")) {
-    ParseSpecDecoding(v, &e);
-  } else if (e.spec.on() && v.Has("async_scheduling") && e.async_scheduling) {
-    // A pool inheriting /engine's speculative decoding.
-    v.FailMessage("async_scheduling",
-                  "expected false with speculative_decoding (modelled with "
-                  "synchronous scheduling only)");
-  }
+  if (v.Has("speculative_decoding")) ParseSpecDecoding(v, &e);
+  // The combinations the engine runs (a pool may inherit /engine's
+  // speculative decoding).
+  const EngineFeatures features{
+      .speculative_decoding = e.spec.on(),
+      .async_scheduling = v.Has("async_scheduling") && e.async_scheduling,
+      .kv_offload = s->kv_offload_cpu_gib > 0,
+      .swap_preemption = e.swap_preemption,
+      .disaggregation = s->json.contains("disaggregation"),
+  };
+  if (const auto rule = Unsupported(features)) v.FailMessage(rule->key, rule->expected);
+  if (e.spec.on()) e.async_scheduling = false;
 }
 
 // engine.kv_offload in blocks of this model, tp and block size, and the
 // link's bandwidth (default: the GPU's PCIe, per direction, per GPU).
 void ResolveKvOffload(const JsonView& root, Scenario* s) {
   EngineConfig& e = s->engine;
-  if (e.swap_preemption && s->kv_offload_cpu_gib == 0) {
-    root.Object("engine").FailMessage(
-        "preemption", "expected \"recompute\": \"swap\" needs /engine/kv_offload "
-                      "(its cpu_gib is the swap space)");
-  }
-  if (e.spec.on() && (e.swap_preemption || s->kv_offload_cpu_gib > 0)) {
-    root.Object("engine").FailMessage(
-        s->kv_offload_cpu_gib > 0 ? "kv_offload" : "preemption",
-        "KV offload and swap preemption are not modelled with "
-        "/engine/speculative_decoding: expected neither");
-  }
+  // (Combinations with the tier were checked per engine object: EngineRules.)
   if (s->kv_offload_cpu_gib == 0) return;
   // cpu_gib is the instance's, over its tp GPUs (as vLLM's
   // --kv-offloading-size); each GPU keeps its shard of every block.

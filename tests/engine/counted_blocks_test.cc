@@ -46,13 +46,12 @@ TEST(CountedBlocksDeathTest, BlockReleasedWhileHeldIsCaught) {
     sched.AddWaiting(id);
   }
   Recorder recorder;
-  std::vector<ScheduledSeq> batch;
-  BatchShape shape;
+  StepPlan plan;
   std::vector<int64_t> finished;
   // One step: the three prefills (running: a request whose next step is
   // its last does not join the decode group).
-  sched.Schedule(1, &batch, &shape);
-  sched.Commit(2, batch, &recorder, &finished);
+  sched.Schedule(1, &plan);
+  sched.Commit(2, plan.batch, &recorder, &finished);
   sched.CheckInvariants();
   ASSERT_EQ(reqs[0].blocks.counted(), 3);  // 9 prompt tokens, 4 a block
   ASSERT_TRUE(reqs[0].blocks.ids().empty());

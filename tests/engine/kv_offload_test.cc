@@ -150,10 +150,10 @@ class PrefixTier {
   }
   // One step, committed; returns its transfers.
   TransferCounts Step() {
-    std::vector<ScheduledSeq> batch;
-    BatchShape shape;
-    sched_->Schedule(now_, &batch, &shape);
-    const TransferCounts t = sched_->last_transfers();
+    StepPlan plan;
+    sched_->Schedule(now_, &plan);
+    const std::vector<ScheduledSeq>& batch = plan.batch;
+    const TransferCounts t = plan.transfers;
     now_ += kMs;
     std::vector<int64_t> finished;
     sched_->Commit(now_, batch, &recorder_, &finished);

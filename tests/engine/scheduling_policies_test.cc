@@ -56,10 +56,10 @@ class Harness {
 
   // Schedules and commits one step; returns (id, tokens) in batch order.
   std::vector<std::pair<int64_t, int32_t>> Step() {
-    std::vector<ScheduledSeq> batch;
-    BatchShape shape;
-    sched_->Schedule(now_, &batch, &shape);
-    preempted_ = sched_->last_preempted();
+    StepPlan plan;
+    sched_->Schedule(now_, &plan);
+    const std::vector<ScheduledSeq>& batch = plan.batch;
+    preempted_ = plan.preempted;
     now_ += kMs;
     std::vector<int64_t> finished;
     sched_->Commit(now_, batch, &recorder_, &finished);

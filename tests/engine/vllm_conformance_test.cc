@@ -132,12 +132,13 @@ std::vector<Step> Replay(const json& f, RequestTable* reqs) {
   std::vector<Step> steps;
   std::deque<size_t> uncommitted;  // step indices, oldest first
   replica.set_schedule_observer(
-      [&](SimTime now, const std::vector<ScheduledSeq>& batch) {
+      [&](SimTime now, const StepPlan& plan) {
+        const std::vector<ScheduledSeq>& batch = plan.batch;
         Step s;
         s.sched_us = now / kUs;
         for (const ScheduledSeq& q : batch) s.scheduled.push_back({q.id, q.new_tokens});
         std::sort(s.scheduled.begin(), s.scheduled.end());
-        s.preempted = replica.scheduler().last_preempted();
+        s.preempted = plan.preempted;
         std::sort(s.preempted.begin(), s.preempted.end());
         if (batch.empty() && !config.async_scheduling) {
           s.update_us = s.sched_us;  // sync: an empty step commits at once

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/engine/engine_support.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim::fuzz {
@@ -525,12 +526,17 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
       }
     }
   }
-  // KV offload to CPU and swap preemption (drawn last, likewise; not with
-  // disaggregation or speculative decoding). 0.02 GiB holds a block of
+  // KV offload to CPU and swap preemption (drawn last, likewise; only
+  // where the engine runs them: EngineRules). 0.02 GiB holds a block of
   // every model here over all its GPUs (at most 10.5 MB: llama-3.1-70b at
   // tp 4, bf16, block size 32), so tiers run from one block to thousands.
-  if (!s.contains("disaggregation") && !s["engine"].contains("speculative_decoding") &&
-      c.Chance(0.3)) {
+  const EngineFeatures with_tier{
+      .speculative_decoding = s["engine"].contains("speculative_decoding"),
+      .kv_offload = true,
+      .swap_preemption = true,
+      .disaggregation = s.contains("disaggregation"),
+  };
+  if (!Unsupported(with_tier) && c.Chance(0.3)) {
     json o = {{"cpu_gib", c.LogUniform(0.02, 8)}};
     if (c.Chance(0.5)) o["pcie_gb_per_s"] = c.LogUniform(1, 64);
     if (c.Chance(0.5)) o["latency_us"] = c.Uniform(0, 50);

@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "sim/analysis/capacity.h"
+#include "sim/core/paths.h"
+#include "sim//analysis/capacity.h"
 #include "sim/analysis/confidence.h"
 #include "sim/analysis/runs.h"
 #include "tests/test_util.h"
@@ -63,7 +64,7 @@ TEST(CapacitySteadyState, AnswerHoldsAcrossSeedsAndRunLengthsAndInALongRun) {
 
 TEST(CapacitySteadyState, ShippedPlanStaysBelowSaturationWithSaneIntervals) {
   StatusOr<Scenario> sc =
-      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json", {});
+      LoadScenarioFile(RepoRoot() + "/scenarios/capacity_plan.json", {});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   const CapacityOptions o = Slo("ttft_p99=2s,tpot_p99=100ms");
   StatusOr<CapacityResult> r = FindCapacity(*sc, o);

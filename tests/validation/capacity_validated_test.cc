@@ -5,7 +5,8 @@
 // meet it: the answer is neither optimistic nor needlessly low.
 #include <gtest/gtest.h>
 
-#include "sim/analysis/capacity.h"
+#include "sim/core/paths.h"
+#include "sim//analysis/capacity.h"
 #include "sim/analysis/runs.h"
 #include "tests/test_util.h"
 
@@ -33,7 +34,7 @@ int RunsMeeting(const Scenario& base, const std::vector<SloTerm>& slo, double ra
 
 void CheckAnswer(const std::vector<std::string>& sets, const std::string& slo_text) {
   StatusOr<Scenario> sc = LoadScenarioFile(
-      std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json", sets);
+      RepoRoot() + "/scenarios/capacity_plan.json", sets);
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   CapacityOptions o;
   StatusOr<std::vector<SloTerm>> slo = ParseSlo(slo_text);

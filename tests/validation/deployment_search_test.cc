@@ -6,7 +6,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "sim/analysis/capacity_plan.h"
+#include "sim/core/paths.h"
+#include "sim//analysis/capacity_plan.h"
 #include "sim/analysis/runs.h"
 #include "sim/analysis/search.h"
 #include "tests/test_util.h"
@@ -16,7 +17,7 @@ namespace {
 
 TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
   StatusOr<Scenario> sc =
-      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json",
+      LoadScenarioFile(RepoRoot() + "/scenarios/capacity_plan.json",
                        {"workload.num_requests=2000", "metrics.warmup_requests=200"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   StatusOr<PriceTable> prices = LoadPriceTable(DefaultPriceTablePath());
@@ -90,7 +91,7 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
 
 TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesNot) {
   StatusOr<Scenario> sc =
-      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json",
+      LoadScenarioFile(RepoRoot() + "/scenarios/capacity_plan.json",
                        {"workload.num_requests=2000", "metrics.warmup_requests=200"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   StatusOr<PriceTable> prices = LoadPriceTable(DefaultPriceTablePath());
@@ -140,7 +141,7 @@ TEST(DeploymentSearch, RouterCheckFindsAFleetThatMeetsTheSloAndOneFewerThatDoesN
 // candidate behind every router, and the answer is the cheapest of those.
 TEST(DeploymentSearch, RoutedRankingPrunesToTheExhaustiveAnswer) {
   StatusOr<Scenario> sc =
-      LoadScenarioFile(std::string(SERVESIM_SOURCE_DIR) + "/scenarios/capacity_plan.json",
+      LoadScenarioFile(RepoRoot() + "/scenarios/capacity_plan.json",
                        {"workload.num_requests=2000", "metrics.warmup_requests=200"});
   ASSERT_TRUE(sc.ok()) << sc.status().message();
   StatusOr<PriceTable> prices = LoadPriceTable(DefaultPriceTablePath());

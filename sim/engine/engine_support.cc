@@ -1,0 +1,49 @@
+// The rules of engine_support.h.
+#include "sim/engine/engine_support.h"
+
+#include <string_view>
+
+namespace servesim {
+namespace {
+
+// The KV offload rules name the key that is set: kv_offload if the tier
+// is, else preemption (swap).
+constexpr EngineRule kRules[] = {
+    {"kv_offload",
+     "KV offload and swap preemption are not modelled with /disaggregation: "
+     "expected neither",
+     [](const EngineFeatures& f) {
+       return f.disaggregation && (f.kv_offload || f.swap_preemption);
+     }},
+    {"async_scheduling",
+     "expected false with speculative_decoding (modelled with synchronous "
+     "scheduling only)",
+     [](const EngineFeatures& f) { return f.speculative_decoding && f.async_scheduling; }},
+    {"preemption",
+     "expected \"recompute\": \"swap\" needs /engine/kv_offload (its cpu_gib is "
+     "the swap space)",
+     [](const EngineFeatures& f) { return f.swap_preemption && !f.kv_offload; }},
+    {"kv_offload",
+     "KV offload and swap preemption are not modelled with "
+     "/engine/speculative_decoding: expected neither",
+     [](const EngineFeatures& f) {
+       return f.speculative_decoding && (f.kv_offload || f.swap_preemption);
+     }},
+};
+
+}  // namespace
+
+std::span<const EngineRule> EngineRules() { return kRules; }
+
+std::optional<EngineRule> Unsupported(const EngineFeatures& f) {
+  for (const EngineRule& r : kRules) {
+    if (!r.breaks(f)) continue;
+    EngineRule named = r;
+    // A kv_offload rule broken by swap alone names preemption.
+    if (std::string_view(r.key) == "kv_offload" && !f.kv_offload) named.key = "preemption";
+    return named;
+  }
+  return std::nullopt;
+}
+
+}  // namespace servesim

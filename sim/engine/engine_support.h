@@ -1,0 +1,35 @@
+// Which engine features run together: the one statement of it. The
+// scenario loader refuses every other combination with the rule's message
+// (naming the key to change), the simulation fuzzer draws only what it
+// allows (tests/fuzz/scenario_gen.cc), and `servesim run --help` lists the
+// rules (docs/ quote that list). A new feature adds its flag here and a
+// rule for each combination it does not model.
+#pragma once
+
+#include <optional>
+#include <span>
+
+namespace servesim {
+
+struct EngineFeatures {
+  bool speculative_decoding = false;
+  bool async_scheduling = false;  // asked for explicitly
+  bool kv_offload = false;        // a CPU tier (engine.kv_offload.cpu_gib > 0)
+  bool swap_preemption = false;
+  bool disaggregation = false;
+};
+
+struct EngineRule {
+  const char* key;       // the engine key a refusal names
+  const char* expected;  // what the refusal says is expected
+  // True if `f` breaks the rule.
+  bool (*breaks)(const EngineFeatures& f);
+};
+
+// Every rule, in the order the loader checks them.
+std::span<const EngineRule> EngineRules();
+
+// The first rule `f` breaks, or nullopt if the engine runs it.
+std::optional<EngineRule> Unsupported(const EngineFeatures& f);
+
+}  // namespace servesim
