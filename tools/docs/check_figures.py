@@ -27,8 +27,10 @@ the command's fresh output (stdout and stderr together):
 `...` becomes the whole output; a trimmed block keeps its shape, each
 quoted line replaced by the output line of the same form (the same text
 with its numbers masked). Commands must be deterministic (fixed seeds).
-A command that names a `../shared/...` path that does not exist is skipped
-(the shared traces are not in every checkout), and said so.
+`servesim-calibrate` stands for the binary of that name beside the CLI.
+A command that names a `../shared/...` path that does not exist (the
+shared traces are not in every checkout), or needs servesim-calibrate
+where it was not built, is skipped, and said so.
 
 Usage: tools/docs/check_figures.py [--cli build/servesim] [--update]
        [--only SUBSTRING] [-v]
@@ -47,6 +49,7 @@ import time
 MARKER = re.compile(r"^<!--\s*figure:\s*(.+?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 SERVESIM = re.compile(r"(?<![\w./-])servesim(?![\w.-])")
+CALIBRATE = re.compile(r"(?<![\w./-])servesim-calibrate(?![\w.-])")
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 ELLIPSIS = "..."
 
@@ -175,13 +178,23 @@ def first_problem(items, lines):
     return "every quoted line is in the output, but not in this order or not adjacent (add `...` where lines are left out)"
 
 
+def calibrate_cli(cli):
+    """servesim-calibrate beside the servesim binary under test."""
+    return os.path.join(os.path.dirname(cli), "servesim-calibrate")
+
+
 def shell_command(command, cli):
+    command = CALIBRATE.sub(lambda _: shlex.quote(calibrate_cli(cli)), command)
     return SERVESIM.sub(lambda _: shlex.quote(cli), command)
 
 
 def missing_shared_paths(command, root):
     missing = []
-    for token in shlex.split(command, posix=True) if command else []:
+    try:
+        tokens = shlex.split(command, posix=True)
+    except ValueError:
+        tokens = command.split()
+    for token in tokens:
         for part in token.split("="):
             if part.startswith("../shared/") and not os.path.exists(os.path.join(root, part)):
                 missing.append(part)
@@ -255,6 +268,8 @@ def check(root, cli, update=False, only=None, verbose=False, timeout=600, out=sy
             total += 1
             where = f"{rel}:{fig.marker_line}"
             missing = missing_shared_paths(fig.command, root)
+            if CALIBRATE.search(fig.command) and not os.access(calibrate_cli(cli), os.X_OK):
+                missing.append(calibrate_cli(cli))
             if missing:
                 skipped += 1
                 print(f"skip {where}: {', '.join(missing)} absent", file=out)

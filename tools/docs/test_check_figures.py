@@ -132,7 +132,7 @@ class CheckFiguresTest(unittest.TestCase):
     def test_only_the_word_servesim_is_replaced(self):
         cmd = check_figures.shell_command(
             "servesim run x.json && servesim-calibrate y && ls build/servesim", "/b/cli")
-        self.assertEqual(cmd, "/b/cli run x.json && servesim-calibrate y && ls build/servesim")
+        self.assertEqual(cmd, "/b/cli run x.json && /b/servesim-calibrate y && ls build/servesim")
 
 
 if __name__ == "__main__":
