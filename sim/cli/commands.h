@@ -29,8 +29,10 @@ Command AddCompareCommand(CLI::App* app);
 // `servesim search`: the cheapest deployment for an SLO and a target rate.
 Command AddSearchCommand(CLI::App* app);
 
-// The scenario keys with their defaults, for `--help` and README.
+// The scenario keys with their defaults: as text for `run --help`, and as a
+// Markdown table (`run --scenario-reference-markdown`) for the docs site.
 const char* ScenarioReference();
+std::string ScenarioReferenceMarkdown();
 
 // For options that take a value (a file name, a list, k=v): rejects a value
 // that starts with '-', which is the next option swallowed because this one

@@ -29,6 +29,7 @@ struct RunOptions {
   double save_steps_from_s = 0, save_steps_until_s = 0;  // 0: no bound
   bool check_invariants = false;
   bool quiet = false;
+  bool reference_markdown = false;  // print the scenario keys as Markdown
 };
 
 
@@ -197,9 +198,16 @@ Command AddRunCommand(CLI::App* app) {
                 "conservation, Little's law); a violation is printed and exits "
                 "non-zero");
   run->add_flag("-q,--quiet", opts->quiet, "Do not print the console report");
+  run->add_flag("--scenario-reference-markdown", opts->reference_markdown,
+                "Print the scenario key table below as Markdown and exit "
+                "(docs/reference/scenario.md is made from it)");
   run->footer(ScenarioReference());
   return [run, opts]() -> Status {
     if (!run->parsed()) return Status::Ok();
+    if (opts->reference_markdown) {
+      std::cout << ScenarioReferenceMarkdown();
+      return Status::Ok();
+    }
     return Run(*opts);
   };
 }

@@ -1,135 +1,309 @@
-// The scenario keys and their defaults, printed by `servesim run --help`.
-// README's "Scenario reference" section carries the same table.
+// The scenario keys and their defaults: one table, printed as text by
+// `servesim run --help` and as Markdown by `servesim run
+// --scenario-reference-markdown` (tools/docs/scenario_reference.py turns the
+// latter into docs/reference/scenario.md, and CI fails when they differ).
+#include <sstream>
+#include <string>
+#include <string_view>
+
 #include "sim/cli/commands.h"
 
 namespace servesim {
+namespace {
+
+struct KeyDoc {
+  const char* key;
+  const char* def;   // the default, or "required"
+  const char* text;  // one paragraph, ASCII, no manual line breaks
+};
+
+constexpr KeyDoc kKeys[] = {
+    {"seed", "1",
+     "Seeds every random stream; arrivals, input lengths and output lengths "
+     "are separate streams, so changing the engine never changes the traffic."},
+    {"name, description", "none", "Free text, for the reader; not used."},
+    {"model", "required",
+     "models/llm/<name>.json or a path, or {\"name\": ..., \"weight_dtype\": "
+     "..., \"served_hf_id\": ...}."},
+    {"model.weight_dtype", "bf16",
+     "bf16 or fp8 (vLLM --quantization fp8): the layers' linear weights take "
+     "one byte (the embedding, LM head and an MoE router stay bf16), so more "
+     "KV blocks fit; GEMMs run as W8A8 at the fitted fp8 rates on GPUs with "
+     "fp8 tensor cores, weight-only at the bf16 rates elsewhere (A100). "
+     "--set model.weight_dtype=fp8 works on a scenario whose model is a name."},
+    {"model.served_hf_id", "the model file's",
+     "The Hugging Face id that `search`'s deployment files serve (vllm serve "
+     "<id>); the model files name the instruct variant."},
+    {"hardware.gpu", "required",
+     "models/gpu/<name>.json or a path; aliases h100 = h100-sxm, a100 = "
+     "a100-80gb."},
+    {"hardware.tp", "1", "Tensor-parallel degree; must divide the attention heads."},
+    {"engine.max_num_seqs", "256", "Most running requests in a step."},
+    {"engine.max_num_batched_tokens", "8192", "Token budget per step."},
+    {"engine.chunked_prefill", "true",
+     "Split prompts across steps; off, a prompt must fit the budget whole."},
+    {"engine.block_size", "16", "Tokens per KV block."},
+    {"engine.gpu_memory_utilization", "0.9", "Share of GPU memory the engine may use."},
+    {"engine.num_gpu_blocks", "null",
+     "KV blocks; null derives them from memory; set it to match an engine's "
+     "log."},
+    {"engine.activation_reserve_gib", "null",
+     "Memory kept for activations; null derives it from the model."},
+    {"engine.kv_beyond_gpu_memory", "false",
+     "Allow num_gpu_blocks beyond the GPU's memory minus the weights (a "
+     "what-if, e.g. an infinite cache to measure a trace's reuse)."},
+    {"engine.preemption", "recompute",
+     "recompute (vLLM v1) or swap (vLLM v0's preemption_mode: the victim's KV "
+     "goes to the CPU tier and back; needs engine.kv_offload)."},
+    {"engine.kv_offload", "null",
+     "A CPU tier behind the GPU KV cache: {cpu_gib, pcie_gb_per_s (default "
+     "the GPU's pcie_gb_per_s), latency_us (0)}; cpu_gib is the instance's, "
+     "over its tp GPUs, as vLLM's --kv-offloading-size (0 = no tier). With "
+     "prefix caching it keeps the blocks the GPU cache evicts; with "
+     "preemption swap it is the swap space. Not with disaggregation or "
+     "speculative decoding."},
+    {"engine.policy", "fcfs",
+     "fcfs; shortest-prompt-first (admit the fewest tokens left to prefill, "
+     "preempt the longest prompt); shortest-prompt-first-oracle (the same "
+     "admission, preempts the request with the most output tokens left, read "
+     "from its true output length: a bound, not a policy); priority (vLLM: "
+     "lowest class priority first, then arrival; preempts the highest "
+     "priority value, latest arrival); edf (earliest send + class TTFT SLO "
+     "first, preempts the latest deadline); lpm (SGLang's longest prefix "
+     "match: longest cached prefix first)."},
+    {"engine.prefix_caching", "false", "vLLM automatic prefix caching."},
+    {"engine.async_scheduling", "true",
+     "vLLM async scheduling: the next step is scheduled while one runs (a "
+     "request reaching a busy engine waits one more step); false = "
+     "--no-async-scheduling."},
+    {"engine.reserve_full_prompt", "true",
+     "Admit a waiting request only if the free KV blocks hold its whole "
+     "prompt (vLLM scheduler_reserve_full_isl)."},
+    {"engine.long_prefill_token_threshold", "0",
+     "With more than one request in the engine, at most this many tokens of "
+     "one request per step (0: no cap)."},
+    {"engine.watermark", "0",
+     "Share of KV blocks kept free when admitting a waiting request while "
+     "others run."},
+    {"engine.kv_cache_dtype", "auto",
+     "auto (the model's dtype, bf16, also under fp8 weights), bf16, fp8, "
+     "fp8_e4m3, fp8_e5m2 (vLLM --kv-cache-dtype): fp8 halves the KV bytes per "
+     "token (twice the blocks) and prices attention at the fitted fp8-KV "
+     "rates."},
+    {"engine.speculative_decoding", "none",
+     "{num_speculative_tokens k (0-64, 0 off), acceptance_rate (per draft "
+     "token, in [0, 1]) or acceptance_beta {a, b} (per-request rate ~ Beta(a, "
+     "b)), draft_cost_fraction (one draft pass / one target decode pass, "
+     "default 0)}; synchronous scheduling only."},
+    {"cost_model.type", "roofline",
+     "roofline, linear, or calibrated (+ profile: a profile JSON, e.g. "
+     "models/profiles/<gpu>-<model>-tp<N>.json)."},
+    {"cost_model (linear)", "all 0",
+     "step_s, prefill_token_s, decode_seq_s, kv_token_s: step = step_s + "
+     "prefill_token_s x prompt tokens + decode_seq_s x decoding sequences + "
+     "kv_token_s x context tokens attended."},
+    {"cost_model (roofline)", "preset kernels",
+     "preset (kernels | datasheet), then overrides per op kind: "
+     "gemm_{floor_s, compute_efficiency, memory_efficiency, crossover_p}; "
+     "attention_{compute, memory}_efficiency (both kinds), or "
+     "{prefill, decode}_attention_{floor_s, compute_efficiency, "
+     "memory_efficiency, crossover_p}, prefill_attention_per_query_head_s, "
+     "decode_attention_per_sequence_kv_head_s; fp8 and MoE kinds: gemm_fp8_*, "
+     "moe_*, {prefill, decode}_attention_fp8_kv_* (the same suffixes); "
+     "elementwise_{memory_efficiency, kernel_floor_s}, {rmsnorm, "
+     "residual_add, rotary, silu_mul, kv_cache_write}_memory_efficiency; "
+     "interconnect_efficiency, allreduce_latency_s (both backends), "
+     "custom_allreduce_{latency_s, efficiency, max_bytes}, "
+     "nccl_allreduce_{latency_s, efficiency}; step_overhead_s, "
+     "per_sequence_overhead_s. A specific key given with a general one wins."},
+    {"workload.arrival.process", "required",
+     "poisson, gamma (+ burstiness), constant, or closed (+ concurrency, "
+     "think_time_s)."},
+    {"workload.arrival.rate", "required (open loop)", "Requests/s."},
+    {"workload.arrival.burstiness", "required for gamma",
+     "Gamma shape; 1 = Poisson, < 1 burstier (CV^2 = 1/burstiness), as vllm "
+     "bench serve."},
+    {"workload.arrival.concurrency", "required (closed)", "Clients of a closed loop."},
+    {"workload.arrival.think_time_s", "0",
+     "Closed loop: a client's pause between an answer and its next request."},
+    {"workload.max_concurrency", "0 (none)",
+     "Open loop capped at this many requests in flight (vllm bench serve "
+     "--max-concurrency); the slot wait is recorded and TTFT reported from "
+     "both the intended arrival and the actual send."},
+    {"workload.input_len, workload.output_len", "required",
+     "{\"dist\": ...}: fixed{value}, uniform{min, max}, normal{mean, std} "
+     "(truncated by resampling), lognormal{median, p99} or {mu, sigma}, "
+     "exponential{mean}, empirical{path, column} (a CSV column, e.g. "
+     "../shared/traces/sharegpt_8k_filtered_stats_llama2_tokenizer.csv); each "
+     "with min (1) and max (1000000) clamps."},
+    {"workload.prefix", "null",
+     "Shared prefixes, {\"model\": ...}: prefix_repetition{num_prefixes, "
+     "prefix_len, suffix_len, output_len} (vLLM); random_prefix{prefix_len} "
+     "(vLLM --random-prefix-len); generated_shared_prefix{num_groups, "
+     "prompts_per_group, system_prompt_len, question_len, output_len} "
+     "(SGLang; a uniformly random group per request); zipf{num_prefixes, "
+     "prefix_len (or one per prefix), s} plus a unique suffix from input_len; "
+     "target_hit_rate{hit_rate}."},
+    {"workload.sessions", "null",
+     "Multi-turn: {turns: {dist}, think_time_s}; arrival is then the session "
+     "arrival process; each turn's prompt is the whole history plus new "
+     "input_len tokens."},
+    {"workload.classes", "null",
+     "Request classes, a list of {name, share, input_len, output_len, "
+     "priority (0), ttft_slo_ms (0), tpot_slo_ms (0)}: each request is drawn "
+     "into one class by share (its own random stream, so the arrivals are "
+     "those of the same scenario without classes) and takes that class's "
+     "length distributions (replacing workload.input_len / output_len), its "
+     "priority (lower first under engine.policy priority) and SLOs (0 = none; "
+     "goodput and the edf deadlines). Not with a trace, sessions, or a prefix "
+     "model that defines the lengths. The report and the result JSON "
+     "(servesim.classes) give each class's latencies, SLO attainment and "
+     "goodput."},
+    {"workload.trace", "null",
+     "Replay: {path, format: jsonl | azure | mooncake | lengths | burstgpt | "
+     "sessions, use_timestamps (true), time_scale (1), max_bad_fraction (0), "
+     "fields: {prompt_tokens, completion_tokens, timestamp} (sessions also "
+     "request_id, parent_id, session_id, think_time), timestamp_unit: auto | "
+     "s | ms | us (numeric stamps; auto: the format's own, else detected and "
+     "reported), model, log_type (BurstGPT row filters)}. With use_timestamps "
+     "false the trace gives lengths and arrival draws the times; 0-token rows "
+     "are read as 1 token and counted."},
+    {"workload.num_requests", "0 (none)", "Stop creating requests after N."},
+    {"workload.duration_s", "0 (none)",
+     "Stop creating requests after T seconds (one of the two bounds is "
+     "required)."},
+    {"metrics.warmup_s", "0", "Exclude requests arriving before T s."},
+    {"metrics.warmup_requests", "0",
+     "Exclude the first N requests; the report says how many were excluded."},
+    {"metrics.percentiles", "[50, 90, 95, 99, 99.9]", "Percentile set of every latency."},
+    {"limits.max_queued", "100000",
+     "Stop the run (unstable) when more requests than this are queued."},
+    {"cluster.replicas", "1", "Identical replicas behind a router."},
+    {"cluster.router", "round_robin",
+     "round_robin, least_outstanding, power_of_two, prefix_affinity."},
+    {"cluster.load_slack", "0.25",
+     "prefix_affinity: a replica is eligible while its outstanding requests "
+     "<= (1 + slack) x the least loaded's + 1."},
+    {"disaggregation", "null",
+     "Prefill/decode disaggregation: {prefill: POOL, decode: POOL, link: "
+     "LINK}; excludes cluster. Prefill runs max_tokens=1 and holds its KV "
+     "until the transfer ends; the decode instance produces every token the "
+     "client sees (TTFT includes the transfer)."},
+    {"disaggregation.prefill, disaggregation.decode", "required",
+     "A pool: gpu and tp (default /hardware's; required without it), "
+     "replicas (1), router and load_slack (as cluster), engine (any /engine "
+     "key, overriding the scenario's /engine for this pool), cost_model "
+     "(default the scenario's); each pool gets its own memory plan and cost "
+     "model; both pools need the same kv_cache_dtype."},
+    {"disaggregation.link", "required",
+     "models/links/<name>.json (nvlink-4, infiniband-ndr-400g, "
+     "infiniband-hdr-200g, roce-200g, roce-400g) or a path, or {gb_per_s, "
+     "latency_us} (optionally with name to start from a file): per decode "
+     "GPU, one direction."},
+};
+
+constexpr const char* kBounds[] = {
+    "a time interval (think_time_s, 1 / rate) <= 1e6 s",
+    "a span (duration_s, warmup_s, num_requests / rate, a trace replay) <= 1e8 s",
+    "gamma burstiness in [0.001, 1000]",
+    "prompt and output lengths <= 16777216 tokens",
+    "num_gpu_blocks (given or derived) <= 16777216",
+    "linear step_s <= 60 s, per-token/sequence terms <= 1 s",
+    "roofline efficiencies in [0.001, 1], latencies <= 1 s",
+    "a key given twice, JSON nested deeper than 64 levels and a scenario file "
+    "over 16 MiB are errors",
+};
+
+// Appends `text` wrapped at `width` columns: the first line indented by
+// `indent`, the others by `hang`.
+void AppendWrapped(std::string_view text, int indent, int hang, int width,
+                   std::string* out) {
+  std::istringstream words{std::string(text)};
+  std::string word;
+  int col = 0;
+  while (words >> word) {
+    const int len = static_cast<int>(word.size());
+    if (col > 0 && col + 1 + len > width) {
+      *out += '\n';
+      out->append(hang, ' ');
+      col = hang;
+    } else if (col == 0) {
+      out->append(indent, ' ');
+      col = indent;
+    } else {
+      *out += ' ';
+      ++col;
+    }
+    *out += word;
+    col += len;
+  }
+  *out += '\n';
+}
+
+// Markdown-escapes text for a table cell.
+std::string EscapeMarkdown(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '|': case '\\': case '*': case '_': case '[': case ']': case '`':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// `a, b` -> "`a`, `b`" (keys are code; a parenthesised note is not).
+std::string MarkdownKey(std::string_view key) {
+  std::string out;
+  size_t start = 0;
+  while (start <= key.size()) {
+    size_t end = key.find(", ", start);
+    if (end == std::string_view::npos) end = key.size();
+    std::string_view part = key.substr(start, end - start);
+    const size_t paren = part.find(" (");
+    if (!out.empty()) out += ", ";
+    out += "`" + std::string(part.substr(0, paren)) + "`";
+    if (paren != std::string_view::npos) out += EscapeMarkdown(part.substr(paren));
+    start = end + 2;
+  }
+  return out;
+}
+
+std::string BuildText() {
+  std::string out =
+      "\nScenario keys (JSON; unknown keys are errors; absent or null = default):\n";
+  for (const KeyDoc& k : kKeys) {
+    out += "  " + std::string(k.key) + " = " + k.def + "\n";
+    AppendWrapped(k.text, 6, 6, 79, &out);
+  }
+  out += "\nBounds (simulated time is int64 ns; beyond these a value is an error):\n";
+  for (const char* b : kBounds) AppendWrapped(std::string("- ") + b, 2, 4, 79, &out);
+  return out;
+}
+
+}  // namespace
 
 const char* ScenarioReference() {
-  return R"(
-Scenario keys (JSON; unknown keys are errors; absent or null = default):
-  seed                          1        seeds every random stream
-  model                         required models/llm/<name>.json or a path, or
-                                         {"name": ..., "weight_dtype": ...}
-  model.weight_dtype            bf16     bf16 | fp8 (vLLM --quantization fp8:
-                                         layers' weights 1 byte; W8A8 GEMMs on
-                                         GPUs with fp8 tensor cores)
-  model.served_hf_id            (model)  Hugging Face id `search` deploys
-                                         (vllm serve <id>); default: the model
-                                         file's served_hf_id (the instruct
-                                         variant)
-  hardware.gpu                  required models/gpu/<name>.json or a path;
-                                         aliases: h100 = h100-sxm, a100 =
-                                         a100-80gb
-  hardware.tp                   1        tensor-parallel degree (divides heads)
-  engine.max_num_seqs           256      running requests per step
-  engine.max_num_batched_tokens 8192     token budget per step
-  engine.chunked_prefill        true     split prompts across steps
-  engine.block_size             16       tokens per KV block
-  engine.gpu_memory_utilization 0.9      share of GPU memory the engine uses
-  engine.num_gpu_blocks         null     KV blocks; null = derived from memory
-  engine.activation_reserve_gib null     null = derived from the model
-  engine.preemption             recompute (only mode, as vLLM v1)
-  engine.policy                 fcfs     fcfs | shortest-prompt-first |
-                                         shortest-prompt-first-oracle (reads
-                                         true output lengths: a bound only) |
-                                         priority (vLLM: lowest class priority
-                                         first, preempts the highest value) |
-                                         edf (earliest send + class TTFT SLO
-                                         first, preempts the latest) | lpm
-                                         (SGLang: longest cached prefix first)
-  engine.prefix_caching         false    vLLM automatic prefix caching
-  engine.async_scheduling       true     vLLM async scheduling: next step
-                                         scheduled while one runs (+1 step
-                                         before a busy engine sees a request)
-  engine.reserve_full_prompt    true     admit only if the whole prompt fits
-                                         in free KV (scheduler_reserve_full_isl)
-  engine.long_prefill_token_threshold 0  per-request token cap per step
-                                         when others wait (0 = none)
-  engine.watermark              0        share of KV blocks kept free when
-                                         admitting while others run
-  engine.kv_beyond_gpu_memory   false    allow num_gpu_blocks beyond the GPU's
-                                         memory minus weights (a what-if)
-  engine.kv_cache_dtype         auto     auto (= bf16) | bf16 | fp8 | fp8_e4m3
-                                         | fp8_e5m2 (vLLM --kv-cache-dtype)
-  engine.speculative_decoding   none     {num_speculative_tokens k (0-64),
-                                         acceptance_rate (per draft token,
-                                         [0, 1]) or acceptance_beta {a, b}
-                                         (per-request rate ~ Beta(a, b)),
-                                         draft_cost_fraction (one draft pass /
-                                         one target decode pass, 0)}; sync
-                                         scheduling only
-  cost_model.type               roofline roofline | linear | calibrated (+profile)
-    linear: step_s, prefill_token_s, decode_seq_s, kv_token_s (all 0)
-    roofline: preset (kernels | datasheet), then overrides per op kind:
-      gemm_{floor_s,compute_efficiency,memory_efficiency,crossover_p};
-      attention_{compute,memory}_efficiency (both kinds), or
-      {prefill,decode}_attention_{floor_s,compute_efficiency,
-      memory_efficiency,crossover_p}, prefill_attention_per_query_head_s,
-      decode_attention_per_sequence_kv_head_s;
-      fp8 and MoE kinds: gemm_fp8_*, moe_*, {prefill,decode}_attention_fp8_kv_*
-      (the same suffixes);
-      elementwise_{memory_efficiency,kernel_floor_s},
-      {rmsnorm,residual_add,rotary,silu_mul,kv_cache_write}_memory_efficiency;
-      interconnect_efficiency, allreduce_latency_s (both backends),
-      custom_allreduce_{latency_s,efficiency,max_bytes},
-      nccl_allreduce_{latency_s,efficiency};
-      step_overhead_s, per_sequence_overhead_s (README, "Cost models")
-  workload.arrival.process      required poisson | gamma | constant | closed
-    rate (req/s, open loop), burstiness (gamma; 1 = Poisson, < 1 burstier)
-    concurrency, think_time_s (0) for closed
-  workload.max_concurrency      0        open loop: cap on requests in flight
-  workload.input_len / output_len required {"dist": ...}:
-    fixed{value} uniform{min,max} normal{mean,std} exponential{mean}
-    lognormal{median,p99 | mu,sigma} empirical{path,column}
-    every dist: min (1), max (1000000) clamps
-  workload.prefix               null     shared prefixes, {"model": ...}:
-    prefix_repetition{num_prefixes,prefix_len,suffix_len,output_len}
-    random_prefix{prefix_len}  zipf{num_prefixes,prefix_len,s}
-    generated_shared_prefix{num_groups,prompts_per_group,system_prompt_len,
-      question_len,output_len}  target_hit_rate{hit_rate}
-  workload.sessions             null     multi-turn: {turns: {dist}, think_time_s}
-  workload.classes              null     request classes, a list of {name, share,
-    input_len, output_len (each a dist, replacing workload.input_len /
-    output_len), priority (0; lower first under policy priority),
-    ttft_slo_ms, tpot_slo_ms (0 = none; goodput and edf deadlines)};
-    not with a trace, sessions or a prefix model that defines lengths;
-    the report and JSON (servesim.classes) give each class's latencies,
-    SLO attainment and goodput
-  workload.trace                null     {path, format: jsonl|azure|mooncake|
-    lengths|burstgpt|sessions, use_timestamps (true), time_scale (1),
-    max_bad_fraction (0), fields: {prompt_tokens, completion_tokens,
-    timestamp} (jsonl; sessions also request_id, parent_id, session_id,
-    think_time), timestamp_unit: auto|s|ms|us (numeric stamps; auto:
-    the format's own, else detected and reported), model, log_type
-    (burstgpt row filters)}; 0-token rows are read as 1 token and counted
-  workload.num_requests         0        stop creating after N (0 = no bound)
-  workload.duration_s           0        stop creating after T s (0 = no bound)
-  metrics.warmup_s              0        exclude requests arriving before T s
-  metrics.warmup_requests       0        exclude the first N requests
-  metrics.percentiles           [50,90,95,99,99.9]
-  limits.max_queued             100000   stop (unstable) beyond this queue
-  cluster.replicas              1        identical replicas behind a router
-  cluster.router                round_robin | least_outstanding |
-                                power_of_two | prefix_affinity
-  cluster.load_slack            0.25     prefix_affinity load bound
-  disaggregation                null     prefill/decode pools (excludes cluster):
-    {prefill: POOL, decode: POOL, link: LINK}; POOL = {gpu, tp (default
-    /hardware's), replicas (1), router, load_slack, engine {any /engine key,
-    overriding /engine}, cost_model}; LINK = models/links/<name> (nvlink-4,
-    infiniband-ndr-400g, infiniband-hdr-200g, roce-200g, roce-400g) or
-    {gb_per_s, latency_us} per decode GPU. Prefill runs max_tokens=1 and
-    holds its KV until the transfer ends; the decode instance produces every
-    token the client sees (TTFT includes the transfer)
+  static const std::string text = BuildText();
+  return text.c_str();
+}
 
-Bounds (simulated time is int64 ns; beyond these a value is an error):
-  a time interval (think_time_s, 1 / rate) <= 1e6 s; a span (duration_s,
-  warmup_s, num_requests / rate, a trace replay) <= 1e8 s; gamma burstiness
-  in [0.001, 1000]; prompt and output lengths <= 16777216 tokens;
-  num_gpu_blocks (given or derived) <= 16777216; linear step_s <= 60 s,
-  per-token/sequence terms <= 1 s; roofline efficiencies in [0.001, 1],
-  latencies <= 1 s. A key given twice, JSON nested deeper than 64 levels
-  and a scenario file over 16 MiB are errors.
-)";
+std::string ScenarioReferenceMarkdown() {
+  std::string out = "| key | default | meaning |\n|---|---|---|\n";
+  for (const KeyDoc& k : kKeys) {
+    out += "| " + MarkdownKey(k.key) + " | " + EscapeMarkdown(k.def) + " | " +
+           EscapeMarkdown(k.text) + " |\n";
+  }
+  out += "\nBounds (simulated time is int64 nanoseconds; beyond these a value is "
+         "an error):\n\n";
+  for (const char* b : kBounds) out += "- " + EscapeMarkdown(b) + "\n";
+  return out;
 }
 
 }  // namespace servesim
