@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/cli/commands.h"
+#include "sim/engine/engine_support.h"
 
 namespace servesim {
 namespace {
@@ -214,6 +215,11 @@ constexpr const char* kBounds[] = {
     "over 16 MiB are errors",
 };
 
+// The combinations the engine does not run, from the one table of them.
+// A scenario breaking one is refused with its message.
+constexpr const char* kRulesTitle =
+    "Engine features that do not combine (sim/engine/engine_support.cc)";
+
 // Appends `text` wrapped at `width` columns: the first line indented by
 // `indent`, the others by `hang`.
 void AppendWrapped(std::string_view text, int indent, int hang, int width,
@@ -284,6 +290,10 @@ std::string BuildText() {
   }
   out += "\nBounds (simulated time is int64 ns; beyond these a value is an error):\n";
   for (const char* b : kBounds) AppendWrapped(std::string("- ") + b, 2, 4, 79, &out);
+  out += "\n" + std::string(kRulesTitle) + ":\n";
+  for (const EngineRule& r : EngineRules()) {
+    AppendWrapped(std::string("- engine.") + r.key + ": " + r.expected, 2, 4, 79, &out);
+  }
   return out;
 }
 
@@ -303,6 +313,10 @@ std::string ScenarioReferenceMarkdown() {
   out += "\nBounds (simulated time is int64 nanoseconds; beyond these a value is "
          "an error):\n\n";
   for (const char* b : kBounds) out += "- " + EscapeMarkdown(b) + "\n";
+  out += "\n" + std::string(kRulesTitle) + ":\n\n";
+  for (const EngineRule& r : EngineRules()) {
+    out += "- `engine." + std::string(r.key) + "`: " + EscapeMarkdown(r.expected) + "\n";
+  }
   return out;
 }
 
