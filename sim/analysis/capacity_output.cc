@@ -131,10 +131,11 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
     const std::string sat = Fmt("%.2f", mu.mu_rps) + "/s [" + Fmt("%.2f", mu.mu.lo) + ", " +
                             Fmt("%.2f", mu.mu.hi) + "]";
     std::snprintf(line, sizeof line,
-                  "%-4d %-10s %3d | %-22s | %9.3f/s %5.2f %8.3f/s %9s | %5d %5d %9s %10s%s\n",
+                  "%-4d %-10s %3d | %-22s | %9.3f/s %5.2f %8.3f/s %9s | %5lld %5lld %9s %10s%s\n",
                   ++rank, r.candidate.gpu.c_str(), r.candidate.tp, sat.c_str(), c.max_rate,
                   mu.mu_rps > 0 ? c.max_rate / mu.mu_rps : 0, c.at_max.goodput_rps.mean,
-                  cost ? Fmt("%.3f", *cost).c_str() : "-", r.replicas, r.gpus,
+                  cost ? Fmt("%.3f", *cost).c_str() : "-", static_cast<long long>(r.replicas),
+                  static_cast<long long>(r.gpus),
                   r.usd_per_gpu_hour ? Fmt("%.2f", *r.usd_per_gpu_hour).c_str() : "-",
                   r.usd_per_gpu_hour ? Fmt("%.2f", r.gpus * *r.usd_per_gpu_hour).c_str() : "-",
                   r.note.empty() ? "" : ("  (" + r.note + ")").c_str());

@@ -99,11 +99,15 @@ StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
   return cs;
 }
 
-int ReplicasFor(double target_rate, double max_rate) {
-  if (max_rate <= 0) return 0;
-  if (target_rate <= 0) return 1;
-  // A hair of slack so 40 / (40 / 3) is 3, not 4.
-  return static_cast<int>(std::ceil(target_rate / max_rate - 1e-9));
+int64_t ReplicasFor(double target_rate, double max_rate) {
+  if (!(max_rate > 0)) return 0;
+  if (!(target_rate > 0)) return 1;
+  // A hair of slack so 40 / (40 / 3) is 3, not 4; a target far below one
+  // replica's rate still needs one, and one far above it is counted in 64
+  // bits (doubles hold every integer up to 2^53 exactly).
+  const double n = std::ceil(target_rate / max_rate - 1e-9);
+  if (!(n < static_cast<double>(kMaxReplicas))) return kMaxReplicas;
+  return std::max<int64_t>(1, static_cast<int64_t>(n));
 }
 
 StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,

@@ -31,8 +31,8 @@ struct PlanRow {
   std::string note;  // why it does not fit (a few words), or a caveat
   std::string detail;  // does not fit: the full one-line error (file, JSON path)
   CapacityResult result;
-  int replicas = 0;  // for the target rate (1 without one); 0: unreachable
-  int gpus = 0;
+  int64_t replicas = 0;  // for the target rate (1 without one); 0: unreachable
+  int64_t gpus = 0;
   std::optional<double> usd_per_gpu_hour;
   // $ per million tokens at the SLO max, each with the whole replica-hour
   // charged to that kind (output, input, or all tokens together): one GPU
@@ -56,8 +56,10 @@ nlohmann::json CapacityContextJson(const Scenario& sc, const std::string& arriva
 // rule, replications, SLO checks with intervals, the point's figures.
 nlohmann::json RateEvaluationJson(const RateEvaluation& e);
 
-// ceil(target / max_rate) under an ideal router; 0 when max_rate is 0.
-int ReplicasFor(double target_rate, double max_rate);
+// ceil(target / max_rate) under an ideal router, at least 1 (and at most
+// kMaxReplicas); 0 when max_rate is 0 (no rate meets the SLO).
+inline constexpr int64_t kMaxReplicas = int64_t{1} << 53;
+int64_t ReplicasFor(double target_rate, double max_rate);
 
 struct CapacityPlan {
   std::vector<SloTerm> slo;

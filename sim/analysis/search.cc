@@ -224,7 +224,8 @@ Status RankRouters(const Scenario& one, const std::vector<std::string>& routers,
                    const SearchOptions& o, const PriceTable& prices, SearchRow* row) {
   const std::optional<double> price = prices.Price(row->candidate.gpu);
   for (const std::string& router : routers) {
-    StatusOr<RouterCheck> c = CheckRouter(one, row->replicas, router, o);
+    // (row->replicas <= --max-replicas here: larger fleets are not routed.)
+    StatusOr<RouterCheck> c = CheckRouter(one, static_cast<int>(row->replicas), router, o);
     if (!c.ok()) return c.status();
     row->routed.push_back(*c);
     if (c->replicas == 0 || !price) continue;
@@ -325,7 +326,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
   for (size_t i = 0; i < r.rows.size(); ++i) {
     SearchRow& row = r.rows[i];
     if (row.status != SearchRow::Status::kEvaluated) continue;
-    const int min_replicas =
+    const int64_t min_replicas =
         ReplicasFor(o.target_rate, std::min(row.saturation.mu.lo, row.saturation.mu_rps));
     const std::optional<double> price = r.prices.Price(row.candidate.gpu);
     if (min_replicas == 0 || min_replicas > o.max_replicas) {
@@ -446,7 +447,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
   return r;
 }
 
-int SearchResult::CheapestReplicas() const {
+int64_t SearchResult::CheapestReplicas() const {
   if (!cheapest) return 0;
   const SearchRow& row = rows[*cheapest];
   return routed ? row.routed[*row.best_router].replicas : row.replicas;

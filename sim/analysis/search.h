@@ -90,7 +90,7 @@ struct SearchRow {
   int32_t asked_max_num_batched_tokens = 0;
   SaturationEstimate saturation;
   CapacityResult capacity;  // kEvaluated
-  int replicas = 0, gpus = 0;  // 0 replicas: the SLO is met at no rate
+  int64_t replicas = 0, gpus = 0;  // 0 replicas: the SLO is met at no rate
   std::optional<double> fleet_usd_per_hour, usd_per_million_output_tokens;
   double output_tokens_per_s_per_gpu = 0;  // at the SLO max
   double tokens_per_s_per_user = 0;        // 1000 / TPOT p50 at the SLO max
@@ -125,7 +125,7 @@ struct SearchResult {
   std::optional<size_t> cheapest;
   bool routed = false;  // routers were given
   // The cheapest deployment's fleet: replicas and, when routed, the router.
-  int CheapestReplicas() const;
+  int64_t CheapestReplicas() const;
   std::string CheapestRouter() const;  // "" without routers
 };
 

@@ -148,7 +148,7 @@ std::string VllmArgsFile(const Scenario& base, const SearchRow& row) {
 std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
   const SearchRow& row = r.rows[*r.cheapest];
   const SearchCandidate& c = row.candidate;
-  const int replicas = r.CheapestReplicas();
+  const int64_t replicas = r.CheapestReplicas();
   const std::string router = r.CheapestRouter();
   const VllmServeLine v = VllmServe(base, row);
   const std::string name = DnsName(base.model.name);

@@ -99,11 +99,12 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
      << (r.rows.empty() ? "" : ", among evaluated candidates") << ")\n";
   if (r.cheapest) {
     const SearchRow& best = r.rows[*r.cheapest];
-    const int replicas = r.CheapestReplicas();
+    const int64_t replicas = r.CheapestReplicas();
     os << "\ncheapest meeting the SLO at " << Fmt("%g", r.target_rate) << " req/s: "
-       << best.candidate.Name() << ", " << replicas << " replicas";
+       << best.candidate.Name() << ", " << replicas << (replicas == 1 ? " replica" : " replicas");
     if (r.routed) os << " behind " << r.CheapestRouter();
-    os << ", " << replicas * best.candidate.tp << " GPUs, $"
+    const int64_t gpus = replicas * best.candidate.tp;
+    os << ", " << gpus << (gpus == 1 ? " GPU" : " GPUs") << ", $"
        << Fmt("%.2f", r.routed ? *best.routed_fleet_usd_per_hour : *best.fleet_usd_per_hour)
        << "/h\n";
     const VllmServeLine serve = VllmServe(sc, best);

@@ -83,6 +83,13 @@ TEST(ReplicasFor, CeilingUnderIdealRouter) {
   EXPECT_EQ(ReplicasFor(40, 13), 4);
   EXPECT_EQ(ReplicasFor(0, 13), 1);
   EXPECT_EQ(ReplicasFor(40, 0), 0);
+  // Issue 35: a target far below one replica's rate still needs one; one
+  // far above is counted in 64 bits (it printed -2147483648), and beyond
+  // 2^53 it saturates rather than wrapping.
+  EXPECT_EQ(ReplicasFor(1e-12, 13), 1);
+  EXPECT_EQ(ReplicasFor(1e12, 1), 1000000000000);
+  EXPECT_EQ(ReplicasFor(1e12, 1e-9), kMaxReplicas);
+  EXPECT_EQ(ReplicasFor(40, -1), 0);
 }
 
 TEST(PriceTable, LoadsAndRejects) {

@@ -54,7 +54,7 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
     ASSERT_TRUE(v.ok()) << v.status().message();
     StatusOr<CapacityResult> cap = FindCapacity(*v, o.capacity);
     ASSERT_TRUE(cap.ok()) << cap.status().message();
-    const int replicas = ReplicasFor(o.target_rate, cap->max_rate);
+    const int64_t replicas = ReplicasFor(o.target_rate, cap->max_rate);
     if (replicas == 0) continue;
     const double cost = replicas * c.tp * *prices->Price(c.gpu);
     if (cost < best) best = cost, best_name = c.Name();
