@@ -211,8 +211,8 @@ constexpr const char* kBounds[] = {
     "num_gpu_blocks (given or derived) <= 16777216",
     "linear step_s <= 60 s, per-token/sequence terms <= 1 s",
     "roofline efficiencies in [0.001, 1], latencies <= 1 s",
-    "a key given twice, JSON nested deeper than 64 levels and a scenario file "
-    "over 16 MiB are errors",
+    ("a key given twice, JSON nested deeper than 64 levels and a scenario file "
+     "over 16 MiB are errors"),  // (one element: clang's -Wstring-concatenation)
 };
 
 // The combinations the engine does not run, from the one table of them.

@@ -110,7 +110,9 @@ struct StepPlan {
   size_t num_seqs() const { return shape.size(); }
 };
 
-class Scheduler : private GroupHost {
+// final: it implements GroupHost privately, and is owned and deleted as a
+// Scheduler.
+class Scheduler final : private GroupHost {
  public:
   // vLLM reserves one block of the cache as its null block.
   static constexpr int32_t kReservedBlocks = 1;
