@@ -21,11 +21,20 @@ void from_json(const nlohmann::json& j, SampleStats& s) {
   j.at(6).get_to(s.percentiles);
 }
 void to_json(nlohmann::json& j, const ReplicaStats& s) {
-  j = {s.routed, s.steps, s.busy_s, s.cached_prompt_tokens, s.prompt_tokens};
+  j = {s.routed, s.steps, s.busy_s, s.cached_prompt_tokens, s.prompt_tokens,
+       s.busy_in_run_s};
 }
 void from_json(const nlohmann::json& j, ReplicaStats& s) {
   j.at(0).get_to(s.routed), j.at(1).get_to(s.steps), j.at(2).get_to(s.busy_s);
   j.at(3).get_to(s.cached_prompt_tokens), j.at(4).get_to(s.prompt_tokens);
+  j.at(5).get_to(s.busy_in_run_s);
+}
+void to_json(nlohmann::json& j, const SimulationOutput::SessionTurnDrops& d) {
+  j = {d.parent_rejected, d.past_bound, d.waiting_at_end};
+}
+void from_json(const nlohmann::json& j, SimulationOutput::SessionTurnDrops& d) {
+  j.at(0).get_to(d.parent_rejected), j.at(1).get_to(d.past_bound);
+  j.at(2).get_to(d.waiting_at_end);
 }
 void to_json(nlohmann::json& j, const StepCost& c) {
   j = {c.gemm_s, c.attn_prefill_s, c.attn_decode_s, c.comm_s, c.other_s, c.overhead_s};
@@ -67,7 +76,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1440,
+static_assert(sizeof(RunSummary) == 1480,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -142,6 +151,8 @@ void SummaryFields(S& s, F&& f) {
   f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
   f("cut_short", s.cut_short), f("unstable", s.unstable);
   f("unstable_reason", s.unstable_reason), f("reject_reasons", s.reject_reasons);
+  f("sessions_trace", s.sessions_trace), f("session_turns_read", s.session_turns_read);
+  f("session_turns_dropped", s.session_turns_dropped);
   f("classes", s.classes);
 }
 

@@ -79,7 +79,10 @@ class RateEvaluator {
         specs[k].slo = o_.slo;  // goodput share and SLO samples (runs.h)
       }
       if (bar_) bar_->AddTotal(add);
-      for (RunResult& r : RunAll(specs, o_.jobs, bar_)) runs.push_back(std::move(r));
+      for (RunResult& r : RunAll(specs, o_.jobs, bar_)) {
+        if (Status st = CheckSomethingMeasured(*sc, r.summary); !st.ok()) return st;
+        runs.push_back(std::move(r));
+      }
       e = Summarize(runs);
       const int n = static_cast<int>(runs.size());
       // Failures first: more replications or longer runs only confirm them.

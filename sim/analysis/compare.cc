@@ -268,9 +268,10 @@ Status CheckInputs(const Scenario& a, const std::string& a_label,
   return Status::Ok();
 }
 
-// Replications [from, to) of both variants, appended to every metric.
-void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
-                     int jobs, ProgressBar* bar, Comparison* c) {
+// Replications [from, to) of both variants, appended to every metric; an
+// error if a run's warm-up left nothing measured.
+Status RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
+                       int jobs, ProgressBar* bar, Comparison* c) {
   std::vector<RunSpec> specs;  // 2k: A, 2k + 1: B, replication k of both
   for (int k = from; k < to; ++k) {
     for (const RunSpec* base : {&a, &b}) {
@@ -283,6 +284,7 @@ void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
   for (size_t i = 0; i < results.size(); ++i) {
     const bool is_a = i % 2 == 0;
     const RunResult& r = results[i];
+    if (Status st = CheckSomethingMeasured(*specs[i].scenario, r.summary); !st.ok()) return st;
     VariantInfo& v = is_a ? c->a : c->b;
     const std::string why = RunInstability(r.summary);
     if (!why.empty() && v.unstable++ == 0) v.unstable_reason = why;
@@ -292,6 +294,7 @@ void RunReplications(const RunSpec& a, const RunSpec& b, int from, int to,
     }
   }
   c->replications = to;
+  return Status::Ok();
 }
 
 // Intervals and verdicts at the current look; true when a stop rule fires
@@ -417,8 +420,11 @@ StatusOr<Comparison> ComparePaired(const Scenario& a,
   std::unique_ptr<ProgressBar> bar;
   if (options.progress) bar = std::make_unique<ProgressBar>("compare", 0, 2);
   for (const int n : c.looks) {
-    RunReplications(spec_a, spec_b, c.replications, n, options.jobs, bar.get(),
-                    &c);
+    if (Status st = RunReplications(spec_a, spec_b, c.replications, n, options.jobs,
+                                    bar.get(), &c);
+        !st.ok()) {
+      return st;
+    }
     if (EvaluateLook(options, &c)) break;
   }
   if (bar) bar->Finish();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 
 namespace servesim {
 
@@ -41,6 +42,24 @@ StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n) {
         {"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
     j["workload"].erase("max_concurrency");
   });
+}
+
+Status CheckSomethingMeasured(const Scenario& sc, const RunSummary& summary) {
+  if (summary.completed > 0 || summary.excluded_warmup == 0) return Status::Ok();
+  const MetricsConfig& m = sc.metrics;
+  const bool by_time = m.warmup_s > 0, by_count = m.warmup_requests > 0;
+  std::ostringstream os;
+  os << sc.file << ": "
+     << (by_time && by_count ? "/metrics"
+         : by_time           ? "/metrics/warmup_s"
+                             : "/metrics/warmup_requests")
+     << ": warm-up excludes every request: all " << summary.excluded_warmup
+     << " finished requests arrived within the warm-up (";
+  if (by_time) os << "warmup_s " << m.warmup_s << (by_count ? ", " : "");
+  if (by_count) os << "warmup_requests " << m.warmup_requests;
+  os << "), so nothing was measured; expected a warm-up shorter than the run "
+        "(or more requests)";
+  return Status::Error(os.str());
 }
 
 Status CheckOpenLoop(const Scenario& sc, const char* command) {

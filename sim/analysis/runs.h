@@ -33,6 +33,11 @@ StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate,
 // A closed loop of n clients with no think time (max_concurrency removed).
 StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n);
 
+// A run whose warm-up covers every finished request measured nothing: its
+// latencies would print as 0.00 ms (and an SLO search would say "met at no
+// rate"), so it is an error naming the warm-up key, not a result.
+Status CheckSomethingMeasured(const Scenario& sc, const RunSummary& summary);
+
 // Ok for open-loop traffic with an arrival rate; else an error naming
 // `command` (a closed loop is pointed at `servesim loops`).
 Status CheckOpenLoop(const Scenario& sc, const char* command);

@@ -7,6 +7,7 @@
 #include "sim/analysis/capacity_plan.h"
 #include "sim/analysis/report_data.h"
 #include "sim/analysis/search.h"
+#include "sim/report/csv_field.h"
 #include "sim/report/writers.h"
 
 namespace servesim {
@@ -238,7 +239,7 @@ std::string SearchCsv(const SearchResult& r) {
     const SearchCandidate& c = row.candidate;
     const bool ran = row.status == SearchRow::Status::kEvaluated;
     auto num = [](bool have, double x) { return have ? Fmt("%.6g", x) : std::string(); };
-    os << c.gpu << ',' << c.tp << ',' << c.max_num_seqs << ',' << c.max_num_batched_tokens
+    os << CsvField(c.gpu) << ',' << c.tp << ',' << c.max_num_seqs << ',' << c.max_num_batched_tokens
        << ',' << (c.chunked_prefill ? "true" : "false") << ',' << StatusName(row.status) << ','
        << num(row.saturation.mu_rps > 0, row.saturation.mu_rps) << ','
        << num(ran, row.capacity.max_rate) << ',' << num(ran, row.replicas) << ','
@@ -253,7 +254,7 @@ std::string SearchCsv(const SearchResult& r) {
        << ',';
     if (row.best_router) {
       const RouterCheck& b = row.routed[*row.best_router];
-      os << b.router << ',' << b.replicas << ',' << Fmt("%.6g", *row.routed_fleet_usd_per_hour);
+      os << CsvField(b.router) << ',' << b.replicas << ',' << Fmt("%.6g", *row.routed_fleet_usd_per_hour);
     } else {
       os << ",,";
     }

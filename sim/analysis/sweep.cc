@@ -69,6 +69,11 @@ StatusOr<SweepResult> RunSweep(const Scenario& base, const SweepOptions& o) {
   ProgressBar bar("sweep", static_cast<int>(specs.size()), reps);
   std::vector<RunResult> runs = RunAll(specs, o.jobs, o.progress ? &bar : nullptr);
   bar.Finish();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (Status st = CheckSomethingMeasured(*specs[i].scenario, runs[i].summary); !st.ok()) {
+      return st;
+    }
+  }
   std::vector<TailPoint> tails;
   for (size_t i = 0; i < rates.size(); ++i) {
     std::vector<const RunSummary*> group;

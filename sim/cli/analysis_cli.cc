@@ -81,9 +81,9 @@ void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per) {
   cmd->add_option("-r,--replications", o->replications,
                   std::string("Independent replications ") + per +
                       "; replication k uses seed = scenario seed + k")
-      ->check(CLI::Range(1, 1000));
+      ->check(NumberIn(1, 1000));
   cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(NumberIn(0, 4096));
   cmd->add_option("--json", o->json, "Write the report data as JSON")
       ->check(NotAnOption());
   cmd->add_option("--html", o->html, "Write the self-contained HTML report")

@@ -46,7 +46,8 @@ Status RunPdSizing(const CapacityCliOptions& o, const Scenario& sc, CapacityOpti
 }
 
 Status RunCapacityCommand(const CapacityCliOptions& o) {
-  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}});
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}},
+                                    {o.scenario});
       !st.ok()) {
     return st;
   }
@@ -95,11 +96,11 @@ Command AddCapacityCommand(CLI::App* app) {
   cmd->add_option("--max-replications", o->max_replications,
                   "Budget of replications per rate (default 20); a rate still "
                   "undecided then fails")
-      ->check(CLI::Range(3, 1000));
+      ->check(NumberIn(3, 1000));
   cmd->add_option("--precision", o->precision,
                   "Relative 95% half-width that settles an SLO percentile "
                   "(default 0.05)")
-      ->check(CLI::Range(1e-4, 0.99));
+      ->check(NumberIn(1e-4, 0.99));
   cmd->add_option("--slo", o->slo,
                   "SLO terms, e.g. ttft_p99=2s,tpot_p99=100ms[,e2el_p99=30s]")
       ->required()
@@ -109,7 +110,7 @@ Command AddCapacityCommand(CLI::App* app) {
                   "per replica), assuming an ideal router; with a "
                   "/disaggregation scenario (required) the rate every P:D split is "
                   "judged at")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberIn(0, 1e300));
   cmd->add_option("--candidates", o->candidates,
                   "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
                   "(default: the scenario's hardware; with it, the scenario's "
@@ -118,10 +119,10 @@ Command AddCapacityCommand(CLI::App* app) {
   AddValidationOptions(cmd, &o->validation);
   cmd->add_option("--max-prefill", o->max_prefill,
                   "Disaggregated scenarios: most prefill instances tried (default 16)")
-      ->check(CLI::Range(1, 1024));
+      ->check(NumberIn(1, 1024));
   cmd->add_option("--max-decode", o->max_decode,
                   "Disaggregated scenarios: most decode instances tried (default 16)")
-      ->check(CLI::Range(1, 1024));
+      ->check(NumberIn(1, 1024));
   cmd->add_option("--prices", o->prices,
                   "$/GPU-hour table (default models/gpu_prices.json: example list prices)")
       ->check(NotAnOption());

@@ -38,7 +38,14 @@ std::string ScenarioReferenceMarkdown();
 // that starts with '-', which is the next option swallowed because this one
 // was given no value (`--save-result --save-detailed out.csv` used to write a
 // file named "--save-detailed"). Output to stdout ("-") is not supported.
+// An empty value is refused too.
 CLI::Validator NotAnOption();
+
+// A finite number in [lo, hi] (CLI::Range lets NaN through, and prints a
+// bound like 1.8e308 in all its 309 digits); the bounds are printed as %g.
+CLI::Validator NumberIn(double lo, double hi);
+// A finite number > 0.
+CLI::Validator PositiveNumber();
 
 // When the first argument names no subcommand (and is not an option), the
 // error line with the nearest subcommand suggested, e.g. `unknown command

@@ -39,7 +39,8 @@ StatusOr<Scenario> LoadVariant(const char* name, const std::string& path,
 }
 
 Status RunCompareCommand(const CompareCliOptions& o) {
-  if (Status st = CheckOutputPaths({{"--save-result", o.save_result}});
+  if (Status st = CheckOutputPaths({{"--save-result", o.save_result}},
+                                    o.scenarios);
       !st.ok()) {
     return st;
   }
@@ -119,23 +120,23 @@ Command AddCompareCommand(CLI::App* app) {
   cmd->add_option("--precision", o->precision,
                   "Stop when the primary difference's half-width is within "
                   "this share of A's value (default 0.05)")
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(NumberIn(1e-6, 10.0));
   cmd->add_option("--min-replications", o->min_replications,
                   "Replications of the first look (default 3); replication k "
                   "of both variants uses seed = scenario seed + k")
-      ->check(CLI::Range(2, 1000));
+      ->check(NumberIn(2, 1000));
   cmd->add_option("--max-replications", o->max_replications,
                   "Budget of replications per variant (default 30)")
-      ->check(CLI::Range(2, 1000));
+      ->check(NumberIn(2, 1000));
   cmd->add_option("--utilization", o->utilization,
                   "Run both variants at this share of A's saturation "
                   "throughput mu instead of the scenarios' rates, e.g. 0.9")
-      ->check(CLI::Range(1e-3, 10.0));
+      ->check(NumberIn(1e-3, 10.0));
   cmd->add_option("--slo", o->slo,
                   "SLO terms for goodput, e.g. ttft_p99=2s,tpot_p99=100ms")
       ->check(NotAnOption());
   cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(NumberIn(0, 4096));
   cmd->add_option("--save-result", o->save_result,
                   "Write the comparison as JSON")
       ->check(NotAnOption());

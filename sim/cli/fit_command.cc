@@ -69,7 +69,8 @@ StatusOr<LogFit> ReadAndFit(const FitOptions& o, TraceOptions* trace) {
 }
 
 Status Fit(const FitOptions& o) {
-  if (Status st = CheckOutputPaths({{"--out", o.out}, {"--plot", o.plot}});
+  if (Status st = CheckOutputPaths({{"--out", o.out}, {"--plot", o.plot}},
+                                    {o.log});
       !st.ok()) {
     return st;
   }
@@ -138,7 +139,7 @@ Command AddFitCommand(CLI::App* app) {
       ->check(NotAnOption());
   fit->add_option("--max-bad-fraction", opts->max_bad_fraction,
                   "Share of malformed lines tolerated (default 0: any fails)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(NumberIn(0.0, 1.0));
   fit->add_option("--out", opts->out,
                   "Write a ready-to-run scenario JSON fitted to the log")
       ->check(NotAnOption());

@@ -17,7 +17,8 @@ struct LoopsCliOptions : AnalysisCliOptions {
 };
 
 Status RunLoopsCommand(const LoopsCliOptions& o) {
-  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}});
+  if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}},
+                                    {o.scenario});
       !st.ok()) {
     return st;
   }
@@ -60,7 +61,7 @@ Command AddLoopsCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--burstiness", o->burstiness,
                   "Gamma shape of the bursty open loop (1 = Poisson, < 1 burstier)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber());
   return [cmd, o]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
     return RunLoopsCommand(*o);

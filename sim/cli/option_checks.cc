@@ -1,5 +1,8 @@
 // Command-line checks shared by the subcommands (see commands.h): option
 // values that are really the next option, and unknown subcommands.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -11,12 +14,41 @@ namespace servesim {
 CLI::Validator NotAnOption() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        if (value.empty() || value[0] != '-') return "";
+        // An empty value (`--save-result ''`) read as "not given" was
+        // silently ignored.
+        if (value.empty()) return "expected a value, got \"\"";
+        if (value[0] != '-') return "";
         return "expected a value, got \"" + value +
                "\", which is an option (the option before it was given no "
                "value; write ./" + value + " for a file so named)";
       },
       "", "not an option");
+}
+
+CLI::Validator NumberIn(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(value.c_str(), &end);
+        const bool number = !value.empty() && end == value.c_str() + value.size();
+        if (number && std::isfinite(x) && x >= lo && x <= hi) return "";
+        char range[96];
+        std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+        return std::string("expected a number in ") + range + ", got \"" + value + "\"";
+      },
+      "", "number in range");
+}
+
+CLI::Validator PositiveNumber() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(value.c_str(), &end);
+        const bool number = !value.empty() && end == value.c_str() + value.size();
+        if (number && std::isfinite(x) && x > 0) return "";
+        return "expected a finite number > 0, got \"" + value + "\"";
+      },
+      "", "positive number");
 }
 
 std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {

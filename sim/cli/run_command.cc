@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "sim/analysis/runs.h"
 #include "sim/cli/commands.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/core/output_file.h"
@@ -33,33 +34,14 @@ struct RunOptions {
 };
 
 
-// A run whose warm-up covers every finished request measured nothing: its
-// latencies would print as 0.00 ms, so it is an error, not a report.
-Status CheckSomethingMeasured(const Scenario& sc, const RunSummary& summary) {
-  if (summary.completed > 0 || summary.excluded_warmup == 0) return Status::Ok();
-  const MetricsConfig& m = sc.metrics;
-  const bool by_time = m.warmup_s > 0, by_count = m.warmup_requests > 0;
-  std::ostringstream os;
-  os << sc.file << ": "
-     << (by_time && by_count ? "/metrics"
-         : by_time           ? "/metrics/warmup_s"
-                             : "/metrics/warmup_requests")
-     << ": warm-up excludes every request: all " << summary.excluded_warmup
-     << " finished requests arrived within the warm-up (";
-  if (by_time) os << "warmup_s " << m.warmup_s << (by_count ? ", " : "");
-  if (by_count) os << "warmup_requests " << m.warmup_requests;
-  os << "), so nothing was measured; expected a warm-up shorter than the run "
-        "(or more requests)";
-  return Status::Error(os.str());
-}
-
 Status Run(const RunOptions& o) {
   // Every output path is checked before the run: one given twice, or one
   // that cannot be created, fails now rather than after the simulation.
   if (Status st = CheckOutputPaths({{"--save-result", o.save_result},
                                     {"--save-detailed", o.save_detailed},
                                     {"--save-steps", o.save_steps},
-                                    {"--save-timeline", o.save_timeline}});
+                                    {"--save-timeline", o.save_timeline}},
+                                    {o.scenario});
       !st.ok()) {
     return st;
   }
@@ -180,14 +162,14 @@ Command AddRunCommand(CLI::App* app) {
       ->check(NotAnOption());
   run->add_option("--save-steps-every", opts->save_steps_every,
                   "Keep every Nth step in --save-steps and --save-timeline")
-      ->check(CLI::Range(int64_t{1}, INT64_MAX));
+      ->check(NumberIn(1, 9.2e18));
   run->add_option("--save-steps-from", opts->save_steps_from_s,
                   "Keep only steps starting at or after this simulated time, s "
                   "(--save-steps and --save-timeline)")
-      ->check(CLI::Range(0.0, kMaxSpanSeconds));
+      ->check(NumberIn(0.0, kMaxSpanSeconds));
   run->add_option("--save-steps-until", opts->save_steps_until_s,
                   "Keep only steps starting before this simulated time, s")
-      ->check(CLI::Range(0.0, kMaxSpanSeconds));
+      ->check(NumberIn(0.0, kMaxSpanSeconds));
   run->add_option("--save-timeline", opts->save_timeline,
                   "Write a Chrome trace event JSON timeline (Perfetto, "
                   "chrome://tracing)")

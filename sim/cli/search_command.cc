@@ -56,7 +56,8 @@ StatusOr<std::vector<bool>> Bools(const std::string& text) {
 
 Status RunSearchCommand(const SearchCliOptions& o) {
   if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv},
-                                    {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}});
+                                    {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}},
+                                    {o.scenario});
       !st.ok()) {
     return st;
   }
@@ -151,7 +152,7 @@ Command AddSearchCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--target-rate", o->target_rate, "Fleet requests/s to serve")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber());
   cmd->add_option("--gpus", o->gpus, "GPU types, e.g. h100-sxm,h200 (default: the scenario's)")
       ->check(NotAnOption());
   cmd->add_option("--tp", o->tps, "Tensor-parallel degrees, e.g. 1,2 (default: the scenario's)")
@@ -168,11 +169,11 @@ Command AddSearchCommand(CLI::App* app) {
                   "(default: an ideal even split)")
       ->check(NotAnOption());
   cmd->add_option("--max-replicas", o->max_replicas, "Largest fleet per candidate (default 64)")
-      ->check(CLI::Range(1, 100000));
+      ->check(NumberIn(1, 100000));
   cmd->add_option("--max-replications", o->max_replications, "Budget per rate (default 20)")
-      ->check(CLI::Range(3, 1000));
+      ->check(NumberIn(3, 1000));
   cmd->add_option("--precision", o->precision, "Relative 95% half-width (default 0.05)")
-      ->check(CLI::Range(1e-4, 0.99));
+      ->check(NumberIn(1e-4, 0.99));
   AddValidationOptions(cmd, &o->validation);
   cmd->add_flag("--exhaustive", o->exhaustive,
                 "Evaluate every fitting candidate (no cost pruning): complete Pareto fronts");

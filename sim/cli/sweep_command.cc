@@ -21,7 +21,8 @@ struct SweepCliOptions : AnalysisCliOptions {
 
 Status RunSweepCommand(const SweepCliOptions& o) {
   if (Status st = CheckOutputPaths(
-          {{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv}});
+          {{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv}},
+                                    {o.scenario});
       !st.ok()) {
     return st;
   }

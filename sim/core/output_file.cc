@@ -146,18 +146,32 @@ Status CheckOutputPath(const std::string& path) {
   return Status::Ok();
 }
 
-Status CheckOutputPaths(
-    const std::vector<std::pair<std::string, std::string>>& outputs) {
+namespace {
+
+std::string CanonicalPath(const std::string& path) {
   namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+}  // namespace
+
+Status CheckOutputPaths(
+    const std::vector<std::pair<std::string, std::string>>& outputs,
+    const std::vector<std::string>& inputs) {
   std::vector<std::string> canon(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     // A device (/dev/null) may take several outputs; files may not.
     if (outputs[i].second.empty() || IsSpecialOutput(outputs[i].second)) {
       continue;
     }
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(outputs[i].second, ec), ec);
-    canon[i] = ec ? outputs[i].second : p.lexically_normal().string();
+    canon[i] = CanonicalPath(outputs[i].second);
+    for (const std::string& in : inputs) {
+      if (in.empty() || CanonicalPath(in) != canon[i]) continue;
+      return Status::Error(outputs[i].first + " names the input " + in +
+                           "; expected a different file (it would be overwritten)");
+    }
     for (size_t j = 0; j < i; ++j) {
       if (!canon[j].empty() && canon[j] == canon[i]) {
         return Status::Error(outputs[j].first + " and " + outputs[i].first +

@@ -27,8 +27,11 @@ Status CheckOutputPath(const std::string& path);
 
 // Each (option, path) pair with a non-empty path must name a different file
 // and be writable: "--save-result and --save-detailed name the same file x".
+// None may name one of `inputs` (the scenario, the log read): writing it
+// would overwrite what the run was made from.
 Status CheckOutputPaths(
-    const std::vector<std::pair<std::string, std::string>>& outputs);
+    const std::vector<std::pair<std::string, std::string>>& outputs,
+    const std::vector<std::string>& inputs = {});
 
 // An existing path that is neither a regular file nor a directory (a device
 // such as /dev/null or /dev/full, a FIFO): written in place, since there is

@@ -1,8 +1,7 @@
-// vLLM v1's `priority` policy (--scheduling-policy priority), as read in
-// vllm/v1/core/sched/request_queue.py (PriorityRequestQueue), request.py
-// (Request.__lt__) and scheduler.py (schedule()) on vLLM's main branch
-// (scheduler.py at commit 00024d314514900f361ad072af6931e403b7f589,
-// request_queue.py at 0097c7ed191ad98928976a47ae63ab625a5d112f):
+// vLLM v1's `priority` policy (--scheduling-policy priority), as vLLM 0.33.0
+// runs it (vllm/v1/core/sched/request_queue.py PriorityRequestQueue,
+// request.py Request.__lt__, scheduler.py schedule()), checked step for step
+// by the prio_* fixtures of tests/engine/vllm_conformance_test.cc:
 //  - the waiting queue is a heap ordered by (priority, arrival_time,
 //    request_id): lower priority value first, then earlier arrival; a
 //    preempted request goes back into the heap, not to the front;
@@ -10,7 +9,8 @@
 //    max(running, key=(priority, arrival_time)) over the WHOLE running
 //    list -- requests already scheduled this step included (the mechanism
 //    gives their tokens back), and the request being scheduled itself
-//    (then it is not scheduled and the running pass ends).
+//    (then it is not scheduled, and the pass goes on with the next
+//    running request, which may still fit).
 // arrival_time is when the engine received the request: servesim's send
 // time, with ties (requests sent at one simulated instant, e.g. a closed
 // loop's first ones) broken by creation order, the order the engine would

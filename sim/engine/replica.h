@@ -10,6 +10,7 @@
 // returns that time; FinishStep commits that step when the time comes.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <memory>
@@ -56,6 +57,11 @@ class Replica {
   const StepCost& total_cost() const { return total_cost_; }
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_time_; }  // sum of step durations
+  // Of busy_time, the part before `t`: steps never overlap and those
+  // launched but not ended run back to back until gpu_free_.
+  SimTime busy_time_before(SimTime t) const {
+    return busy_time_ - std::max<SimTime>(0, gpu_free_ - t);
+  }
   // KV offload: time steps spent waiting for transfers to and from the CPU
   // tier (in busy_time), and the blocks those transfers moved.
   SimTime transfer_stall() const { return transfer_stall_; }

@@ -97,6 +97,7 @@ using ll = long long;
 struct ReplicaSteps {
   std::vector<SimTime> starts, ends;
   SimTime busy = 0;
+  SimTime busy_in_run = 0;  // of busy, before the run's end_time
 };
 
 std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
@@ -108,6 +109,7 @@ std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
     r.starts.push_back(s.start);
     r.ends.push_back(s.end);
     r.busy += s.end - s.start;
+    r.busy_in_run += std::min(s.end, out.end_time) - std::min(s.start, out.end_time);
   }
   return reps;
 }
@@ -202,6 +204,15 @@ void CheckStepOrder(const SimulationOutput& out, const std::vector<ReplicaSteps>
       if (std::abs(st.busy_s - busy_s) > 1e-9 * std::max(1.0, busy_s) + 1e-9) {
         v->Add("busy", "replica %zu: ReplicaStats.busy_s %.9f != sum of step durations "
                "%.9f", k, st.busy_s, busy_s);
+      }
+      // The busy share a report prints (busy_in_run_s / end_time) is a
+      // share: at most the whole run.
+      const double in_run_s = ToSeconds(r.busy_in_run);
+      if (std::abs(st.busy_in_run_s - in_run_s) > 1e-9 * std::max(1.0, in_run_s) + 1e-9 ||
+          st.busy_in_run_s > ToSeconds(out.end_time) + 1e-9) {
+        v->Add("busy", "replica %zu: ReplicaStats.busy_in_run_s %.9f, steps before the "
+               "end %.9f, run %.9f s", k, st.busy_in_run_s, in_run_s,
+               ToSeconds(out.end_time));
       }
     }
   }
@@ -467,6 +478,12 @@ void CheckTraceSessions(const SimulationInput& in, const SimulationOutput& out,
     v->Add("sessions", "%zu parent links for %zu requests",
            out.parent_request.size(), out.requests.size());
     return;
+  }
+  // Every record read became a request or is counted as dropped, by why.
+  const int64_t created = static_cast<int64_t>(out.requests.size());
+  if (created + out.session_turns_dropped.total() != out.session_turns_read) {
+    v->Add("sessions", "%lld turns read, %lld created + %lld dropped", (ll)out.session_turns_read,
+           (ll)created, (ll)out.session_turns_dropped.total());
   }
   for (const Request& r : out.requests) {
     const int64_t p = out.parent_request[r.id];

@@ -164,9 +164,11 @@ void CheckLinks(const SimulationInput& in, const SimulationOutput& out, Violatio
     std::sort(l.begin(), l.end(), [](const DisaggRequest* a, const DisaggRequest* b) {
       return a->transfer_start < b->transfer_start;
     });
-    SimTime busy = 0;
+    SimTime busy = 0, in_run = 0;
     for (size_t j = 0; j < l.size(); ++j) {
       busy += l[j]->transfer_end - l[j]->transfer_start;
+      in_run += std::min(l[j]->transfer_end, out.end_time) -
+                std::min(l[j]->transfer_start, out.end_time);
       if (j == 0) continue;
       if (l[j]->transfer_start < l[j - 1]->transfer_end) {
         v->Add("links", "decode link %zu: a transfer starts at %lld ns before the "
@@ -178,6 +180,14 @@ void CheckLinks(const SimulationInput& in, const SimulationOutput& out, Violatio
                "%lld ns after %lld ns)", k, (ll)l[j]->prefill_end,
                (ll)l[j - 1]->prefill_end);
       }
+    }
+    // The share the report prints (in_run / end_time) is a share.
+    if (k >= d.link_busy_in_run.size() || in_run != d.link_busy_in_run[k] ||
+        in_run > out.end_time) {
+      v->Add("links", "decode link %zu: busy before the end %lld ns, transfers before it "
+             "%lld ns, run %lld ns", k,
+             (ll)(k < d.link_busy_in_run.size() ? d.link_busy_in_run[k] : -1), (ll)in_run,
+             (ll)out.end_time);
     }
     if (busy != d.link_busy[k]) {
       v->Add("links", "decode link %zu: busy %lld ns, transfers sum to %lld ns", k,

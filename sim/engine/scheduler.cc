@@ -380,18 +380,20 @@ int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
       const size_t victim = policy_->PickVictim(running_, i, reqs);
       self_preempted = running_[victim] == r.id;
       if (victim < i) {
-        // Visited earlier this step. vLLM steps back only over a victim it
-        // had scheduled; over one it passed by it does not, so the request
-        // after the current one is then skipped this step (as vLLM).
-        const int32_t back = Unschedule(running_[victim], plan);
-        budget += back;
-        if (back > 0) --i;
+        // Visited earlier this step (scheduled or passed by): the list
+        // shifts under the cursor, and a scheduled victim gives its tokens
+        // back (vLLM 0.33.0 scheduler.py 944-948).
+        budget += Unschedule(running_[victim], plan);
+        --i;
       }
       Preempt(victim, plan);
       if (self_preempted) break;
     }
-    // vLLM: the request that could not be scheduled ends the running pass.
-    if (self_preempted) break;
+    // It preempted itself: the requests after it may still fit (it freed
+    // its blocks), and running_[i] is already the next one (vLLM 0.33.0
+    // continues, 982-992; under FCFS the victim is the last, so the pass
+    // ends either way).
+    if (self_preempted) continue;
     Add(now, r, n, plan, std::min(drafts, n - 1));
     budget -= n;
     ++i;

@@ -200,6 +200,7 @@ class Driver {
       // No later record is read: every one would arrive past the bound (a
       // later turn is never sent before its trace time).
       source_done_ = true;
+      DropPendingFirstTurn();
       if (turns_waiting_ == 0) CloseWindow();
       return;
     }
@@ -264,6 +265,7 @@ class Driver {
     // Session turns may have used up the request bound since this arrival
     // was scheduled.
     if (!MayCreate(now_)) {
+      DropPendingFirstTurn();
       CloseWindow();
       return;
     }
@@ -338,8 +340,8 @@ class Driver {
   void StashTurn(TraceTurnState t) {
     ++turns_waiting_;
     const int64_t parent_id = request_of_record_[t.turn.parent];
-    if (parent_id == kDropped) {
-      DropTurn(t.turn.record);
+    if (parent_id == kDroppedRejected || parent_id == kDroppedPastBound) {
+      DropTurn(t.turn.record, parent_id);
     } else if (parent_id >= 0 && out_->requests[parent_id].done()) {
       Release(std::move(t), out_->requests[parent_id]);
     } else {
@@ -349,7 +351,7 @@ class Driver {
 
   void Release(TraceTurnState t, const Request& parent) {
     if (parent.status != RequestStatus::kFinished) {
-      DropTurn(t.turn.record);
+      DropTurn(t.turn.record, kDroppedRejected);
       return;
     }
     SimTime at;
@@ -372,15 +374,30 @@ class Driver {
     events_.Push(at, EventKind::kTraceTurn, slot);
   }
 
-  // The turn will never be created, nor the turns waiting on it.
-  void DropTurn(int64_t record) {
+  // A sessions trace's first turn read, not created: true if there is one.
+  bool FirstTurnPending() const {
+    return trace_sessions_ && next_turn_.record >= 0 &&
+           request_of_record_[next_turn_.record] == -1;
+  }
+  // ... past the run's bound (its later turns were not read).
+  void DropPendingFirstTurn() {
+    if (!FirstTurnPending()) return;
+    request_of_record_[next_turn_.record] = kDroppedPastBound;
+    ++out_->session_turns_dropped.past_bound;
+  }
+
+  // The turn will never be created, nor the turns waiting on it; `why` is
+  // kDroppedRejected or kDroppedPastBound.
+  void DropTurn(int64_t record, int64_t why) {
+    SimulationOutput::SessionTurnDrops& drops = out_->session_turns_dropped;
+    int64_t& count = why == kDroppedRejected ? drops.parent_rejected : drops.past_bound;
     std::vector<int64_t> stack = {record};
     while (!stack.empty()) {
       const int64_t r = stack.back();
       stack.pop_back();
-      request_of_record_[r] = kDropped;
+      request_of_record_[r] = why;
       --turns_waiting_;
-      ++out_->session_turns_dropped;
+      ++count;
       auto it = waiting_on_.find(r);
       if (it == waiting_on_.end()) continue;
       for (const TraceTurnState& t : it->second) stack.push_back(t.turn.record);
@@ -393,7 +410,7 @@ class Driver {
     TraceTurnState t = std::move(turn_slots_[slot]);
     free_turn_slots_.push_back(slot);
     if (!MayCreate(now_)) {
-      DropTurn(t.turn.record);
+      DropTurn(t.turn.record, kDroppedPastBound);
       CloseWindow();
       return;
     }
@@ -658,6 +675,8 @@ class Driver {
 
   void Finish() {
     out_->end_time = now_;
+    out_->session_turns_dropped.waiting_at_end = turns_waiting_ + (FirstTurnPending() ? 1 : 0);
+    out_->session_turns_read = static_cast<int64_t>(request_of_record_.size());
     for (auto& rep : replicas_) rep->FlushDecodeGroup();
     CloseWindow();
     out_->input_error = source_.trace_error();
@@ -665,6 +684,7 @@ class Driver {
       const Replica& rep = *replicas_[k];
       out_->replicas[k].steps = rep.steps();
       out_->replicas[k].busy_s = ToSeconds(rep.busy_time());
+      out_->replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
       out_->total_cost += rep.total_cost();
       out_->resume_cached_tokens += rep.scheduler().resume_cached_tokens();
       out_->spec += rep.scheduler().spec_stats();
@@ -677,6 +697,12 @@ class Driver {
     }
     if (retire_) t.clear();
     if (out_->disagg) {
+      // A link's transfers not ended by now run back to back until
+      // link_free_ (each starts when the one before it ends).
+      out_->disagg->link_busy_in_run = out_->disagg->link_busy;
+      for (size_t d = 0; d < link_free_.size(); ++d) {
+        out_->disagg->link_busy_in_run[d] -= std::max<SimTime>(0, link_free_[d] - now_);
+      }
       for (const Request& p : out_->disagg->prefill_requests) {
         if (p.replica >= 0 && p.cached_tokens >= 0) {
           out_->replicas[p.replica].cached_prompt_tokens += p.cached_tokens;
@@ -749,10 +775,11 @@ class Driver {
   PrefixHashMemo route_hashes_;          // the router's prefix lookups
   std::vector<Session> sessions_;
   std::vector<int64_t> session_of_;      // request id -> session, -1 none
-  // Sessions traces: per record, its request (-1 not yet, kDropped never)
+  // Sessions traces: per record, its request (-1 not yet, kDropped* never)
   // and trace time; per request, its record; the turns waiting on a
   // record's answer; released turns by event payload.
-  static constexpr int64_t kDropped = -2;
+  static constexpr int64_t kDroppedRejected = -2;
+  static constexpr int64_t kDroppedPastBound = -3;
   const bool trace_sessions_;
   TraceTurn next_turn_;  // the scheduled first turn's place
   std::vector<int64_t> request_of_record_;

@@ -130,6 +130,9 @@ struct ReplicaStats {
   int64_t routed = 0;     // requests sent to this replica
   int64_t steps = 0;
   double busy_s = 0;      // time spent running steps
+  // Of busy_s, the part before SimulationOutput::end_time: a run stopped
+  // early (limits.max_queued) ends with steps still in flight.
+  double busy_in_run_s = 0;
   int64_t cached_prompt_tokens = 0;  // prefix hits at first admission
   int64_t prompt_tokens = 0;
 };
@@ -151,6 +154,9 @@ struct DisaggOutput {
   int64_t transfers = 0;                // ended
   double bytes_moved = 0;               // by ended transfers
   std::vector<SimTime> link_busy;       // per decode instance
+  // Of link_busy, the part before end_time (a run cut short ends with
+  // transfers still queued on the link).
+  std::vector<SimTime> link_busy_in_run;
 };
 
 // KV offload (engine.kv_offload), summed over replicas. Bytes count every
@@ -181,10 +187,18 @@ struct SimulationOutput {
   OffloadStats offload;
   SpecDecodeStats spec;  // speculative decoding, all replicas, whole run
   // Sessions traces: each request's parent request (-1 a first turn), by
-  // id; empty otherwise. Turns never created because their parent was
-  // rejected or the run's bound came first.
+  // id; empty otherwise.
   std::vector<int64_t> parent_request;
-  int64_t session_turns_dropped = 0;
+  // Sessions traces: turns read but never created, by why (a turn dropped
+  // takes its own later turns with it, counted under the same reason).
+  struct SessionTurnDrops {
+    int64_t parent_rejected = 0;  // an earlier turn of it was rejected
+    int64_t past_bound = 0;       // due after the run's bound (requests, time)
+    int64_t waiting_at_end = 0;   // not yet sent when the run ended
+    int64_t total() const { return parent_rejected + past_bound + waiting_at_end; }
+  };
+  SessionTurnDrops session_turns_dropped;
+  int64_t session_turns_read = 0;  // records of a sessions trace read
   std::vector<ReplicaStats> replicas;
   std::vector<StepRecord> steps;  // in start order; only with record_steps
   bool unstable = false;

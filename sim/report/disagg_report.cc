@@ -16,7 +16,7 @@ double PoolBusy(const SimulationOutput& out, size_t first, size_t count) {
   if (count == 0 || out.end_time <= 0) return 0;
   double busy = 0;
   for (size_t k = first; k < first + count && k < out.replicas.size(); ++k) {
-    busy += out.replicas[k].busy_s;
+    busy += out.replicas[k].busy_in_run_s;
   }
   return busy / (static_cast<double>(count) * ToSeconds(out.end_time));
 }
@@ -60,11 +60,11 @@ DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput
   d.decode_replicas = in.disagg->decode.num_replicas;
   d.prefill_busy = PoolBusy(out, 0, d.prefill_replicas);
   d.decode_busy = PoolBusy(out, d.prefill_replicas, d.decode_replicas);
-  if (out.end_time > 0 && !o.link_busy.empty()) {
+  if (out.end_time > 0 && !o.link_busy_in_run.empty()) {
     SimTime sum = 0;
-    for (SimTime b : o.link_busy) sum += b;
-    d.link_busy = static_cast<double>(sum) /
-                  (static_cast<double>(o.link_busy.size()) * static_cast<double>(out.end_time));
+    for (SimTime b : o.link_busy_in_run) sum += b;
+    d.link_busy = static_cast<double>(sum) / (static_cast<double>(o.link_busy_in_run.size()) *
+                                              static_cast<double>(out.end_time));
   }
   d.transfers = o.transfers;
   d.bytes_moved = o.bytes_moved;

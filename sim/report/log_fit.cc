@@ -132,6 +132,7 @@ LogFit FitTrace(TraceReader* reader) {
   fit.records = static_cast<int64_t>(prompt.size());
   fit.data_lines = reader->data_lines();
   fit.bad_lines = reader->bad_lines();
+  fit.first_errors = reader->first_errors();
   fit.notes = reader->notes();
   fit.prompt = FitLengths(std::move(prompt));
   fit.completion = FitLengths(std::move(completion));

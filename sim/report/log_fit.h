@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_set>
+#include <string>
 #include <vector>
 
 #include "sim/metrics/stats.h"
@@ -47,6 +48,7 @@ struct ReuseFit {
 
 struct LogFit {
   int64_t records = 0, data_lines = 0, bad_lines = 0;
+  std::vector<std::string> first_errors;  // "file:line: what", the first few
   TraceNotes notes;  // timestamp unit, 0-token rows, rows filtered out
   LengthFit prompt, completion;
   std::optional<ArrivalFit> arrival;  // absent without >= 2 timestamps

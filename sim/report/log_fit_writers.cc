@@ -76,6 +76,11 @@ void WriteFitReport(const LogFit& fit, const std::string& source,
                     std::ostream& os) {
   os << "Trace " << source << ": " << fit.records << " requests ("
      << fit.data_lines << " data lines, " << fit.bad_lines << " malformed)\n";
+  for (const std::string& e : fit.first_errors) os << "  malformed: " << e << "\n";
+  if (fit.bad_lines > static_cast<int64_t>(fit.first_errors.size())) {
+    os << "  (and " << fit.bad_lines - static_cast<int64_t>(fit.first_errors.size())
+       << " more malformed lines)\n";
+  }
   const std::string notes = DescribeTraceNotes(fit.notes);
   if (!notes.empty()) os << "Notes: " << notes << "\n";
   os << "\n";

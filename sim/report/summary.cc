@@ -83,6 +83,9 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.created = d.created;
   s.rejected = out.rejected;
   s.incomplete = out.incomplete;
+  s.sessions_trace = in.workload.trace && in.workload.trace->format == TraceFormat::kSessions;
+  s.session_turns_read = out.session_turns_read;
+  s.session_turns_dropped = out.session_turns_dropped;
   // A run cut short is unstable whatever stopped it (the engine flags the
   // queue cap but not the rejection cap), so the flags always agree.
   s.cut_short = out.stopped_at_queue_cap;

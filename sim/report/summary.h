@@ -139,6 +139,11 @@ struct RunSummary {
   bool unstable = false;
   std::string unstable_reason;
   std::vector<std::string> reject_reasons;  // distinct, for the report
+  // Sessions traces (sessions_trace): turns read, and those never created
+  // by why (SimulationOutput::SessionTurnDrops).
+  bool sessions_trace = false;
+  int64_t session_turns_read = 0;
+  SimulationOutput::SessionTurnDrops session_turns_dropped;
 
   // Per request class (workload.classes); empty without classes.
   std::vector<ClassSummary> classes;

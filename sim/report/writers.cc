@@ -1,5 +1,6 @@
 // Report writers (see writers.h).
 #include "sim/report/writers.h"
+#include "sim/report/csv_field.h"
 #include "sim/report/format.h"
 
 #include <charconv>
@@ -263,6 +264,11 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << " unfinished\n";
   for (const auto& why : s.reject_reasons)
     os << "  rejected because: " << why << "\n";
+  if (const auto& d = s.session_turns_dropped; d.total() > 0) {
+    os << "  session turns never sent: " << d.total() << " of " << s.session_turns_read
+       << " read (" << d.parent_rejected << " after a rejected turn, " << d.past_bound
+       << " past the run's bound, " << d.waiting_at_end << " unsent at the end)\n";
+  }
   if (s.unstable) {
     os << "  UNSTABLE: " << s.unstable_reason;
     if (s.cut_short) {
@@ -469,6 +475,13 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                    {"rejected", s.rejected},
                    {"unfinished", s.incomplete}};
   x["reject_reasons"] = s.reject_reasons;
+  if (s.sessions_trace) {
+    const auto& d = s.session_turns_dropped;
+    x["session_turns"] = {{"read", s.session_turns_read},
+                          {"never_sent", {{"after_rejected_turn", d.parent_rejected},
+                                          {"past_run_bound", d.past_bound},
+                                          {"unsent_at_end", d.waiting_at_end}}}};
+  }
   x["unstable"] = s.unstable;
   x["unstable_reason"] = s.unstable_reason;
   x["cut_short"] = s.cut_short;
@@ -633,7 +646,7 @@ void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
   if (r.reject_reason) row->append(r.reject_reason);
   row->push_back(',');
   if (r.request_class >= 0 && r.request_class < static_cast<int32_t>(classes.size())) {
-    row->append(classes[r.request_class].name);
+    AppendCsvField(classes[r.request_class].name, row);
   }
   row->push_back('\n');
 }

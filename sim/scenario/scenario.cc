@@ -174,7 +174,7 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
     // 0: no tier (so --set engine.kv_offload.cpu_gib=0 turns it off).
     s->kv_offload_cpu_gib = o.RequireNumber("cpu_gib", Range::Closed(0, 1e6));
     s->kv_offload_pcie_bytes_per_s =
-        o.Number("pcie_gb_per_s", 0, Range::OpenClosed(0, 1e6)) * 1e9;
+        o.Number("pcie_gb_per_s", 0, Range::Closed(0.01, 1e6)) * 1e9;
     s->kv_offload_latency_s = o.Number("latency_us", 0, Range::Closed(0, 1e6)) * 1e-6;
   }
   e.policy = v.Choice("policy", e.policy, SchedulerPolicyNames());
@@ -193,6 +193,24 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   };
   if (const auto rule = Unsupported(features)) v.FailMessage(rule->key, rule->expected);
   if (e.spec.on()) e.async_scheduling = false;
+}
+
+// A step moves at most the whole CPU tier and the whole GPU cache over
+// PCIe; that stall must stay one interval (core/time.h) or the clock
+// saturates (a run of 4.6e9 s at 1e-300 GB/s).
+void CheckTransferTime(const JsonView& root, const Scenario& s) {
+  const EngineConfig& e = s.engine;
+  const double bytes =
+      (static_cast<double>(e.cpu_blocks) + e.num_gpu_blocks) * e.kv_block_bytes;
+  const double seconds = e.pcie_latency_s + bytes / e.pcie_bytes_per_s;
+  if (seconds <= kMaxIntervalSeconds) return;
+  std::ostringstream os;
+  os << "expected a link that moves the CPU tier and the GPU cache ("
+     << e.cpu_blocks + e.num_gpu_blocks << " blocks, " << bytes / 1e9
+     << " GB per GPU) within " << kMaxIntervalSeconds << " s: at least "
+     << bytes / (kMaxIntervalSeconds - e.pcie_latency_s) / 1e9 << " GB/s, got "
+     << e.pcie_bytes_per_s / 1e9 << " GB/s";
+  root.Object("engine").Object("kv_offload").FailMessage("pcie_gb_per_s", os.str());
 }
 
 // engine.kv_offload in blocks of this model, tp and block size, and the
@@ -218,6 +236,7 @@ void ResolveKvOffload(const JsonView& root, Scenario* s) {
   e.pcie_bytes_per_s = s->kv_offload_pcie_bytes_per_s > 0 ? s->kv_offload_pcie_bytes_per_s
                                                           : s->gpu.pcie_bytes_per_s;
   e.pcie_latency_s = s->kv_offload_latency_s;
+  CheckTransferTime(root, *s);
 }
 
 void ParseEngine(const JsonView& root, Scenario* s) {

@@ -288,7 +288,16 @@ size_t CsvColumn(const std::string& path,
                  const std::string& name) {
   std::string list;
   for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == name) return i;
+    if (header[i] == name) {
+      // Two columns of one name: which one the trace means is a guess.
+      for (size_t j = i + 1; j < header.size(); ++j) {
+        if (header[j] != name) continue;
+        throw ConfigError(path + ":1: column \"" + name + "\" appears twice (columns " +
+                          std::to_string(i + 1) + " and " + std::to_string(j + 1) +
+                          "); expected one");
+      }
+      return i;
+    }
     list += (i ? ", " : "") + QuoteField(header[i]);
   }
   const std::string near = NearestName(name, header);

@@ -269,6 +269,14 @@ TEST(RunInvariants, BusyTimeDisagreesWithSteps) {
   EXPECT_VIOLATION(r, "busy", "ReplicaStats.busy_s");
 }
 
+// Issue 35: a run stopped by limits.max_queued reported its prefill pool
+// busy 101.5% of the run (the steps still in flight counted whole).
+TEST(RunInvariants, BusyShareAboveTheWholeRun) {
+  SimRun r = Simulate(Base());
+  r.out.replicas[0].busy_in_run_s = ToSeconds(r.out.end_time) * 1.015;
+  EXPECT_VIOLATION(r, "busy", "busy_in_run_s");
+}
+
 TEST(RunInvariants, TimestampsOutOfOrder) {
   SimRun r = Simulate(Base());
   const size_t i = FinishedWith(r.out, 2);

@@ -174,7 +174,7 @@ TEST(TraceSessionsReplay, HandWorkedTimes) {
     EXPECT_EQ(r.content.stream_id, out.requests[i < 4 ? 0 : 4].content.stream_id);
   }
   EXPECT_NE(out.requests[0].content.stream_id, out.requests[4].content.stream_id);
-  EXPECT_EQ(out.session_turns_dropped, 0);
+  EXPECT_EQ(out.session_turns_dropped.total(), 0);
   EXPECT_NE(sc.ArrivalDescription().find("later turns sent after their "
                                          "parent's answer"),
             std::string::npos);
@@ -227,7 +227,8 @@ TEST(TraceSessionsReplay, RejectedParentDropsItsLaterTurnsAndBoundsDropToo) {
   EXPECT_EQ(out.requests[0].status, RequestStatus::kRejected);
   EXPECT_EQ(out.requests[2].arrival, FromSeconds(3.0));
   EXPECT_EQ(out.parent_request[2], 1);
-  EXPECT_EQ(out.session_turns_dropped, 2);
+  EXPECT_EQ(out.session_turns_dropped.parent_rejected, 2);
+  EXPECT_EQ(out.session_turns_dropped.total(), 2);
   // num_requests 2: the third request is never created.
   const servesim::Scenario two = MustParse(
       SessionsScenario(path, "", R"(, "num_gpu_blocks": 100)"),
@@ -263,9 +264,9 @@ TEST(TraceSessionsReplay, AgenticFixtureUnderInvariants) {
   SimulationOutput out;
   RunScenario(sc, &out, true);
   EXPECT_EQ(static_cast<int64_t>(out.requests.size()) +
-                out.session_turns_dropped,
+                out.session_turns_dropped.total(),
             187);
-  EXPECT_EQ(out.session_turns_dropped, 0);
+  EXPECT_EQ(out.session_turns_dropped.total(), 0);
   EXPECT_GT(sc.trace_notes.zero_output_records, 0);
   int64_t later = 0, hits = 0;
   for (const Request& r : out.requests) {

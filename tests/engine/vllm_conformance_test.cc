@@ -111,6 +111,7 @@ std::vector<Step> Replay(const json& f, RequestTable* reqs) {
       r.content.prefix_len = prefix_len;
     }
     r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
+    if (q.size() > 6) r.priority = q[6];  // the priority fixtures' seventh field
     if (r.id != static_cast<int64_t>(reqs->size())) {
       ADD_FAILURE() << "request ids must be 0..n-1 in order";
       return {};

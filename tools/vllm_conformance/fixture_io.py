@@ -66,7 +66,7 @@ def check(fx):
         for i in fin:
             finished[i] = t_upd
     for i, r in reqs.items():
-        _, arrival, prompt, output, _, _ = r
+        _, arrival, prompt, output, _, _ = r[:6]
         _, cached, first_step, first_tok, fin_t, _ = res[i]
         if finished.get(i) != fin_t:
             raise ValueError(f"request {i}: finish time disagrees with steps")

@@ -90,7 +90,8 @@ class Pool:
 class Req:
     def __init__(self, row):
         (self.id, self.arrival, self.prompt, self.max_tokens, self.group,
-         self.prefix) = row
+         self.prefix) = row[:6]
+        self.priority = row[6] if len(row) > 6 else 0
         self.num_tokens = self.prompt
         self.computed = self.placeholders = self.in_flight = self.stale = 0
         self.blocks, self.ncached = [], 0
@@ -109,6 +110,7 @@ class Scheduler:
         self.pool = Pool(eng["num_gpu_blocks"], eng["prefix_caching"])
         self.wm_blocks = int(st["watermark"] * eng["num_gpu_blocks"])
         self.running, self.waiting = [], collections.deque()
+        self.priority = st["policy"] == "priority"
         self.finished_since_schedule = False
         self.asyn = eng["async_scheduling"]
 
@@ -187,12 +189,21 @@ class Scheduler:
                 if self._allocate(r, n):
                     ok = True
                     break
-                victim = self.running.pop()
+                victim = self._victim()
+                v = self.running.index(victim)
+                del self.running[v]
+                if v < i:  # the list shifts under the cursor
+                    i -= 1
+                budget += sched.pop(victim, 0)
                 self._preempt(victim)
                 preempted.append(victim.id)
                 if victim is r:
                     break
             if not ok:
+                # Priority: it was the lowest-priority request and left the
+                # list, so i already points at the next one, which may fit.
+                if self.priority:
+                    continue
                 break
             sched[r] = n
             budget -= n
@@ -208,14 +219,29 @@ class Scheduler:
         self.finished_since_schedule = False
         return sched, preempted, admitted_hits
 
+    def _victim(self):
+        """FCFS: the newest running request; priority: the lowest priority,
+        then the latest arrival (the first such in running order)."""
+        if not self.priority:
+            return self.running[-1]
+        return max(self.running, key=lambda q: (q.priority, q.arrival))
+
+    def _next_waiting(self):
+        """Priority: the waiting queue is a heap on (priority, arrival,
+        request id as a string); FCFS: its front."""
+        if not self.priority:
+            return self.waiting[0]
+        return min(self.waiting, key=lambda q: (q.priority, q.arrival, str(q.id)))
+
     def _admit(self, sched, budget, thr, hits):
         skipped = []
         while budget > 0 and self.waiting:
             if len(self.running) >= self.e["max_num_seqs"]:
                 break
-            r = self.waiting[0]
+            r = self._next_waiting()
             if r.stale:  # in-flight output of a preempted request pending
-                skipped.append(self.waiting.popleft())
+                self.waiting.remove(r)
+                skipped.append(r)
                 continue
             hit = self._hit(r)
             n = r.num_tokens - len(hit) * self.bs
@@ -226,7 +252,7 @@ class Scheduler:
             n = min(n, budget)
             if not self._allocate(r, n, hit, admit=True):
                 break
-            self.waiting.popleft()
+            self.waiting.remove(r)
             self.running.append(r)
             r.status, r.computed = "RUNNING", len(hit) * self.bs
             hits[r.id] = r.computed
@@ -240,7 +266,7 @@ class Scheduler:
         r.status, r.computed = "PREEMPTED", 0
         r.stale, r.placeholders = r.in_flight, 0
         r.preemptions += 1
-        self.waiting.appendleft(r)
+        self.waiting.appendleft(r)  # (priority: the order is by key anyway)
 
     # ---- update_from_output ---------------------------------------------
     def update(self, sched, sampled):

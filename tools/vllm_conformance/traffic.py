@@ -29,10 +29,14 @@ class Req:
     output_len: int
     prefix_group: int
     prefix_len: int
+    priority: int = -1  # vLLM's per-request priority (lower first); -1: none
 
     def row(self):
-        return [self.id, self.arrival_us, self.prompt_len, self.output_len,
-                self.prefix_group, self.prefix_len]
+        row = [self.id, self.arrival_us, self.prompt_len, self.output_len,
+               self.prefix_group, self.prefix_len]
+        # A seventh field only when priorities are drawn: the FCFS fixtures
+        # keep their bytes.
+        return row + [self.priority] if self.priority >= 0 else row
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,9 @@ class Traffic:
     bursts: int = 1
     gap_us: int = 0
     prompt_after_prefix: bool = False
+    # > 0: each request's priority is uniform in [0, priorities), from its
+    # own random stream (the other draws are unchanged).
+    priorities: int = 0
 
 
 def make_requests(traffic, seed, max_model_len, max_tokens_per_req):
@@ -111,6 +118,7 @@ def make_requests(traffic, seed, max_model_len, max_tokens_per_req):
     arr_rng = random.Random(f"{seed}/arrivals")
     len_rng = random.Random(f"{seed}/lengths")
     pre_rng = random.Random(f"{seed}/prefixes")
+    pri_rng = random.Random(f"{seed}/priorities")
     cap = min(max_model_len, max_tokens_per_req)
     reqs = []
     t = float(traffic.start_us)
@@ -134,7 +142,9 @@ def make_requests(traffic, seed, max_model_len, max_tokens_per_req):
         plen = min(plen, prompt)
         if plen <= 0:
             group, plen = -1, 0
-        reqs.append(Req(i, int(round(t)), prompt, output, group, plen))
+        priority = (pri_rng.randrange(traffic.priorities)
+                    if traffic.priorities > 0 else -1)
+        reqs.append(Req(i, int(round(t)), prompt, output, group, plen, priority))
     return reqs
 
 

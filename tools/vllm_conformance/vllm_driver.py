@@ -33,6 +33,7 @@ class Engine:
     long_prefill_token_threshold: int = 0
     scheduler_reserve_full_isl: bool = True
     watermark: float = 0.0
+    policy: str = "fcfs"  # or "priority" (--scheduling-policy)
 
     def fixture_engine(self):
         keys = ("block_size", "num_gpu_blocks", "max_num_seqs",
@@ -91,7 +92,7 @@ class VllmHarness:
             long_prefill_token_threshold=eng.long_prefill_token_threshold,
             scheduler_reserve_full_isl=eng.scheduler_reserve_full_isl,
             watermark=eng.watermark,
-            policy="fcfs",
+            policy=eng.policy,
         )
         cache_cfg = CacheConfig(block_size=eng.block_size,
                                 enable_prefix_caching=eng.prefix_caching)
@@ -249,7 +250,8 @@ class _Arrivals:
                 request_id=str(r.id),
                 prompt_token_ids=self.tokens.prompt_tokens(r),
                 sampling_params=sp, pooling_params=None,
-                arrival_time=r.arrival_us / 1e6, block_hasher=self.hasher)
+                arrival_time=r.arrival_us / 1e6, block_hasher=self.hasher,
+                priority=max(0, r.priority))
             self.objs[r.id] = req
             self.sched.add_request(req)
 

@@ -22,8 +22,9 @@ class Workload:
     seed: int
 
 
-def _eng(blocks, seqs, budget, mml, chunked=True, prefix=False, **kw):
-    return Engine(block_size=16, num_gpu_blocks=blocks, max_num_seqs=seqs,
+def _eng(blocks, seqs, budget, mml, chunked=True, prefix=False, block_size=16,
+         **kw):
+    return Engine(block_size=block_size, num_gpu_blocks=blocks, max_num_seqs=seqs,
                   max_num_batched_tokens=budget, chunked_prefill=chunked,
                   prefix_caching=prefix, async_scheduling=False,
                   max_model_len=mml, **kw)
@@ -179,4 +180,85 @@ def all_workloads():
         _eng(200, 16, 512, 2048, watermark=0.1),
         Traffic(70, 200.0, uniform(64, 500), uniform(32, 256)), 117,
         async_=True)
+    w += _priority_workloads()
+    w += _wider_fcfs_workloads()
+    return w
+
+
+def _prio(blocks, seqs, budget, mml, **kw):
+    return _eng(blocks, seqs, budget, mml, policy="priority", **kw)
+
+
+def _priority_workloads():
+    """--scheduling-policy priority with per-request priorities: admission
+    by (priority, arrival), preemption of the lowest-priority running
+    request wherever it sits in the running list, the request being
+    scheduled included."""
+    w = []
+    tight = Traffic(70, 400.0, uniform(64, 384), uniform(64, 320), priorities=4)
+    w += _both("prio_tight", "Priority policy, four levels, tight cache (80 "
+               "blocks) under a burst: victims before and after the request "
+               "being scheduled, and requests that preempt themselves.",
+               _prio(80, 16, 512, 2048), tight, 201)
+    w += _both("prio_tight_s2", "prio_tight's settings with another seed.",
+               _prio(80, 16, 512, 2048), tight, 202)
+    w += _both("prio_chunk256", "Priority policy, three levels, 256-token "
+               "chunks in a tight cache (160 blocks).",
+               _prio(160, 24, 256, 2048),
+               Traffic(70, 100.0, uniform(100, 800), uniform(32, 256),
+                       priorities=3), 203)
+    w += _both("prio_prefix", "Priority policy with prefix caching in a "
+               "tight cache (192 blocks): six prefix groups, four levels.",
+               _prio(192, 16, 512, 2048, prefix=True),
+               Traffic(100, 150.0, uniform(16, 200), uniform(16, 200),
+                       Prefixes((300, 150, 700, 45, 520, 90), zipf=1.0,
+                                share=0.8),
+                       prompt_after_prefix=True, priorities=4), 204)
+    w += _both("prio_random_heavy", "Priority policy, random heavy run: "
+               "log-normal lengths, Poisson arrivals at 120/s, 320 blocks, "
+               "four levels.",
+               _prio(320, 32, 1024, 4096),
+               Traffic(190, 120.0, lognormal(256, 1.0, 4, 3000),
+                       lognormal(96, 1.0, 1, 1000), priorities=4), 205)
+    w += _both("prio_nochunk_tight", "Priority policy with chunked prefill "
+               "off in a tight cache (96 blocks), two levels.",
+               _prio(96, 16, 1024, 1024, chunked=False),
+               Traffic(60, 300.0, uniform(64, 700), uniform(32, 300),
+                       priorities=2), 206)
+    return w
+
+
+def _wider_fcfs_workloads():
+    """FCFS beyond the first set: other block sizes, chunking off with
+    prefix caching, max_num_seqs 2, and more seeds of the heavy runs."""
+    w = []
+    w += _both("bs32_tight", "Block size 32 in a tight cache (48 blocks): "
+               "preemption with large blocks.",
+               _eng(48, 16, 512, 2048, block_size=32),
+               Traffic(70, 400.0, uniform(64, 384), uniform(64, 320)), 211)
+    w += _both("bs8_prefix", "Block size 8 with prefix caching (400 "
+               "blocks): hits at 8-token granularity.",
+               _eng(400, 16, 512, 2048, prefix=True, block_size=8),
+               Traffic(100, 150.0, uniform(16, 200), uniform(16, 200),
+                       Prefixes((300, 150, 700, 45, 520, 90), zipf=1.0,
+                                share=0.8),
+                       prompt_after_prefix=True), 212)
+    w += _both("nochunk_prefix", "Chunked prefill off with prefix caching "
+               "(budget 1024, 160 blocks): whole prompts, cached prefixes.",
+               _eng(160, 16, 1024, 1024, chunked=False, prefix=True),
+               Traffic(80, 150.0, uniform(16, 300), uniform(16, 200),
+                       Prefixes((300, 150, 600, 45), zipf=1.0, share=0.8),
+                       prompt_after_prefix=True), 213)
+    w += _both("seqs2", "max_num_seqs 2: a queue behind two running "
+               "requests.",
+               _eng(512, 2, 512, 2048),
+               Traffic(40, 50.0, uniform(16, 300), uniform(16, 200)), 214)
+    w += _both("tight_kv_s2", "tight_kv's settings with another seed.",
+               _eng(80, 16, 512, 2048),
+               Traffic(70, 400.0, uniform(64, 384), uniform(64, 320)), 215)
+    w += _both("random_heavy_s2", "random_heavy's settings with another "
+               "seed.",
+               _eng(320, 32, 1024, 4096),
+               Traffic(190, 120.0, lognormal(256, 1.0, 4, 3000),
+                       lognormal(96, 1.0, 1, 1000)), 216)
     return w
