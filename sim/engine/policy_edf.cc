@@ -15,8 +15,6 @@
 // after a preemption, as its TTFT is already spent.
 #include "sim/engine/scheduler_policy.h"
 
-#include <tuple>
-
 #include "sim/core/time.h"
 
 namespace servesim {
@@ -28,7 +26,7 @@ SimTime Deadline(const Request& r) {
 
 // Admission takes the smallest key, preemption the largest.
 constexpr auto kKey = [](const Request& r) {
-  return std::make_tuple(Deadline(r), r.send, r.id);
+  return WaitingKey{Deadline(r), r.send, r.id};
 };
 
 }  // namespace

@@ -22,14 +22,12 @@
 // in vLLM (random for `vllm bench serve`); here the creation order too.
 #include "sim/engine/scheduler_policy.h"
 
-#include <tuple>
-
 namespace servesim {
 namespace {
 
 // Admission takes the smallest key, preemption the largest.
 constexpr auto kKey = [](const Request& r) {
-  return std::make_tuple(r.priority, r.send, r.id);
+  return WaitingKey{r.priority, r.send, r.id};
 };
 
 }  // namespace

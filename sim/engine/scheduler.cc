@@ -34,6 +34,9 @@ Scheduler::Scheduler(const EngineConfig& config,
       blocks_(config.block_size),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
           config.prefix_caching, /*counted_pool=*/!config.reference_engine),
+      // The reference engine scans the queue with PickNext.
+      waiting_(policy_.get(), requests,
+               policy_->has_waiting_key() && !config.reference_engine),
       group_(UsesDecodeGroup(config), config_, blocks_, requests, &running_, &kv_) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
   if (config.cpu_blocks > 0) {
@@ -79,7 +82,7 @@ const char* Scheduler::CheckServable(const Request& r) const {
 
 void Scheduler::AddWaiting(int64_t id) {
   (*requests_)[id].status = RequestStatus::kWaiting;
-  waiting_.push_back(id);
+  waiting_.PushBack(id);
 }
 
 bool Scheduler::EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan) {
@@ -219,7 +222,7 @@ void Scheduler::Preempt(size_t running_index, StepPlan* plan) {
   plan->preempted.push_back(id);
   r.status = RequestStatus::kWaiting;
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(running_index));
-  waiting_.push_front(id);
+  waiting_.PushFront(id);
 }
 
 int32_t Scheduler::Unschedule(int64_t id, StepPlan* plan) {
@@ -406,27 +409,22 @@ int32_t Scheduler::WaitingPass(SimTime now, int32_t budget, int32_t cap,
   RequestTable& reqs = *requests_;
   skipped_.clear();
   if (orders_waiting_ && !waiting_.empty() && budget > 0) {
-    policy_->OrderWaiting(&waiting_, reqs,
+    policy_->OrderWaiting(waiting_.queue(), reqs,
                           [this](int64_t id) { return ProbePrefix(id); },
                           config_.block_size);
   }
   while (!waiting_.empty() && budget > 0 &&
          static_cast<int32_t>(num_running()) < config_.max_num_seqs) {
-    const size_t idx = policy_->PickNext(waiting_, reqs);
-    Request& r = reqs[waiting_[idx]];
+    Request& r = reqs[waiting_.Next()];
     if (r.stale > 0) {
       // Its in-flight output must arrive before it is computed again.
       skipped_.push_back(r.id);
-      waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
+      waiting_.Take();
       continue;
     }
     const int32_t n = Admit(r, budget, cap, plan);
     if (n == 0) break;
-    if (idx == 0) {
-      waiting_.pop_front();  // (FCFS: the deque's general erase is slower)
-    } else {
-      waiting_.erase(waiting_.begin() + static_cast<ptrdiff_t>(idx));
-    }
+    waiting_.Take();
     r.status = RequestStatus::kRunning;
     r.run_key = next_run_key_++;
     running_.push_back(r.id);
@@ -435,14 +433,14 @@ int32_t Scheduler::WaitingPass(SimTime now, int32_t budget, int32_t cap,
     Add(now, r, n, plan);
     budget -= n;
   }
-  waiting_.insert(waiting_.begin(), skipped_.begin(), skipped_.end());
+  waiting_.PutBack(skipped_);
   return budget;
 }
 
 void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) {
   r.finish = now;
   if (r.status == RequestStatus::kWaiting) {  // stale output completed it
-    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r.id));
+    waiting_.Erase(r.id);
   }
   r.status = RequestStatus::kFinished;
   if (r.swap_blocks > 0) {  // swapped out: its copy is no longer needed

@@ -61,6 +61,7 @@
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
 #include "sim/engine/spec_decode.h"
+#include "sim/engine/waiting_queue.h"
 #include "sim/kv/cpu_tier.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
@@ -243,7 +244,7 @@ class Scheduler final : private GroupHost {
   BlockMath blocks_;
   KvCache kv_;
   int64_t resume_cached_tokens_ = 0;
-  std::deque<int64_t> waiting_;
+  WaitingQueue waiting_;  // ordered by the policy's key if it has one
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
   std::vector<int32_t> hit_blocks_;  // scratch: Admit's prefix-cache hits

@@ -11,14 +11,14 @@ namespace servesim {
 void Scheduler::CheckCpuTier() const {
   const RequestTable& reqs = *requests_;
   int64_t swap = 0;
-  for (int64_t id : waiting_) {
+  waiting_.ForEach([&](int64_t id) {
     const Request& r = reqs[id];
     const int32_t want = r.swapped_tokens > 0 ? blocks_.Blocks(r.swapped_tokens) : 0;
     SERVESIM_CHECK(r.swap_blocks == want && (r.swap_blocks == 0 || cpu_ != nullptr),
                    "waiting request %lld holds %d CPU blocks for %d swapped tokens",
                    static_cast<long long>(id), r.swap_blocks, r.swapped_tokens);
     swap += r.swap_blocks;
-  }
+  });
   for (int64_t id : running_) {
     SERVESIM_CHECK(reqs[id].swap_blocks == 0 && reqs[id].swapped_tokens == 0,
                    "running request %lld is still swapped out", static_cast<long long>(id));
@@ -78,10 +78,10 @@ void Scheduler::CheckInvariants() const {
                    "held request %lld is not finished", static_cast<long long>(id));
     own(r.blocks);
   }
-  for (int64_t id : waiting_) {
+  waiting_.ForEach([&](int64_t id) {
     SERVESIM_CHECK((*requests_)[id].blocks.empty(), "waiting request %lld holds blocks",
                    static_cast<long long>(id));
-  }
+  });
   const std::vector<int32_t> refs =
       pool.counted() ? std::vector<int32_t>() : pool.RefCounts();
   for (int32_t b = 0; b < static_cast<int32_t>(refs.size()); ++b) {

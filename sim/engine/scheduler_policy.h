@@ -9,6 +9,7 @@
 // length is the workload's secret.
 #pragma once
 
+#include <compare>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -29,6 +30,13 @@ struct PrefixMatch {
   int32_t num_hashes = 0;
 };
 using PrefixProbe = std::function<PrefixMatch(int64_t id)>;
+
+// A waiting request's rank for a policy that admits the smallest first
+// (SchedulerPolicy::has_waiting_key): compared field by field.
+struct WaitingKey {
+  int64_t first = 0, second = 0, third = 0;
+  auto operator<=>(const WaitingKey&) const = default;
+};
 
 class SchedulerPolicy {
  public:
@@ -54,6 +62,13 @@ class SchedulerPolicy {
                             const PrefixProbe& /*probe*/,
                             int32_t /*block_size*/) const {}
   virtual bool orders_waiting() const { return false; }
+  // A policy whose PickNext is "the waiting request with the smallest
+  // WaitingKeyOf" says so here: the fast engine then keeps the waiting
+  // queue ordered by it (O(log n) an admission, not a scan; waiting_queue.h)
+  // and calls PickNext no more; the reference engine still scans. The keys
+  // must be unique (the request id last) and fixed while a request waits.
+  virtual bool has_waiting_key() const { return false; }
+  virtual WaitingKey WaitingKeyOf(const Request& /*r*/) const { return {}; }
 };
 
 // Factories, one per policy file.
@@ -73,7 +88,8 @@ size_t PickShortestPrompt(const std::deque<int64_t>& waiting,
 // and preempts the running request with the largest, over the whole
 // running list (the request being scheduled and those already scheduled
 // this step included): vLLM v1's priority policy, and EDF with the
-// deadline as the key. Ties go to the first in queue order.
+// deadline as the key. Key returns a WaitingKey, unique (the id last), so
+// ties cannot arise in admission; in preemption they go to the first.
 template <typename Key>
 class KeyOrderedPolicy : public SchedulerPolicy {
  public:
@@ -94,6 +110,8 @@ class KeyOrderedPolicy : public SchedulerPolicy {
     }
     return worst;
   }
+  bool has_waiting_key() const override { return true; }
+  WaitingKey WaitingKeyOf(const Request& r) const override { return key_(r); }
 
  private:
   Key key_;

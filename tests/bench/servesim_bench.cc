@@ -1,11 +1,13 @@
 // Simulator speed: whole runs of the benchmark scenarios
 // (scenarios/bench_chat_1m.json: default chat workload at about 85% of
 // saturation; scenarios/bench_prefix_chat_1m.json: the same with shared
-// prefixes and prefix caching) at several request counts.
+// prefixes and prefix caching) at several request counts, and overloaded
+// runs under each policy that orders the waiting queue by a key.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "sim/core/paths.h"
@@ -16,10 +18,10 @@ namespace servesim {
 namespace {
 
 Scenario LoadBenchScenario(int64_t num_requests,
-                           const char* file = "scenarios/bench_chat_1m.json") {
-  auto sc = LoadScenarioFile(
-      ResolveDataPath(file),
-      {"workload.num_requests=" + std::to_string(num_requests)});
+                           const char* file = "scenarios/bench_chat_1m.json",
+                           std::vector<std::string> overrides = {}) {
+  overrides.push_back("workload.num_requests=" + std::to_string(num_requests));
+  auto sc = LoadScenarioFile(ResolveDataPath(file), overrides);
   if (!sc.ok()) {
     std::fprintf(stderr, "%s\n", sc.status().message().c_str());
     std::exit(2);
@@ -27,8 +29,9 @@ Scenario LoadBenchScenario(int64_t num_requests,
   return std::move(sc.value());
 }
 
-void RunBench(benchmark::State& state, const char* file) {
-  const Scenario sc = LoadBenchScenario(state.range(0), file);
+void RunBench(benchmark::State& state, const char* file,
+              const std::vector<std::string>& overrides = {}) {
+  const Scenario sc = LoadBenchScenario(state.range(0), file, overrides);
   const SimulationInput in = sc.ToSimulationInput();
   int64_t steps = 0;
   for (auto _ : state) {
@@ -54,6 +57,25 @@ void BM_PrefixChatRun(benchmark::State& state) {
   RunBench(state, "scenarios/bench_prefix_chat_1m.json");
 }
 BENCHMARK(BM_PrefixChatRun)->Arg(100000)->Arg(1000000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+
+// Overloaded (issue 35): scenarios/priority_classes.json at 200 req/s,
+// about 14x its saturation rate, so the waiting queue grows to ~20,000
+// requests. priority and edf admit by key from a key-ordered queue
+// (waiting_queue.h): they should cost about what fcfs does, not a scan of
+// the queue per admission.
+void BM_OverloadedRun(benchmark::State& state, const char* policy) {
+  RunBench(state, "scenarios/priority_classes.json",
+           {"workload.arrival.rate=200", std::string("engine.policy=") + policy});
+}
+BENCHMARK_CAPTURE(BM_OverloadedRun, fcfs, "fcfs")->Arg(25000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_OverloadedRun, priority, "priority")->Arg(25000)
+    ->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_OverloadedRun, edf, "edf")->Arg(25000)
     ->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3)
     ->ReportAggregatesOnly(true);
 
