@@ -129,14 +129,15 @@ TEST(PriorityPolicy, PreemptsTheLowestPriorityEvenIfAlreadyScheduled) {
 }
 
 // Running order [A (priority 0), B (5), C (1)], four blocks all used; B
-// needs a second block. priority: the victim is B itself, which ends the
-// running pass (vLLM breaks out of it): C is not scheduled this step
-// although its blocks suffice. FCFS: C (newest) is preempted and B runs.
+// needs a second block. priority: the victim is B itself, and the pass goes
+// on with C, whose block has room (vLLM 0.33.0 scheduler.py 982-992; its
+// main branch once ended the pass there). FCFS: C (newest) is preempted and
+// B runs.
 //  1: A prefill 3              A 1 block
 //  2: A decode (4, 1 block), B prefill 3 (1 block)
 //  3: A decode (5 -> 2 blocks), B decode (4, 1 block), C prefill 3: 4 used
 //  4: A decode fits; B needs a 2nd block ...
-TEST(PriorityPolicy, SelfPreemptionEndsTheRunningPass) {
+TEST(PriorityPolicy, SelfPreemptionGoesOnWithTheNextRequest) {
   for (const std::string policy : {"priority", "fcfs"}) {
     Harness h(policy, 4);
     const int64_t a = h.Add(3, 20, 0, 0);
@@ -147,7 +148,7 @@ TEST(PriorityPolicy, SelfPreemptionEndsTheRunningPass) {
     EXPECT_EQ(h.Step(), (Batch{{a, 1}, {b, 1}, {c, 3}}));
     const Batch step4 = h.Step();
     if (policy == "priority") {
-      EXPECT_EQ(step4, (Batch{{a, 1}}));
+      EXPECT_EQ(step4, (Batch{{a, 1}, {c, 1}}));
       EXPECT_EQ(h.preempted(), std::vector<int64_t>{b});
       EXPECT_EQ(h.req(c).status, RequestStatus::kRunning);
     } else {
@@ -158,17 +159,17 @@ TEST(PriorityPolicy, SelfPreemptionEndsTheRunningPass) {
 }
 
 // The first running request is the lowest priority and needs a block:
-// it is its own victim, the pass ends, the step schedules nothing. Four
+// it is its own victim, and the pass goes on with the next. Four
 // blocks; A (priority 5) alone first, then B (priority 0), each 4 prompt
 // and 8 output tokens (3 blocks at most: each fits alone, not both):
 //  1: A prefill 4 (1 block)        2: A decode (2 blocks), B prefill 4
 //  3: A 6, B 5 tokens (B 2 blocks: 4 used)   4, 5: both decode
-//  6: A needs a 3rd block for its 9th token: victim max = A itself; the
-//     pass ends before B: empty batch, A preempted.
+//  6: A needs a 3rd block for its 9th token: victim max = A itself, then
+//     B decodes in the same step (it used to be an empty step).
 //  7: B decodes alone.
-// vLLM's engine loop schedules again at once after an empty step; a
-// synchronous replica must too (it used to go idle with both unfinished).
-TEST(PriorityPolicy, AnEmptyStepThatPreemptedIsFollowedAtOnce) {
+// Through a synchronous replica both finish (with the old empty step it
+// once went idle with both unfinished).
+TEST(PriorityPolicy, ASelfPreemptingFirstRequestLetsTheNextRun) {
   Harness h("priority", 4);
   const int64_t a = h.Add(4, 8, 5, 0);
   h.Step();
@@ -177,7 +178,7 @@ TEST(PriorityPolicy, AnEmptyStepThatPreemptedIsFollowedAtOnce) {
   for (int step = 3; step <= 5; ++step) {
     EXPECT_EQ(h.Step(), (Batch{{a, 1}, {b, 1}})) << step;
   }
-  EXPECT_EQ(h.Step(), Batch{});
+  EXPECT_EQ(h.Step(), (Batch{{b, 1}}));
   EXPECT_EQ(h.preempted(), std::vector<int64_t>{a});
   EXPECT_EQ(h.Step(), (Batch{{b, 1}}));
 
