@@ -419,7 +419,7 @@ int main(int argc, char** argv) {
   imp->add_option("--gpu", imp_o.gpus, "models/gpu names (default all three)");
   imp->add_option("--model", imp_o.models, "models/llm names");
   imp->add_option("--tp", imp_o.tps, "Tensor-parallel degrees")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1024));
   imp->add_option("--seed", imp_o.seed, "Held-out split seed");
   imp->add_option("--heldout", imp_o.heldout_fraction,
                   "Fraction of rows held out")

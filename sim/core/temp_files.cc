@@ -37,7 +37,7 @@ int Claim(const std::string& path) {
   return -1;
 }
 
-extern "C" void OnFatalSignal(int sig) {
+void OnFatalSignal(int sig) {
   const int saved_errno = errno;
   RemoveTempFiles();
   // Die of the same signal: it is blocked while this handler runs, so the
