@@ -5,25 +5,35 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 
 #include "calibrate/profile.h"
 #include "calibrate/residual_base.h"
+#include "sim/core/paths.h"
 #include "sim/cost/roofline_cost_model.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim::calibrate {
 namespace {
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A small text file of the data set (README.md, manifest.json); errors say
+// why ("No such file or directory", "is a directory").
+std::string ReadAll(const std::string& path, const std::string& what) {
+  return ReadInputFile(path, what, uintmax_t{16} << 20);
+}
+
+// A table with no usable rows would make a profile `servesim run` rejects.
+void RequireRows(const MeasuredTable& t, const std::string& file,
+                 const std::string& what) {
+  if (!t.rows.empty()) return;
+  throw std::runtime_error(
+      file + ": no " + what + " rows" +
+      (t.dropped_physical > 0 ? " (" + std::to_string(t.dropped_physical) +
+                                    " dropped as faster than the GPU's peaks)"
+                              : std::string()) +
+      "; expected measured rows for the import");
 }
 
 const KindError* FindError(const std::vector<KindError>& es,
@@ -127,12 +137,19 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   GpuTables t;
   t.gpu = gpu.name;
   t.fp8 = fp8;
-  t.gemm = LoadGemmTable(dir, gpu, fp8 ? "fp8" : "bfloat16");
+  // Each table is checked as it is read, so an error names the first bad file.
+  const std::string dtype = fp8 ? "fp8" : "bfloat16";
+  t.gemm = LoadGemmTable(dir, gpu, dtype);
+  RequireRows(t.gemm, dir + "/gemm.csv", "gemm_dtype " + dtype);
   t.lm_head_gemm = fp8 ? LoadGemmTable(dir, gpu, "bfloat16") : t.gemm;
+  RequireRows(t.lm_head_gemm, dir + "/gemm.csv", "gemm_dtype bfloat16");
   TableFilter f;
   if (fp8) f.kv_cache_dtype = "fp8";
+  const std::string attention = "head_dim 128, window_size 0, kv_cache_dtype " + dtype;
   t.decode = LoadDecodeTable(dir, gpu, f);
+  RequireRows(t.decode, dir + "/generation_attention.csv", attention);
   t.prefill = LoadPrefillTable(dir, gpu, f);
+  RequireRows(t.prefill, dir + "/context_attention.csv", attention);
   for (int g : {2, 4, 8}) {
     f.num_gpus = g;
     t.allreduce[g] = LoadAllReduceTable(dir, gpu, f);
@@ -326,7 +343,7 @@ struct Provenance {
 
 Provenance ReadProvenance(const std::string& data_dir) {
   Provenance p;
-  const std::string readme = ReadAll(data_dir + "/README.md");
+  const std::string readme = ReadAll(data_dir + "/README.md", "data README");
   std::smatch m;
   if (std::regex_search(readme, m,
                         std::regex("commit ([0-9a-f]{40}) \\(([0-9-]+)\\)"))) {
@@ -337,7 +354,8 @@ Provenance ReadProvenance(const std::string& data_dir) {
                              "/README.md: no \"commit <sha> (<date>)\"");
   }
   try {
-    p.manifest = nlohmann::json::parse(ReadAll(data_dir + "/manifest.json"));
+    p.manifest = nlohmann::json::parse(
+        ReadAll(data_dir + "/manifest.json", "data manifest"));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(data_dir + "/manifest.json: " + e.what());
   }
@@ -407,9 +425,127 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
 
 }  // namespace
 
+namespace {
+
+// Held-out errors of one GPU's tables: GEMM, decode and prefill attention,
+// and the all-reduce pooled over its GPU counts.
+std::vector<KindError> GpuHeldoutErrors(const GpuTables& t, const GpuSpec& gpu,
+                                        const ImportOptions& o) {
+  std::vector<KindError> errs;
+  auto add = [&](const char* kind, const MeasuredTable& tab,
+                 const std::vector<int>& vary, const TableBase& base) {
+    KindError e = HeldoutError(
+        tab, vary, o.seed, o.heldout_fraction,
+        [&](const MeasuredTable&) {
+          return o.residual_base ? base : TableBase();
+        });
+    e.gpu = gpu.name;
+    e.kind = kind;
+    errs.push_back(e);
+  };
+  add("gemm", t.gemm, {0, 1, 2}, GemmBaseOf(t, gpu, false));
+  add("decode_attention", t.decode, {2, 3}, DecodeBaseOf(t, gpu));
+  add("prefill_attention", t.prefill, {2, 3}, PrefillBaseOf(t, gpu));
+  KindError ar;
+  ar.gpu = gpu.name;
+  ar.kind = "allreduce";
+  double in_sum = 0, out_sum = 0;
+  for (const auto& [g, tab] : t.allreduce) {
+    // The all-reduce base is fitted to the training rows only.
+    const KindError e = HeldoutError(
+        tab, {0}, o.seed + g, o.heldout_fraction,
+        [&, g = g](const MeasuredTable& train) {
+          return o.residual_base ? AllReduceBaseOf(train, gpu, g)
+                                 : TableBase();
+        });
+    ar.rows += e.rows;
+    ar.dropped += e.dropped;
+    ar.heldout += e.heldout;
+    ar.extrapolated += e.extrapolated;
+    in_sum += e.mape_pct * e.heldout;
+    out_sum += e.extrapolated_mape_pct * e.extrapolated;
+    ar.p90_ape_pct = std::max(ar.p90_ape_pct, e.p90_ape_pct);
+    ar.max_ape_pct = std::max(ar.max_ape_pct, e.max_ape_pct);
+  }
+  ar.mape_pct = ar.heldout ? in_sum / ar.heldout : 0;
+  ar.extrapolated_mape_pct = ar.extrapolated ? out_sum / ar.extrapolated : 0;
+  errs.push_back(ar);
+  return errs;
+}
+
+// The model as imported (fp8 weights and KV cache with --fp8).
+ModelSpec ImportedModel(const std::string& name, const ImportOptions& o) {
+  ModelSpec m = LoadModelSpec(name);
+  if (o.fp8) {
+    m.SetWeightDtype("fp8");
+    m.SetKvCacheDtype("fp8");
+  }
+  return m;
+}
+
+// Why `m` at `tp` gets no profile on `gpu` ("" when it gets one).
+std::string SkipReason(const ModelSpec& m, int tp, const GpuSpec& gpu) {
+  if (std::string why = TensorParallelProblem(m, tp); !why.empty()) return why;
+  // Weights must leave room for a KV cache on one GPU.
+  if (m.WeightBytesPerGpu(tp) > 0.9 * gpu.memory_bytes) {
+    return "weights do not fit one GPU";
+  }
+  return "";
+}
+
+// Before any table is read: at least one GPU x model x tp must get a
+// profile, or the import would succeed having written nothing.
+void RequireSomeProfile(const ImportOptions& o) {
+  std::string why;
+  for (const std::string& gname : o.gpus) {
+    const GpuSpec gpu = LoadGpuSpec(gname);
+    for (const std::string& mname : o.models) {
+      const ModelSpec m = ImportedModel(mname, o);
+      for (int tp : o.tps) {
+        const std::string skip = SkipReason(m, tp, gpu);
+        if (skip.empty()) return;
+        why += (why.empty() ? "" : "; ") + mname + " tp=" + std::to_string(tp) +
+               " on " + gpu.name + ": " + skip;
+      }
+    }
+  }
+  throw std::runtime_error("no profile to write (" +
+                           (why.empty() ? std::string("no --gpu, --model or --tp") : why) +
+                           "); expected a --model and --tp that fit a GPU");
+}
+
+// One GPU's profiles, each model x tp that fits (the rest: r->skipped).
+void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
+                      const std::vector<KindError>& errs, const Provenance& pv,
+                      const ImportOptions& o, ImportResult* r) {
+  for (const std::string& mname : o.models) {
+    const ModelSpec m = ImportedModel(mname, o);
+    for (int tp : o.tps) {
+      if (const std::string why = SkipReason(m, tp, gpu); !why.empty()) {
+        r->skipped.push_back(mname + " tp=" + std::to_string(tp) + " on " +
+                             gpu.name + ": " + why);
+        continue;
+      }
+      CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
+      p.date = pv.source_date;
+      p.import_info = ImportInfo(pv, DataGpuDir(gpu.name), errs, gpu.name, o);
+      const std::string path = o.out_dir + "/" + gpu.name + "-" + mname +
+                               "-tp" + std::to_string(tp) +
+                               (o.fp8 ? "-fp8" : "") + ".json";
+      if (Status st = WriteProfile(path, p); !st.ok()) {
+        throw std::runtime_error(st.message());
+      }
+      r->written.push_back(path);
+    }
+  }
+}
+
+}  // namespace
+
 ImportResult ImportAll(const ImportOptions& o0) {
   ImportOptions o = o0;
   if (o.date.empty()) o.date = UtcNow().substr(0, 10);
+  RequireSomeProfile(o);
   const Provenance pv = ReadProvenance(o.data_dir);
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
@@ -420,82 +556,14 @@ ImportResult ImportAll(const ImportOptions& o0) {
     GpuTables t = LoadGpuTables(o.data_dir, gpu, o.fp8);
     t.residual_base = o.residual_base;
     for (const auto& e : pv.manifest) {
-      if (e.value("gpu", "") == DataGpuDir(gname) &&
+      if (e.value("gpu", "") == DataGpuDir(gpu.name) &&
           e.contains("constant_columns")) {
         t.device = e["constant_columns"].value("device", t.device);
       }
     }
-    std::vector<KindError> errs;
-    auto add = [&](const char* kind, const MeasuredTable& tab,
-                   const std::vector<int>& vary, const TableBase& base) {
-      KindError e = HeldoutError(
-          tab, vary, o.seed, o.heldout_fraction,
-          [&](const MeasuredTable&) {
-            return o.residual_base ? base : TableBase();
-          });
-      e.gpu = gname;
-      e.kind = kind;
-      errs.push_back(e);
-    };
-    add("gemm", t.gemm, {0, 1, 2}, GemmBaseOf(t, gpu, false));
-    add("decode_attention", t.decode, {2, 3}, DecodeBaseOf(t, gpu));
-    add("prefill_attention", t.prefill, {2, 3}, PrefillBaseOf(t, gpu));
-    // All-reduce: one table per GPU count, pooled into one error.
-    KindError ar;
-    ar.gpu = gname;
-    ar.kind = "allreduce";
-    double in_sum = 0, out_sum = 0;
-    for (const auto& [g, tab] : t.allreduce) {
-      // The all-reduce base is fitted to the training rows only.
-      const KindError e = HeldoutError(
-          tab, {0}, o.seed + g, o.heldout_fraction,
-          [&, g = g](const MeasuredTable& train) {
-            return o.residual_base ? AllReduceBaseOf(train, gpu, g)
-                                   : TableBase();
-          });
-      ar.rows += e.rows;
-      ar.dropped += e.dropped;
-      ar.heldout += e.heldout;
-      ar.extrapolated += e.extrapolated;
-      in_sum += e.mape_pct * e.heldout;
-      out_sum += e.extrapolated_mape_pct * e.extrapolated;
-      ar.p90_ape_pct = std::max(ar.p90_ape_pct, e.p90_ape_pct);
-      ar.max_ape_pct = std::max(ar.max_ape_pct, e.max_ape_pct);
-    }
-    ar.mape_pct = ar.heldout ? in_sum / ar.heldout : 0;
-    ar.extrapolated_mape_pct = ar.extrapolated ? out_sum / ar.extrapolated : 0;
-    errs.push_back(ar);
+    const std::vector<KindError> errs = GpuHeldoutErrors(t, gpu, o);
     r.errors.insert(r.errors.end(), errs.begin(), errs.end());
-    for (const std::string& mname : o.models) {
-      ModelSpec m = LoadModelSpec(mname);
-      if (o.fp8) {
-        m.SetWeightDtype("fp8");
-        m.SetKvCacheDtype("fp8");
-      }
-      for (int tp : o.tps) {
-        const std::string label =
-            mname + " tp=" + std::to_string(tp) + " on " + gname;
-        if (const std::string why = TensorParallelProblem(m, tp);
-            !why.empty()) {
-          r.skipped.push_back(label + ": " + why);
-          continue;
-        }
-        // Weights must leave room for a KV cache on one GPU.
-        if (m.WeightBytesPerGpu(tp) > 0.9 * gpu.memory_bytes) {
-          r.skipped.push_back(label + ": weights do not fit one GPU");
-          continue;
-        }
-        CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
-        p.date = pv.source_date;
-        p.import_info = ImportInfo(pv, DataGpuDir(gname), errs, gname, o);
-        const std::string path = o.out_dir + "/" + gname + "-" + mname + "-tp" +
-                                 std::to_string(tp) + (o.fp8 ? "-fp8" : "") + ".json";
-        if (Status st = WriteProfile(path, p); !st.ok()) {
-          throw std::runtime_error(st.message());
-        }
-        r.written.push_back(path);
-      }
-    }
+    WriteGpuProfiles(t, gpu, errs, pv, o, &r);
   }
   return r;
 }

@@ -10,11 +10,14 @@
 // says so for other versions of these tables).
 #include "calibrate/measured_tables.h"
 
+#include "sim/core/paths.h"
 #include "sim/cost/calibration_profile.h"
 #include "sim/cost/roofline_cost_model.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -24,31 +27,47 @@
 namespace servesim::calibrate {
 namespace {
 
-// A CSV file with a header; fields hold no commas or quotes.
+// A CSV file with a header and at least one data row; fields hold no
+// commas or quotes. Errors name the file and its 1-based line.
 class Csv {
  public:
-  explicit Csv(const std::string& path) : path_(path), in_(path) {
-    if (!in_) throw std::runtime_error(path + ": cannot open");
+  explicit Csv(const std::string& path) : path_(path) {
+    // A directory or a device is refused with its reason (paths.h).
+    CheckInputFile(path, "measured table");
+    in_.open(path, std::ios::binary);
+    if (!in_) {
+      throw std::runtime_error(path + ": cannot open measured table: " +
+                               std::strerror(errno));
+    }
     std::string header;
-    std::getline(in_, header);
+    ReadInputLine(in_, &header, path, 1);
+    if (header.rfind("\xEF\xBB\xBF", 0) == 0) header.erase(0, 3);  // BOM
+    StripCr(&header);
+    if (header.empty()) {
+      Fail("expected a header line of column names, got an empty line");
+    }
     const std::vector<std::string> names = Split(header);
     for (size_t i = 0; i < names.size(); ++i) col_[names[i]] = i;
   }
   bool Next() {
     std::string line;
-    while (std::getline(in_, line)) {
+    while (ReadInputLine(in_, &line, path_, line_no_ + 1)) {
       ++line_no_;
+      StripCr(&line);
       if (line.empty()) continue;
       fields_ = Split(line);
       if (fields_.size() != col_.size()) Fail("wrong number of fields");
+      ++data_rows_;
       return true;
     }
+    if (data_rows_ == 0) Fail("expected data rows after the header, got none");
     return false;
   }
   const std::string& Str(const std::string& c) const {
     auto it = col_.find(c);
     if (it == col_.end()) {
-      throw std::runtime_error(path_ + ": no column \"" + c + "\"");
+      throw std::runtime_error(path_ + ":1: no column \"" + c +
+                               "\" in the header");
     }
     return fields_[it->second];
   }
@@ -61,12 +80,16 @@ class Csv {
     }
     return v;
   }
+  // line_no_ is the line last read (1: the header).
   [[noreturn]] void Fail(const std::string& why) const {
-    throw std::runtime_error(path_ + ":" + std::to_string(line_no_ + 1) + ": " +
+    throw std::runtime_error(path_ + ":" + std::to_string(line_no_) + ": " +
                              why);
   }
 
  private:
+  static void StripCr(std::string* line) {  // a file saved with CRLF
+    if (!line->empty() && line->back() == '\r') line->pop_back();
+  }
   static std::vector<std::string> Split(const std::string& line) {
     std::vector<std::string> out;
     std::stringstream ss(line);
@@ -80,6 +103,7 @@ class Csv {
   std::unordered_map<std::string, size_t> col_;
   std::vector<std::string> fields_;
   int line_no_ = 1;
+  int data_rows_ = 0;
 };
 
 // Adds a row; a repeated shape is an error (the tables have none).

@@ -9,6 +9,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/synthetic_source.h"
 #include "sim/core/output_file.h"
+#include "sim/core/json_view.h"
 
 namespace servesim::calibrate {
 namespace {
@@ -149,7 +150,7 @@ nlohmann::json ProfileToJson(const CalibrationProfile& p) {
 }
 
 Status WriteProfile(const std::string& path, const CalibrationProfile& p) {
-  return WriteTextFile(path, ProfileToJson(p).dump(1) + "\n");
+  return WriteTextFile(path, DumpOutputJson(ProfileToJson(p), 1) + "\n");
 }
 
 StatusOr<CalibrationProfile> ReadProfile(const std::string& path) {

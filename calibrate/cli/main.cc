@@ -20,7 +20,9 @@
 #include "calibrate/synthetic_source.h"
 #include "calibrate/validate.h"
 #include "sim/core/output_file.h"
+#include "sim/core/json_view.h"
 #include "sim/core/paths.h"
+#include "sim/core/temp_files.h"
 #include "sim/model/model_loader.h"
 
 #ifdef SERVESIM_HAVE_GPU_HARNESS
@@ -139,6 +141,11 @@ Status Run(const Options& o) {
 // so the sampled batches are those the calibrated simulator produces.
 StatusOr<Scenario> ValidationScenario(const Options& o,
                                       const CalibrationProfile& p) {
+  if (!IsValidUtf8(o.profile)) {
+    return Status::Error("--profile " + o.profile +
+                         ": invalid UTF-8; expected a UTF-8 file name (it "
+                         "goes into the validation scenario's JSON)");
+  }
   std::vector<std::string> sets = {
       "model=" + p.model, "hardware.gpu=" + p.gpu,
       "hardware.tp=" + std::to_string(p.tp),
@@ -210,7 +217,7 @@ Status Validate(const Options& o) {
   std::printf("servesim-calibrate validate: %s\n", o.profile.c_str());
   std::fputs(ValidationTable(v, ctx, o.worst).c_str(), stdout);
   if (o.out.empty()) return Status::Ok();
-  return WriteTextFile(o.out, ValidationJson(v, ctx, o.worst).dump(2) + "\n");
+  return WriteTextFile(o.out, DumpOutputJson(ValidationJson(v, ctx, o.worst), 2) + "\n");
 }
 
 // Attention kernels against the measured ceilings (kernel_speed.h).
@@ -263,7 +270,7 @@ Status KernelSpeedCommand(const Options& o) {
   std::printf("servesim-calibrate kernel-speed:\n");
   std::fputs(KernelSpeedTable(rows, ctx).c_str(), stdout);
   if (o.out.empty()) return Status::Ok();
-  return WriteTextFile(o.out, KernelSpeedJson(rows, ctx).dump(2) + "\n");
+  return WriteTextFile(o.out, DumpOutputJson(KernelSpeedJson(rows, ctx), 2) + "\n");
 }
 
 // Profiles from the public measured tables (import.h).
@@ -344,6 +351,8 @@ Status CompareCommand(const std::vector<std::string>& profiles,
 
 int main(int argc, char** argv) {
   using servesim::calibrate::Options;
+  // Killed mid-write (SIGTERM, Ctrl-C): no *.tmp.* profile left behind.
+  servesim::RemoveTempFilesOnFatalSignals();
   CLI::App app{"servesim-calibrate: fit a calibrated cost-model profile"};
   app.require_subcommand(1);
   Options run_o, val_o, speed_o;
@@ -409,7 +418,8 @@ int main(int argc, char** argv) {
       ->required();
   imp->add_option("--gpu", imp_o.gpus, "models/gpu names (default all three)");
   imp->add_option("--model", imp_o.models, "models/llm names");
-  imp->add_option("--tp", imp_o.tps, "Tensor-parallel degrees");
+  imp->add_option("--tp", imp_o.tps, "Tensor-parallel degrees")
+      ->check(CLI::Range(1, 1024));
   imp->add_option("--seed", imp_o.seed, "Held-out split seed");
   imp->add_option("--heldout", imp_o.heldout_fraction,
                   "Fraction of rows held out")
@@ -462,7 +472,9 @@ int main(int argc, char** argv) {
       : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
-    std::cerr << "servesim-calibrate: error: " << st.message() << "\n";
+    // One printable line, whatever bytes a file name holds.
+    std::cerr << "servesim-calibrate: error: " << servesim::PrintableText(st.message())
+              << "\n";
     return 2;
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/analysis/runs.h"
+#include "sim/core/json_view.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim {
@@ -71,6 +72,12 @@ StatusOr<std::vector<Scenario>> CandidateScenarios(const Scenario& base,
 }  // namespace
 
 StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
+  // A GPU name or file goes into the candidate's scenario JSON, which must
+  // be UTF-8.
+  if (!IsValidUtf8(text)) {
+    return Status::Error("--candidates " + text +
+                         ": invalid UTF-8; expected GPU:TP items like h200:2");
+  }
   std::vector<Candidate> cs;
   std::istringstream in(text);
   std::string item;

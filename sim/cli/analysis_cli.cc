@@ -1,5 +1,6 @@
 // Shared CLI glue for the analysis subcommands (see analysis_cli.h).
 #include "sim/cli/analysis_cli.h"
+#include "sim/core/json_view.h"
 
 #include <cmath>
 #include <sstream>
@@ -36,7 +37,7 @@ Status DisaggregationUnsupported(const Scenario& sc, const std::string& command)
 Status WriteReportFiles(const nlohmann::json& data, const std::string& json_path,
                         const std::string& html_path) {
   if (!json_path.empty()) {
-    Status st = WriteTextFile(json_path, data.dump(2) + "\n");
+    Status st = WriteTextFile(json_path, DumpOutputJson(data, 2) + "\n");
     if (!st.ok()) return st;
   }
   if (!html_path.empty()) {

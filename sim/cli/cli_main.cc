@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "sim/cli/commands.h"
@@ -43,7 +44,16 @@ int CliMain(int argc, char** argv, std::string* error) {
     return fail(std::string(e.what()) + " (see servesim --help)");
   }
   for (const auto& command : commands) {
-    const Status st = command();
+    Status st;
+    try {
+      st = command();
+    } catch (const std::bad_alloc&) {
+      // The memory estimate (run_memory.h) missed: unwinding has freed the
+      // run and removed its temporary outputs; say which settings size it.
+      return fail("out of memory: the run needed more than this machine (or "
+                  "ulimit -v) allows; expected a smaller run: lower "
+                  "limits.max_queued, workload.num_requests or duration_s");
+    }
     if (!st.ok()) return fail(st.message());
   }
   // A report that did not reach standard output (a full disk, a closed

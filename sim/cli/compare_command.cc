@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/analysis/compare.h"
+#include "sim/core/json_view.h"
 #include "sim/analysis/compare_output.h"
 #include "sim/cli/analysis_cli.h"
 #include "sim/cli/commands.h"
@@ -86,7 +87,7 @@ Status RunCompareCommand(const CompareCliOptions& o) {
   if (!c.ok()) return c.status();
   WriteCompareTable(*c, std::cout);
   if (o.save_result.empty()) return Status::Ok();
-  return WriteTextFile(o.save_result, CompareJson(*c).dump(2) + "\n");
+  return WriteTextFile(o.save_result, DumpOutputJson(CompareJson(*c), 2) + "\n");
 }
 
 }  // namespace

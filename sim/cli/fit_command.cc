@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
 #include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/report/histogram_svg.h"
@@ -81,7 +82,7 @@ Status Fit(const FitOptions& o) {
   WriteFitReport(*fit, source, std::cout);
   if (!o.out.empty()) {
     Status st = WriteFileWith(o.out, [&](std::ostream& os) {
-      os << FitScenarioJson(*fit, o.log).dump(2) << "\n";
+      os << DumpOutputJson(FitScenarioJson(*fit, o.log), 2) << "\n";
     });
     if (!st.ok()) return st;
     std::cout << "Wrote scenario " << o.out << " (servesim run " << o.out

@@ -6,6 +6,7 @@
 
 #include "sim/analysis/runs.h"
 #include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/core/output_file.h"
 #include "sim/core/paths.h"
@@ -123,7 +124,7 @@ Status Run(const RunOptions& o) {
     Status st = WriteFileWith(o.save_result, [&](std::ostream& os) {
       nlohmann::json j = ResultJson(*sc, summary);
       if (sc->disagg) j["servesim"]["disaggregation"] = DisaggJson(*sc, disagg);
-      os << j.dump(2) << "\n";
+      os << DumpOutputJson(j, 2) << "\n";
     });
     if (!st.ok()) return st;
   }

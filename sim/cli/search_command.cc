@@ -11,6 +11,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/validation_cli.h"
 #include "sim/cluster/router.h"
+#include "sim/core/json_view.h"
 #include "sim/core/output_file.h"
 #include "sim/model/model_loader.h"
 
@@ -54,6 +55,24 @@ StatusOr<std::vector<bool>> Bools(const std::string& text) {
   return xs;
 }
 
+// --gpus: shipped names or aliases ("h100" -> "h100-sxm").
+StatusOr<std::vector<std::string>> ParseGpus(const std::string& text) {
+  // Each GPU goes into a candidate's scenario JSON, which must be UTF-8.
+  if (!IsValidUtf8(text)) {
+    return Status::Error("--gpus " + text +
+                         ": invalid UTF-8; expected names like h100-sxm,h200");
+  }
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string g; std::getline(in, g, ',');) {
+    if (g.empty()) return Status::Error("--gpus: expected names like h100-sxm,h200");
+    const std::string gpu = FindGpuName(g);
+    if (gpu.empty()) return Status::Error("--gpus " + text + ": " + UnknownGpuText(g));
+    out.push_back(gpu);
+  }
+  return out;
+}
+
 Status RunSearchCommand(const SearchCliOptions& o) {
   if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv},
                                     {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}},
@@ -64,15 +83,9 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
   if (!slo.ok()) return slo.status();
   SearchSpace space;
-  {
-    std::istringstream in(o.gpus);
-    for (std::string g; std::getline(in, g, ',');) {
-      if (g.empty()) return Status::Error("--gpus: expected names like h100-sxm,h200");
-      const std::string gpu = FindGpuName(g);  // "h100" -> "h100-sxm"
-      if (gpu.empty()) return Status::Error("--gpus " + o.gpus + ": " + UnknownGpuText(g));
-      space.gpus.push_back(gpu);
-    }
-  }
+  StatusOr<std::vector<std::string>> gpus = ParseGpus(o.gpus);
+  if (!gpus.ok()) return gpus.status();
+  space.gpus = *gpus;
   auto tps = Ints(o.tps, "--tp");
   auto seqs = Ints(o.seqs, "--max-num-seqs");
   auto tokens = Ints(o.tokens, "--max-num-batched-tokens");

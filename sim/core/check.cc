@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sim/core/temp_files.h"
+
 namespace servesim {
 
 void CheckFailed(const char* format, ...) {
@@ -14,6 +16,7 @@ void CheckFailed(const char* format, ...) {
   std::vfprintf(stderr, format, args);
   va_end(args);
   std::fputc('\n', stderr);
+  RemoveTempFiles();  // a half-written output must not outlive the run
   std::abort();
 }
 

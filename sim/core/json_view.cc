@@ -234,6 +234,10 @@ nlohmann::json ReadJsonFile(const std::string& path, const std::string& what,
   return ParseJsonOrThrow(ReadInputFile(path, what, max_bytes), path);
 }
 
+std::string DumpOutputJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t n = Utf8SequenceAt(s, i);

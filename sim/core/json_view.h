@@ -130,5 +130,10 @@ bool IsValidUtf8(std::string_view s);
 // \n, \t, \r or \xNN, bytes that are not valid UTF-8 as \xNN; valid
 // UTF-8 text is kept as is.
 std::string PrintableText(std::string_view s);
+// The text of an output document (a result, a report, a profile). A string
+// in it that is not UTF-8 -- a file name given as raw bytes, which names a
+// real file -- has its bad bytes written as U+FFFD instead of throwing
+// (nlohmann's dump() would, and the command would abort).
+std::string DumpOutputJson(const nlohmann::json& j, int indent);
 
 }  // namespace servesim

@@ -13,6 +13,8 @@
 #include <streambuf>
 #include <vector>
 
+#include "sim/core/temp_files.h"
+
 namespace servesim {
 namespace {
 
@@ -100,10 +102,25 @@ bool IsSpecialOutput(const std::string& path) {
 
 namespace {
 
-// Creates the temporary file beside `dest`; returns its path and open
-// descriptor, or an error.
-StatusOr<std::pair<std::string, int>> MakeTemp(const std::string& path,
-                                               const std::string& dest) {
+// A temporary file beside the destination, registered for the fatal-signal
+// handler (temp_files.h) while it exists; removed when it goes out of scope
+// unless it was renamed into place (an exception from a writer included).
+struct TempFile {
+  std::string path;
+  int fd = -1;
+  TempFileRegistration registration;
+  bool placed = false;
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd >= 0) close(fd);
+    if (!placed && !path.empty()) std::remove(path.c_str());
+  }
+};
+
+// Creates the temporary file beside `dest` into `*t`, or an error.
+Status MakeTemp(const std::string& path, const std::string& dest, TempFile* t) {
   if (dest.empty())
     return Status::Error("<empty path>: cannot open for writing");
   struct stat st;
@@ -114,7 +131,10 @@ StatusOr<std::pair<std::string, int>> MakeTemp(const std::string& path,
   std::string tmp = dest + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return Cannot(path, "cannot open for writing", errno);
-  return std::make_pair(tmp, fd);
+  t->fd = fd;
+  t->path = std::move(tmp);
+  t->registration = TempFileRegistration(t->path);
+  return Status::Ok();
 }
 
 Status WriteInPlace(const std::string& path,
@@ -139,11 +159,8 @@ Status CheckOutputPath(const std::string& path) {
     }
     return Status::Ok();
   }
-  auto tmp = MakeTemp(path, dest);
-  if (!tmp.ok()) return tmp.status();
-  close(tmp->second);
-  std::remove(tmp->first.c_str());
-  return Status::Ok();
+  TempFile tmp;  // removed on return
+  return MakeTemp(path, dest, &tmp);
 }
 
 namespace {
@@ -191,23 +208,22 @@ Status WriteFileWith(const std::string& path,
                      const std::function<void(std::ostream&)>& write) {
   const std::string dest = Destination(path);
   if (IsSpecialOutput(dest)) return WriteInPlace(path, write);
-  auto made = MakeTemp(path, dest);
-  if (!made.ok()) return made.status();
-  const std::string tmp = made->first;
-  if (const int err = WriteFd(made->second, write); err != 0) {
-    std::remove(tmp.c_str());
+  TempFile tmp;
+  if (Status st = MakeTemp(path, dest, &tmp); !st.ok()) return st;
+  const int fd = tmp.fd;
+  tmp.fd = -1;  // WriteFd closes it
+  if (const int err = WriteFd(fd, write); err != 0) {
     return Cannot(path, "write failed", err);
   }
   // mkstemp creates the file 0600; give it the permissions an ordinary
   // output file gets (0666 less the umask).
   const mode_t mask = umask(0);
   umask(mask);
-  chmod(tmp.c_str(), 0666 & ~mask);
-  if (std::rename(tmp.c_str(), dest.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    return Cannot(path, "cannot rename into place", e);
+  chmod(tmp.path.c_str(), 0666 & ~mask);
+  if (std::rename(tmp.path.c_str(), dest.c_str()) != 0) {
+    return Cannot(path, "cannot rename into place", errno);
   }
+  tmp.placed = true;
   return Status::Ok();
 }
 

@@ -79,6 +79,7 @@
 
 #include "sim/engine/run_invariants_violations.h"
 #include "sim/engine/scheduler.h"
+#include "sim/core/temp_files.h"
 
 #include <algorithm>
 #include <cmath>
@@ -661,6 +662,7 @@ void CheckRunInvariantsOrDie(const SimulationInput& in, const SimulationOutput& 
   if (lines.empty()) return;
   std::fprintf(stderr, "servesim: %zu run-level invariant violation(s):\n", lines.size());
   for (const std::string& l : lines) std::fprintf(stderr, "  %s\n", l.c_str());
+  RemoveTempFiles();  // the run's streamed outputs are half-written
   std::abort();
 }
 

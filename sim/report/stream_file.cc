@@ -46,12 +46,14 @@ StatusOr<std::unique_ptr<StreamFile>> StreamFile::Open(
 StreamFile::StreamFile(std::string path, std::string tmp, std::FILE* f)
     : path_(std::move(path)),
       tmp_(std::move(tmp)),
+      tmp_registration_(tmp_),
       file_(f),
       buf_(kBufferBytes) {}
 
 StreamFile::~StreamFile() {
   if (file_ != nullptr) std::fclose(file_);
   if (!finished_ && !tmp_.empty()) std::remove(tmp_.c_str());
+  tmp_registration_.Release();
 }
 
 void StreamFile::Flush() {
@@ -128,6 +130,7 @@ Status StreamFile::Finish() {
     return Status::Error(path_ +
                          ": cannot rename into place: " + ErrnoText(errno));
   }
+  tmp_registration_.Release();
   finished_ = true;
   return Status::Ok();
 }

@@ -16,6 +16,7 @@
 
 #include "sim/core/output_file.h"
 #include "sim/core/status.h"
+#include "sim/core/temp_files.h"
 
 namespace servesim {
 
@@ -55,6 +56,7 @@ class StreamFile {
   int ReplaceAtomically() const;  // 0, or -1 with errno set
 
   std::string path_, tmp_;
+  TempFileRegistration tmp_registration_;  // until renamed or removed
   std::FILE* file_ = nullptr;
   std::vector<char> buf_;
   size_t used_ = 0;

@@ -162,7 +162,11 @@ std::vector<int32_t> ReadLengthColumn(const std::string& path,
   std::ifstream in = OpenCsv(path);
   std::string line;
   std::vector<std::string> header, fields;
-  if (!ReadInputLine(in, &line, path, 1) || Trim(line).empty()) {
+  const bool read = ReadInputLine(in, &line, path, 1);
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first
+  // column's name.
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  if (!read || Trim(line).empty()) {
     throw ConfigError(path +
                       ": empty file; expected a header row naming "
                       "the columns");

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A run killed by a signal leaves no *.tmp.* outputs (a long run with
+# --save-steps writes gigabytes) and still dies of that signal (exit status
+# 128 + N); a run stopped by an error (exit 2) leaves none either.
+# usage: signal_cleanup.sh SERVESIM
+set -u
+servesim=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+ulimit -c 0  # SIGABRT would otherwise dump core
+# Job control: without it a background job starts with SIGINT ignored.
+set -m
+fail() { echo "FAIL: $*"; exit 1; }
+temps() { ls -A "$dir" | grep '\.tmp\.'; }
+for sig in TERM INT HUP ABRT; do
+  # Long (2e6 requests); the step rows thinned so the files stay small.
+  "$servesim" run -q --set workload.num_requests=2000000 --save-steps-every 100000 \
+    --save-steps "$dir/s.csv" --save-timeline "$dir/t.json" \
+    --save-detailed "$dir/d.csv" --save-result "$dir/r.json" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+  [ "$(temps | wc -l)" -eq 3 ] || fail "$sig: expected 3 temporary files, got: $(ls -A "$dir")"
+  sleep 0.3
+  kill -"$sig" "$pid"
+  wait "$pid"; rc=$?
+  [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] || fail "$sig: exit status $rc"
+  [ -z "$(ls -A "$dir")" ] || fail "$sig: left behind: $(ls -A "$dir")"
+  echo "ok: SIG$sig: exit $rc, nothing left"
+done
+# An error after the run (the warm-up excludes every request): exit 2, and
+# the streamed outputs' temporary files are gone.
+"$servesim" run -q tests/cli/bad/warmup_all.json --save-timeline "$dir/t.json" \
+  --save-detailed "$dir/d.csv" 2>/dev/null
+rc=$?
+[ "$rc" -eq 2 ] || fail "error exit: exit status $rc"
+[ -z "$(temps)" ] || fail "error exit: left behind: $(ls -A "$dir")"
+echo "ok: error exit 2, no temporary file left"
+echo "signal cleanup ok"
