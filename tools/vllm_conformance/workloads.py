@@ -225,6 +225,13 @@ def _priority_workloads():
                _prio(96, 16, 1024, 1024, chunked=False),
                Traffic(60, 300.0, uniform(64, 700), uniform(32, 300),
                        priorities=2), 206)
+    short = Traffic(120, 1000.0, uniform(100, 400), uniform(2, 30), priorities=4)
+    for seed in (207, 208, 209):
+        w += _one(f"prio_short_async_{seed}", "Priority policy, async, short "
+                  "outputs in a very tight cache (40 blocks): victims earlier "
+                  "in the running list whose last token is in flight, passed "
+                  "by and not scheduled.", _prio(40, 16, 512, 2048), short,
+                  seed, async_=True)
     return w
 
 
