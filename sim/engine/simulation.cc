@@ -86,7 +86,6 @@ class Driver {
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
-    step_due_.assign(replicas_.size(), 0);
     out_->replicas.resize(replicas_.size());
     // Reserve the whole bound (pages are not resident until used; growing
     // past a reservation copies the table at twice its size), up to 32M
@@ -125,7 +124,6 @@ class Driver {
         case EventKind::kTransferDone: OnTransferDone(e.payload); break;
       }
       if (StopEarly()) break;
-      if (events_.Empty() || events_.Top().time > now_) StartDueSteps();
     }
     Finish();
   }
@@ -485,8 +483,8 @@ class Driver {
     ++out_->replicas[k].routed;
     ++outstanding_[k];
     replicas_[k]->Submit(id);
-    if (!replicas_[k]->busy()) StepDue(k);  // else it joins the next step
-    SyncLevels();
+    if (!replicas_[k]->busy()) StartStep(k);  // else it joins the next step
+    else SyncLevels();
   }
 
   // Disaggregated: the prefill instance runs the prompt with max_tokens=1.
@@ -499,8 +497,8 @@ class Driver {
     ++out_->replicas[k].routed;
     ++outstanding_[k];
     replicas_[k]->Submit(id);
-    if (!replicas_[k]->busy()) StepDue(k);
-    SyncLevels();
+    if (!replicas_[k]->busy()) StartStep(k);
+    else SyncLevels();
   }
 
   // A prefill instance sampled request id's (discarded) token: its prompt's
@@ -537,11 +535,11 @@ class Driver {
     out_->disagg->bytes_moved += dr.bytes;
     const size_t p = static_cast<size_t>(dr.prefill_replica);
     replicas_[p]->ReleaseHeld(id);
-    if (!replicas_[p]->busy()) StepDue(p);
+    if (!replicas_[p]->busy()) StartStep(p);
     const size_t k = static_cast<size_t>(out_->requests[id].replica);
     replicas_[k]->Submit(id);
-    if (!replicas_[k]->busy()) StepDue(k);
-    SyncLevels();
+    if (!replicas_[k]->busy()) StartStep(k);
+    else SyncLevels();
   }
 
   // Chooses among replicas [first, first + count) with `router`; returns
@@ -573,26 +571,6 @@ class Driver {
     return router.Choose(rr, loads_, rng);
   }
 
-  // Replica k schedules once every event of this instant is handled: as
-  // vLLM's engine core drains its input queue before it schedules, a
-  // request that arrives at the instant a step ends, or with others at one
-  // instant (a burst, a closed loop's first sends), is in that step. (It
-  // used to start on the first arrival of a burst alone: the CLI path then
-  // departed from vLLM on the seqs4 fixtures.)
-  void StepDue(size_t k) {
-    if (step_due_[k]) return;
-    step_due_[k] = 1;
-    due_.push_back(k);
-  }
-
-  void StartDueSteps() {
-    for (size_t i = 0; i < due_.size(); ++i) {  // (a start may not add more)
-      step_due_[due_[i]] = 0;
-      StartStep(due_[i]);
-    }
-    due_.clear();
-  }
-
   void StartStep(size_t k) {
     const SimTime wake = replicas_[k]->StartStep(now_);
     SyncLevels();
@@ -620,7 +598,7 @@ class Driver {
     outstanding_[k] -= static_cast<int64_t>(finished_.size());
     if (k < num_prefill_) {
       for (int64_t id : finished_) OnPrefillDone(id);
-      StepDue(k);
+      StartStep(k);
       return;
     }
     Recorder& rec = out_->recorder;
@@ -629,8 +607,7 @@ class Driver {
     in_flight_ -= static_cast<int64_t>(finished_.size());
     for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
     if (retire_) RetireChunks();  // one waiting on a step in flight
-    StepDue(k);
-    SyncLevels();
+    StartStep(k);
   }
 
   // A request left the system (finished or rejected): free its client, its
@@ -794,8 +771,6 @@ class Driver {
   RequestSpec next_spec_;        // the scheduled open-loop arrival's spec
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot
   std::vector<int64_t> finished_;
-  std::vector<char> step_due_;  // per replica: in due_
-  std::vector<size_t> due_;     // replicas to schedule at the end of this instant
   std::vector<int32_t> in_system_seen_;  // at each measured arrival
   PrefixHashMemo route_hashes_;          // the router's prefix lookups
   std::vector<Session> sessions_;
