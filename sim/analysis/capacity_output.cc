@@ -175,8 +175,8 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
                                       : std::string("below every rate tried"))
          << " (time scaling of the rates evaluated)";
       if (p.target_rate > 0 && r.max_rate_if_slower > 0) {
-        os << ", " << ReplicasFor(p.target_rate, r.max_rate_if_slower)
-           << " replicas for the target";
+        const int64_t n = ReplicasFor(p.target_rate, r.max_rate_if_slower);
+        os << ", " << n << (n == 1 ? " replica" : " replicas") << " for the target";
       }
       os << "\n";
     } else {

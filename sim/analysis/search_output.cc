@@ -117,8 +117,9 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
          << best.cost_error.source << "); if every step is " << Fmt("%.1f", 100 * e)
          << "% slower, its SLO max is ";
       if (best.max_rate_if_slower > 0) {
-        os << Fmt("%.2f", best.max_rate_if_slower) << "/s per replica: "
-           << ReplicasFor(r.target_rate, best.max_rate_if_slower) << " replicas for the target\n";
+        const int64_t n = ReplicasFor(r.target_rate, best.max_rate_if_slower);
+        os << Fmt("%.2f", best.max_rate_if_slower) << "/s per replica: " << n
+           << (n == 1 ? " replica" : " replicas") << " for the target\n";
       } else {
         os << "below every rate tried\n";
       }
