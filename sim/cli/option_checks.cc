@@ -25,13 +25,23 @@ CLI::Validator NotAnOption() {
       "", "not an option");
 }
 
+namespace {
+
+// The whole text as a finite number, else NaN (which no range admits).
+double FiniteOrNan(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  const bool whole = !text.empty() && end == text.c_str() + text.size();
+  return whole && std::isfinite(x) ? x : std::nan("");
+}
+
+}  // namespace
+
 CLI::Validator NumberIn(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& value) -> std::string {
-        char* end = nullptr;
-        const double x = std::strtod(value.c_str(), &end);
-        const bool number = !value.empty() && end == value.c_str() + value.size();
-        if (number && std::isfinite(x) && x >= lo && x <= hi) return "";
+        const double x = FiniteOrNan(value);
+        if (x >= lo && x <= hi) return "";
         char range[96];
         std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
         return std::string("expected a number in ") + range + ", got \"" + value + "\"";
@@ -42,10 +52,7 @@ CLI::Validator NumberIn(double lo, double hi) {
 CLI::Validator PositiveNumber() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        char* end = nullptr;
-        const double x = std::strtod(value.c_str(), &end);
-        const bool number = !value.empty() && end == value.c_str() + value.size();
-        if (number && std::isfinite(x) && x > 0) return "";
+        if (FiniteOrNan(value) > 0) return "";
         return "expected a finite number > 0, got \"" + value + "\"";
       },
       "", "positive number");
