@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,16 @@ inline Scenario MustParse(const std::string& json,
     throw std::runtime_error(sc.status().message());
   }
   return std::move(sc.value());
+}
+
+// `sc` with `edit` applied to its JSON and loaded again from the text: how
+// tests make a variant independently of the typed edits the analysis
+// commands use (sim/scenario/scenario_edits.h).
+inline StatusOr<Scenario> Reloaded(const Scenario& sc,
+                                   const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = sc.json;
+  edit(j);
+  return ParseScenario(j.dump(), sc.file, {});
 }
 
 // Every run made here is checked against the run-level invariants

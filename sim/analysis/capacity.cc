@@ -42,9 +42,7 @@ class RateEvaluator {
     for (int doubling = 0;; ++doubling, length *= 2) {
       StatusOr<Scenario> sc = WithRate(base_, rate);
       if (sc.ok() && length > 0) {
-        sc = EditScenario(*sc, [length](nlohmann::json& j) {
-          j["workload"]["num_requests"] = length;
-        });
+        sc = WithNumRequests(*sc, length);
       }
       if (!sc.ok()) return sc.status();
       const bool can_lengthen = length > 0 && doubling < o_.max_length_doublings;

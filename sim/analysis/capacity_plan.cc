@@ -50,10 +50,10 @@ StatusOr<std::vector<Scenario>> CandidateScenarios(const Scenario& base,
   std::vector<Scenario> out;
   std::string unfit;
   for (const Candidate& c : cs) {
-    nlohmann::json j = base.json;
-    j["hardware"]["gpu"] = c.gpu;
-    j["hardware"]["tp"] = c.tp;
-    StatusOr<Scenario> sc = ParseScenario(j.dump(), base.file, {}, {.defer_fit = true});
+    Deployment d;
+    d.gpu = c.gpu;
+    d.tp = c.tp;
+    StatusOr<Scenario> sc = WithDeployment(base, d);
     if (!sc.ok()) return sc.status();
     if (sc->no_room) {
       unfit += (unfit.empty() ? "" : "; ") + c.gpu + ":" + std::to_string(c.tp) + " " +

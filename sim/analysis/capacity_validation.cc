@@ -185,7 +185,7 @@ StatusOr<ValidatedCapacity> ValidateCapacity(const Scenario& base,
   // One window's scenario, parsed once; each probe only sets its rate.
   const int64_t n = o.window_requests;
   StatusOr<Scenario> window =
-      EditScenario(base, [n](nlohmann::json& j) { j["workload"]["num_requests"] = n; });
+      WithNumRequests(base, n);
   if (!window.ok()) return window.status();
   ValidatedCapacity v;
   v.share = o.share;

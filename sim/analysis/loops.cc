@@ -39,9 +39,7 @@ void AddReplications(const SharedScenario& sc, int reps, bool closed,
 StatusOr<Scenario> WithWarmup(StatusOr<Scenario> sc, int n) {
   if (!sc.ok()) return sc;
   const int64_t w = std::max<int64_t>(sc->metrics.warmup_requests, 2 * int64_t{n});
-  return EditScenario(*sc, [w](nlohmann::json& j) {
-    j["metrics"]["warmup_requests"] = w;
-  });
+  return WithWarmupRequests(*sc, w);
 }
 
 PointStats Group(const std::vector<RunResult>& runs, size_t first, int reps) {

@@ -11,13 +11,6 @@
 namespace servesim {
 namespace {
 
-StatusOr<Scenario> WithSplit(const Scenario& base, int prefill, int decode) {
-  return EditScenario(base, [prefill, decode](nlohmann::json& j) {
-    j["disaggregation"]["prefill"]["replicas"] = prefill;
-    j["disaggregation"]["decode"]["replicas"] = decode;
-  });
-}
-
 // Every split in the order tried: fleet cost, then GPUs, then fewer
 // prefill instances.
 std::vector<PdSplit> SplitsByCost(const PdSizingResult& r, const PdSizingOptions& o) {
@@ -60,7 +53,7 @@ void AddPoolFigures(const Scenario& base, const PdSizingOptions& o, PdSizingResu
   for (size_t i = 0; i < r->splits.size(); ++i) {
     const PdSplit& s = r->splits[i];
     if (!s.evaluated) continue;
-    StatusOr<Scenario> sc = WithSplit(base, s.prefill, s.decode);
+    StatusOr<Scenario> sc = WithPdSplit(base, s.prefill, s.decode);
     if (!sc.ok()) continue;  // ran once already: cannot fail here
     sc = WithRate(*sc, r->target_rate);
     if (!sc.ok()) continue;
@@ -114,7 +107,7 @@ StatusOr<PdSizingResult> SizePdSplit(const Scenario& base, const PdSizingOptions
   for (size_t i = 0; i < r.splits.size(); ++i) {
     PdSplit& s = r.splits[i];
     if (r.cheapest && !SameCost(s, r.splits[*r.cheapest])) break;
-    StatusOr<Scenario> sc = WithSplit(base, s.prefill, s.decode);
+    StatusOr<Scenario> sc = WithPdSplit(base, s.prefill, s.decode);
     if (!sc.ok()) return sc.status();
     if (o.capacity.progress) bar.AddTotal(1);
     StatusOr<RateEvaluation> e = EvaluateRate(*sc, o.target_rate, o.capacity);

@@ -10,40 +10,6 @@
 
 namespace servesim {
 
-StatusOr<Scenario> EditScenario(
-    const Scenario& base, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = base.json;
-  edit(j);
-  return ParseScenario(j.dump(), base.file, {});
-}
-
-StatusOr<Scenario> WithRate(const Scenario& base, double rate) {
-  return EditScenario(base, [rate](nlohmann::json& j) {
-    j["workload"]["arrival"]["rate"] = rate;
-  });
-}
-
-StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate,
-                                double burstiness) {
-  return EditScenario(base, [=](nlohmann::json& j) {
-    nlohmann::json a = {{"process", "poisson"}, {"rate", rate}};
-    if (burstiness > 0) {
-      a["process"] = "gamma";
-      a["burstiness"] = burstiness;
-    }
-    j["workload"]["arrival"] = a;
-    j["workload"].erase("max_concurrency");
-  });
-}
-
-StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n) {
-  return EditScenario(base, [n](nlohmann::json& j) {
-    j["workload"]["arrival"] = {
-        {"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
-    j["workload"].erase("max_concurrency");
-  });
-}
-
 Status CheckSomethingMeasured(const Scenario& sc, const RunSummary& summary) {
   if (summary.completed > 0 || summary.excluded_warmup == 0) return Status::Ok();
   const MetricsConfig& m = sc.metrics;

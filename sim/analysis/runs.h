@@ -1,7 +1,5 @@
-// Scenario variants (same deployment and traffic shape, another rate,
-// arrival process or GPU) and independent replications of them. Variants
-// are made by editing the scenario's effective JSON and parsing it again,
-// so every variant passes the same validation as a file would.
+// Independent replications of scenarios and their variants (the variants
+// themselves: sim/scenario/scenario_edits.h).
 #pragma once
 
 #include <functional>
@@ -18,20 +16,9 @@
 #include "sim/core/status.h"
 #include "sim/report/summary.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_edits.h"
 
 namespace servesim {
-
-// The scenario with `edit` applied to its JSON, parsed again.
-StatusOr<Scenario> EditScenario(const Scenario& base,
-                                const std::function<void(nlohmann::json&)>& edit);
-// Same open-loop process (poisson, gamma, constant), another rate.
-StatusOr<Scenario> WithRate(const Scenario& base, double rate);
-// Poisson at `rate`, or gamma with `burstiness` when burstiness > 0; any
-// max_concurrency cap is removed.
-StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate,
-                                double burstiness);
-// A closed loop of n clients with no think time (max_concurrency removed).
-StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n);
 
 // A run whose warm-up covers every finished request measured nothing: its
 // latencies would print as 0.00 ms (and an SLO search would say "met at no

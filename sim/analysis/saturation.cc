@@ -87,7 +87,7 @@ StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
   for (int attempt = 0; attempt <= kDoublings; ++attempt, n *= 2) {
     StatusOr<Scenario> sc = WithClosedLoop(base, clients);
     if (sc.ok() && n > 0) {
-      sc = EditScenario(*sc, [n](nlohmann::json& j) { j["workload"]["num_requests"] = n; });
+      sc = WithNumRequests(*sc, n);
     }
     if (!sc.ok()) return sc.status();
     RunSpec spec;

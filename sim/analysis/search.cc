@@ -15,13 +15,11 @@ namespace {
 // The base with the candidate's values; a memory plan that leaves no KV
 // block is recorded in no_room, not an error (the row does not fit).
 StatusOr<Scenario> CandidateScenario(const Scenario& base, const SearchCandidate& c) {
-  nlohmann::json j = base.json;
-  j["hardware"]["gpu"] = c.gpu;
-  j["hardware"]["tp"] = c.tp;
-  j["engine"]["max_num_seqs"] = c.max_num_seqs;
-  j["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
-  j["engine"]["chunked_prefill"] = c.chunked_prefill;
-  return ParseScenario(j.dump(), base.file, {}, {.defer_fit = true});
+  return WithDeployment(base, {.gpu = c.gpu,
+                               .tp = c.tp,
+                               .max_num_seqs = c.max_num_seqs,
+                               .max_num_batched_tokens = c.max_num_batched_tokens,
+                               .chunked_prefill = c.chunked_prefill});
 }
 
 // When no candidate can run: the first invalid one's error, else why none
@@ -171,14 +169,11 @@ int Cmp(double better, double worse) { return better > worse ? 1 : better < wors
 // The fleet of n replicas behind `router` at the full target rate.
 StatusOr<RateEvaluation> FleetVerdict(const Scenario& one, int n, const std::string& router,
                                       const SearchOptions& o) {
-  StatusOr<Scenario> fleet = EditScenario(one, [&](nlohmann::json& j) {
-    j["cluster"]["replicas"] = n;
-    j["cluster"]["router"] = router;
-    // The same requests per replica as the per-replica search ran.
-    if (j["workload"].contains("num_requests")) {
-      j["workload"]["num_requests"] = j["workload"]["num_requests"].get<int64_t>() * n;
-    }
-  });
+  StatusOr<Scenario> fleet = WithFleet(one, n, router);
+  // The same requests per replica as the per-replica search ran.
+  if (fleet.ok() && one.workload.num_requests > 0) {
+    fleet = WithNumRequests(*fleet, one.workload.num_requests * n);
+  }
   if (!fleet.ok()) return fleet.status();
   return EvaluateRate(*fleet, o.target_rate, o.capacity);
 }

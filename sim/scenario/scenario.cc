@@ -272,10 +272,9 @@ void ParseArrival(const JsonView& w, Scenario* s) {
 
 // The trace is read once here, streaming, so a malformed file fails before
 // the run instead of after it.
-void ParseTrace(const JsonView& w, Scenario* s) {
-  WorkloadConfig& wc = s->workload;
-  const JsonView t = w.Object("trace");
-  TraceOptions opts = ParseTraceOptions(t);
+// What reading the trace found: its records' facts, whether every record
+// has a timestamp, and the last one.
+void ScanTrace(const TraceOptions& opts, Scenario* s) {
   auto reader = OpenTrace(opts);
   TraceRecord rec;
   bool timed = true;
@@ -297,6 +296,45 @@ void ParseTrace(const JsonView& w, Scenario* s) {
   if (!reader->first_errors().empty()) {
     s->trace_first_error = reader->first_errors().front();
   }
+  s->trace_timed = timed;
+  s->trace_last_s = last_s;
+}
+
+// The scan's facts, from a scenario that read the same trace.
+void CopyTraceScan(const Scenario& from, Scenario* s) {
+  s->trace_bad_lines = from.trace_bad_lines;
+  s->trace_data_lines = from.trace_data_lines;
+  s->trace_records = from.trace_records;
+  s->trace_notes = from.trace_notes;
+  s->trace_first_error = from.trace_first_error;
+  s->trace_longest_tokens = from.trace_longest_tokens;
+  s->trace_longest_line = from.trace_longest_line;
+  s->trace_timed = from.trace_timed;
+  s->trace_last_s = from.trace_last_s;
+}
+
+// /workload/trace as `sc` was given it, or null.
+const nlohmann::json* TraceJson(const Scenario& sc) {
+  const auto w = sc.json.find("workload");
+  if (w == sc.json.end() || !w->is_object()) return nullptr;
+  const auto t = w->find("trace");
+  return t == w->end() ? nullptr : &*t;
+}
+
+// `scanned`: a scenario this one is an edit of (Rederive), whose scan is
+// reused when its /workload/trace is the same (the file is not read again).
+void ParseTrace(const JsonView& w, Scenario* s, const Scenario* scanned) {
+  WorkloadConfig& wc = s->workload;
+  const JsonView t = w.Object("trace");
+  TraceOptions opts = ParseTraceOptions(t);
+  const nlohmann::json* before = scanned ? TraceJson(*scanned) : nullptr;
+  if (before && *before == t.raw() && scanned->file == s->file) {
+    CopyTraceScan(*scanned, s);
+  } else {
+    ScanTrace(opts, s);
+  }
+  const bool timed = s->trace_timed;
+  const double last_s = s->trace_last_s;
   // Timestamps are relative to the first record and never go backwards, so
   // the last one is the span.
   if (opts.use_timestamps && timed && last_s * opts.time_scale > kMaxSpanSeconds) {
@@ -449,13 +487,13 @@ void CheckTrafficSpan(const JsonView& w, const Scenario& s) {
                     "; lower num_requests or set duration_s");
 }
 
-void ParseWorkload(const JsonView& root, Scenario* s) {
+void ParseWorkload(const JsonView& root, Scenario* s, const Scenario* scanned) {
   WorkloadConfig& wc = s->workload;
   const JsonView w = root.Object("workload");
   w.AllowKeys({"arrival", "input_len", "output_len", "num_requests",
                "duration_s", "max_concurrency", "prefix", "sessions", "trace",
                "classes"});
-  if (w.Has("trace")) ParseTrace(w, s);
+  if (w.Has("trace")) ParseTrace(w, s, scanned);
   if (!(wc.trace && wc.trace->use_timestamps)) ParseArrival(w, s);
   if (w.Has("prefix")) ParsePrefix(w, s);
   if (w.Has("classes")) ParseClasses(w, s);
@@ -613,11 +651,13 @@ void ParseLimits(const JsonView& root, Scenario* s) {
   s->limits.max_queued = l.Integer("max_queued", 100000, Range::Closed(1, 1e9));
 }
 
-Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label,
-                      const ScenarioParseOptions& options) {
+// `scanned`: see ParseTrace.
+Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
+                      const ScenarioParseOptions& options,
+                      const Scenario* scanned = nullptr) {
   Scenario s;
   s.file = label;
-  s.json = j;
+  s.json = std::move(j);
   const JsonView root(s.json, label);
   root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
                   "workload", "metrics", "limits", "cluster", "name",
@@ -625,7 +665,7 @@ Scenario ParseOrThrow(const nlohmann::json& j, const std::string& label,
   s.seed = static_cast<uint64_t>(root.Integer("seed", 1, Range::Closed(0, 9e15)));
   ParseHardware(root, &s);
   ParseEngine(root, &s);
-  ParseWorkload(root, &s);
+  ParseWorkload(root, &s, scanned);
   ParseMetrics(root, &s);
   ParseLimits(root, &s);
   if (root.Has("disaggregation")) {
@@ -807,7 +847,13 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
     Status st = ApplyOverride(&j, o);
     if (!st.ok()) return st;
   }
-  return CatchConfigErrors([&] { return ParseOrThrow(j, label, options); });
+  return CatchConfigErrors([&] { return ParseOrThrow(std::move(j), label, options); });
+}
+
+StatusOr<Scenario> Rederive(const Scenario& base, nlohmann::json json,
+                            const ScenarioParseOptions& options) {
+  return CatchConfigErrors(
+      [&] { return ParseOrThrow(std::move(json), base.file, options, &base); });
 }
 
 StatusOr<Scenario> LoadScenarioFile(const std::string& path,

@@ -93,6 +93,9 @@ struct Scenario {
   // The trace's longest record (prompt + output tokens) and its line.
   int64_t trace_longest_tokens = 0, trace_longest_line = 0;
   std::string trace_first_error;  // "<path>:<line>: <what>"
+  // Every record has a timestamp; the last one (the replay's span).
+  bool trace_timed = false;
+  double trace_last_s = 0;
   // Disaggregated prefill/decode. Then gpu, tp, engine, cost_model and the
   // memory plan above are the decode pool's, and num_replicas counts both
   // pools' instances.
@@ -126,6 +129,13 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
 StatusOr<Scenario> LoadScenarioFile(const std::string& path,
                                     const std::vector<std::string>& overrides,
                                     const ScenarioParseOptions& options = {});
+
+// `base` with its effective JSON replaced by `json` (an edit of base.json),
+// validated and derived exactly as a file holding `json` would be, without
+// text and without reading a trace again when /workload/trace is unchanged.
+// The analysis commands edit through scenario_edits.h, not this.
+StatusOr<Scenario> Rederive(const Scenario& base, nlohmann::json json,
+                            const ScenarioParseOptions& options = {});
 
 // Applies "a.b.c=value" to json: value is parsed as JSON when it parses
 // (numbers, true, null, {...}), else taken as a string.

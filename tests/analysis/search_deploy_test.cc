@@ -11,6 +11,7 @@
 #include "sim/analysis/search.h"
 #include "sim/core/paths.h"
 #include "sim/engine/scheduler.h"
+#include "tests/test_util.h"
 
 namespace servesim {
 namespace {
@@ -59,7 +60,7 @@ TEST(SearchDeploy, SeventyBOnTwoH100sServesWhatItsKvCacheHolds) {
                 row.status == SearchRow::Status::kPruned)
         << c.Name() << ": " << row.note;
     // The KV cache of the candidate as simulated, sized independently.
-    StatusOr<Scenario> sim = EditScenario(base, [&c](nlohmann::json& j) {
+    StatusOr<Scenario> sim = testing::Reloaded(base, [&c](nlohmann::json& j) {
       j["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
       j["engine"]["chunked_prefill"] = c.chunked_prefill;
     });

@@ -48,9 +48,7 @@ void CheckAnswer(const std::vector<std::string>& sets, const std::string& slo_te
   EXPECT_LE(r->max_rate_lo, r->max_rate);
   EXPECT_LE(r->max_rate, r->saturation.mu.lo);
   EXPECT_LE((v.rate.hi - v.rate.lo) / 2, 0.03 * v.rate.mean * 1.0001) << v.stopped;
-  StatusOr<Scenario> long_runs = EditScenario(*sc, [](nlohmann::json& j) {
-    j["workload"]["num_requests"] = 200000;
-  });
+  StatusOr<Scenario> long_runs = WithNumRequests(*sc, 200000);
   ASSERT_TRUE(long_runs.ok());
   const int at_answer = RunsMeeting(*long_runs, o.slo, r->max_rate, 10, 7001);
   const int above = RunsMeeting(*long_runs, o.slo, r->max_rate * 1.05, 10, 7001);

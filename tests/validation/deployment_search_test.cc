@@ -47,7 +47,7 @@ TEST(DeploymentSearch, PruningFindsTheExhaustiveCheapestAndOutputsParse) {
   std::string best_name;
   for (const SearchRow& row : r->rows) {
     const SearchCandidate& c = row.candidate;
-    StatusOr<Scenario> v = EditScenario(*sc, [&c](nlohmann::json& j) {
+    StatusOr<Scenario> v = testing::Reloaded(*sc, [&c](nlohmann::json& j) {
       j["hardware"]["gpu"] = c.gpu;
       j["engine"]["max_num_seqs"] = c.max_num_seqs;
     });

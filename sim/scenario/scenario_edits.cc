@@ -1,0 +1,69 @@
+// Typed scenario variants (see scenario_edits.h).
+#include "sim/scenario/scenario_edits.h"
+
+#include <utility>
+
+namespace servesim {
+
+StatusOr<Scenario> WithRate(const Scenario& base, double rate) {
+  nlohmann::json j = base.json;
+  j["workload"]["arrival"]["rate"] = rate;
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate, double burstiness) {
+  nlohmann::json j = base.json;
+  nlohmann::json a = {{"process", "poisson"}, {"rate", rate}};
+  if (burstiness > 0) {
+    a["process"] = "gamma";
+    a["burstiness"] = burstiness;
+  }
+  j["workload"]["arrival"] = std::move(a);
+  j["workload"].erase("max_concurrency");
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n) {
+  nlohmann::json j = base.json;
+  j["workload"]["arrival"] = {{"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
+  j["workload"].erase("max_concurrency");
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithNumRequests(const Scenario& base, int64_t n) {
+  nlohmann::json j = base.json;
+  j["workload"]["num_requests"] = n;
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithWarmupRequests(const Scenario& base, int64_t n) {
+  nlohmann::json j = base.json;
+  j["metrics"]["warmup_requests"] = n;
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithFleet(const Scenario& base, int replicas, const std::string& router) {
+  nlohmann::json j = base.json;
+  j["cluster"]["replicas"] = replicas;
+  j["cluster"]["router"] = router;
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithPdSplit(const Scenario& base, int prefill, int decode) {
+  nlohmann::json j = base.json;
+  j["disaggregation"]["prefill"]["replicas"] = prefill;
+  j["disaggregation"]["decode"]["replicas"] = decode;
+  return Rederive(base, std::move(j));
+}
+
+StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
+  nlohmann::json j = base.json;
+  j["hardware"]["gpu"] = d.gpu;
+  j["hardware"]["tp"] = d.tp;
+  if (d.max_num_seqs) j["engine"]["max_num_seqs"] = *d.max_num_seqs;
+  if (d.max_num_batched_tokens) j["engine"]["max_num_batched_tokens"] = *d.max_num_batched_tokens;
+  if (d.chunked_prefill) j["engine"]["chunked_prefill"] = *d.chunked_prefill;
+  return Rederive(base, std::move(j), {.defer_fit = true});
+}
+
+}  // namespace servesim
