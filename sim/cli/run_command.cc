@@ -96,13 +96,14 @@ Status Run(const RunOptions& o) {
     detailed = std::move(*f);
     detailed->Write(DetailedCsvHeader());
   }
-  RequestDigest digest(in.engine.block_size, in.workload.classes.size());
+  RequestDigest digest(in);
+  const SimTime client_lag = in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
   std::string row;
   in.on_request = [&](const Request& r) {
     digest.Add(r);
     if (detailed) {
       row.clear();
-      AppendDetailedCsvRow(r, sc->workload.classes, &row);
+      AppendDetailedCsvRow(r, sc->workload.classes, &row, client_lag);
       detailed->Write(row);
     }
   };

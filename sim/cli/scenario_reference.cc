@@ -163,12 +163,15 @@ constexpr KeyDoc kKeys[] = {
     {"workload.trace", "null",
      "Replay: {path, format: jsonl | azure | mooncake | lengths | burstgpt | "
      "sessions, use_timestamps (true), time_scale (1), max_bad_fraction (0), "
-     "fields: {prompt_tokens, completion_tokens, timestamp} (sessions also "
-     "request_id, parent_id, session_id, think_time), timestamp_unit: auto | "
+     "fields: {prompt_tokens, completion_tokens, timestamp, priority} "
+     "(sessions: no priority, but request_id, parent_id, session_id, "
+     "think_time), timestamp_unit: auto | "
      "s | ms | us (numeric stamps; auto: the format's own, else detected and "
      "reported), model, log_type (BurstGPT row filters)}. With use_timestamps "
      "false the trace gives lengths and arrival draws the times; 0-token rows "
-     "are read as 1 token and counted."},
+     "are read as 1 token and counted. A JSONL record's optional integer "
+     "priority is the request's (lower first under engine.policy priority; "
+     "counted, and said when the policy does not use it)."},
     {"workload.num_requests", "0 (none)", "Stop creating requests after N."},
     {"workload.duration_s", "0 (none)",
      "Stop creating requests after T seconds (one of the two bounds is "
@@ -179,6 +182,25 @@ constexpr KeyDoc kKeys[] = {
     {"metrics.percentiles", "[50, 90, 95, 99, 99.9]", "Percentile set of every latency."},
     {"limits.max_queued", "100000",
      "Stop the run (unstable) when more requests than this are queued."},
+    {"frontend.enabled", "false",
+     "The request path outside the scheduler, as vLLM's API server runs it: "
+     "each request is tokenized first come, first served before the engine "
+     "core has it, every token reaches the client output_s after the engine "
+     "made it, and closed-loop clients turn around before their next send. "
+     "TTFT and E2E are then the client's; the engine's are reported beside them."},
+    {"frontend.request_s", "0.0005", "API-server work per request (HTTP, validation, chat template)."},
+    {"frontend.prompt_token_s", "5e-06", "API-server work per prompt token (tokenization)."},
+    {"frontend.work_cv", "0.3",
+     "Coefficient of variation of each request's API-server work (a gamma factor of mean 1)."},
+    {"frontend.api_servers", "0 (one per replica)",
+     "API servers, each first come, first served (vLLM --api-server-count)."},
+    {"frontend.engine_hop_s", "0.0002", "API server to engine core."},
+    {"frontend.output_s", "0.0003",
+     "Engine core to client, every token alike (output processing, detokenization, streaming)."},
+    {"frontend.client_turnaround_s", "0.0005",
+     "Closed loop and sessions: from reading an answer to the next send."},
+    {"frontend.client_jitter_s", "0",
+     "Closed loop and sessions: an extra uniform delay in [0, this) before each next send."},
     {"cluster.replicas", "1", "Identical replicas behind a router."},
     {"cluster.router", "round_robin",
      "round_robin, least_outstanding, power_of_two, prefix_affinity."},

@@ -18,6 +18,8 @@ enum class EventKind : uint8_t {
   kSessionTurn, // a multi-turn session's next turn is due
   kTransferDone, // disaggregation: a request's KV transfer ended
   kTraceTurn,   // a sessions trace's later turn is due (after its parent)
+  kEngineArrival,  // frontend: the engine core has a request (payload: id)
+  kClientReceived, // frontend: the client has a request's last token
 };
 
 struct Event {

@@ -67,6 +67,8 @@ struct Request {
 
   SimTime arrival = -1;  // intended send time (open-loop schedule)
   SimTime send = -1;     // actually sent to the server
+  SimTime engine_arrival = -1;  // the engine core has it (frontend: after
+                                // the API server; else its send)
   SimTime finish = -1;
   const char* reject_reason = nullptr;  // static string
   int32_t client = -1;   // closed-loop client, -1 for open loop

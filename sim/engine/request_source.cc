@@ -46,6 +46,7 @@ bool RequestSource::Next(RequestSpec* spec, double* trace_time_s,
     }
     spec->prompt_len = rec.input_tokens;
     spec->output_len = rec.output_tokens;
+    spec->priority = rec.priority;
     if (!rec.hash_ids.empty()) {
       spec->content.trace_hashes =
           std::make_shared<const std::vector<uint64_t>>(std::move(rec.hash_ids));

@@ -14,7 +14,7 @@
 //             at a time); every step lies in [0, end_time] (a run stopped
 //             early may leave launched steps running past end_time, but
 //             none scheduled after it).
-//  requests   ids are indices; arrival <= send <= first_scheduled <=
+//  requests   ids are indices; arrival <= send <= engine_arrival <= first_scheduled <=
 //             first_token <= last_token <= finish for the fields that are
 //             set (-1: did not happen), and a later field never without an
 //             earlier one; num_output <= output_len, > 0 iff a first token;
@@ -28,7 +28,8 @@
 //             beyond num_requests or created at or after duration_s.
 //  classes    with workload.classes every request has a valid class and
 //             carries its priority and TTFT SLO, and every request is in
-//             one; without, none has a class, priority or SLO.
+//             one; without, none has a class or SLO, nor a priority
+//             unless a JSONL trace's records give them.
 //  clients    max_concurrency: never more than that many requests sent and
 //             unfinished at once (a sweep over send/finish, finishes first
 //             at equal times); closed loop: at most `concurrency` in flight,
@@ -50,6 +51,16 @@
 //             summing to sum(last_token - first_token); the recorder's count
 //             of delivered tokens (once the engine reports them) equals
 //             sum(num_output) over measured requests.
+//  frontend   (run_invariants_frontend.cc) every request sent and not
+//             rejected reaches the engine (unless the run stopped early);
+//             without a frontend at its send; with one, no earlier than its
+//             send plus its API-server work plus the hop, and at most
+//             ApiServerCount requests in API-server work at once. With a
+//             frontend the client checks above (max_concurrency, closed
+//             loop, sessions, Little) read the end of a request as the
+//             client sees it: the engine's finish plus output_s, and a
+//             closed-loop client's next send at least client_turnaround_s
+//             after that.
 //  offload    KV offload transfers and swap space (run_invariants_offload.cc).
 //  spec       speculative decoding (run_invariants_spec.cc): synchronous
 //             scheduling; per request 1 <= tokens per delivery <= k + 1
@@ -237,13 +248,14 @@ bool IsStepEnd(const ReplicaSteps& r, SimTime t) {
 }
 
 void CheckTimestamps(const Request& r, Violations* v) {
-  const SimTime chain[] = {r.arrival, r.send, r.first_scheduled, r.first_token,
-                           r.last_token, r.finish};
-  static const char* const kNames[] = {"arrival", "send", "first_scheduled",
-                                       "first_token", "last_token", "finish"};
+  const SimTime chain[] = {r.arrival,    r.send,       r.engine_arrival, r.first_scheduled,
+                           r.first_token, r.last_token, r.finish};
+  static const char* const kNames[] = {"arrival",     "send",       "engine_arrival",
+                                       "first_scheduled", "first_token", "last_token",
+                                       "finish"};
   if (r.arrival < 0) v->Add("causality", "request %lld: no arrival time", (ll)r.id);
   // A rejected request's finish is its rejection: it skips the middle.
-  const int last = r.status == RequestStatus::kRejected ? 2 : 6;
+  const int last = r.status == RequestStatus::kRejected ? 2 : 7;
   for (int a = 0; a + 1 < last; ++a) {
     if (chain[a + 1] >= 0 && chain[a] < 0) {
       v->Add("causality", "request %lld: %s set (%lld ns) without %s", (ll)r.id,
@@ -262,8 +274,8 @@ void CheckTimestamps(const Request& r, Violations* v) {
 
 void CheckFinished(const Request& r, const std::vector<ReplicaSteps>& reps,
                    Violations* v) {
-  if (r.send < 0 || r.first_scheduled < 0 || r.first_token < 0 || r.last_token < 0 ||
-      r.finish < 0) {
+  if (r.send < 0 || r.engine_arrival < 0 || r.first_scheduled < 0 || r.first_token < 0 ||
+      r.last_token < 0 || r.finish < 0) {
     v->Add("finished", "request %lld finished with a timestamp missing", (ll)r.id);
     return;
   }
@@ -353,9 +365,13 @@ void CheckClasses(const SimulationInput& in, const SimulationOutput& out,
   const RequestClasses& classes = in.workload.classes;
   const int32_t k = static_cast<int32_t>(classes.size());
   int64_t in_classes = 0;
+  // A JSONL trace's records may give their own priorities.
+  const bool traced_priority =
+      in.workload.trace && in.workload.trace->format == TraceFormat::kJsonl;
   for (const Request& r : out.requests) {
     if (classes.empty()) {
-      if (r.request_class != -1 || r.priority != 0 || r.ttft_slo != -1) {
+      if (r.request_class != -1 || (r.priority != 0 && !traced_priority) ||
+          r.ttft_slo != -1) {
         v->Add("classes", "request %lld has class %d, priority %d, TTFT SLO %lld ns "
                "without workload classes", (ll)r.id, r.request_class, r.priority,
                (ll)r.ttft_slo);
@@ -381,15 +397,24 @@ void CheckClasses(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
+// With a frontend, the client reads an answer's end this long after the
+// engine's finish, and sends its next request at least a turnaround later.
+SimTime ClientLag(const SimulationInput& in) {
+  return in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
+}
+SimTime ClientTurnaround(const SimulationInput& in) {
+  return in.frontend.enabled ? FromSeconds(in.frontend.client_turnaround_s) : 0;
+}
+
 // Most requests sent and unfinished at one instant (a request leaving frees
 // its place before one sent at the same instant takes it).
-int64_t PeakInFlight(const SimulationOutput& out, int32_t client) {
+int64_t PeakInFlight(const SimulationOutput& out, int32_t client, SimTime lag) {
   std::vector<std::pair<SimTime, int>> events;
   for (const Request& r : out.requests) {
     if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
     if (client >= 0 && r.client != client) continue;
     events.emplace_back(r.send, +1);
-    if (r.status == RequestStatus::kFinished) events.emplace_back(r.finish, -1);
+    if (r.status == RequestStatus::kFinished) events.emplace_back(r.finish + lag, -1);
   }
   std::sort(events.begin(), events.end());
   int64_t now = 0, peak = 0;
@@ -400,8 +425,9 @@ int64_t PeakInFlight(const SimulationOutput& out, int32_t client) {
 void CheckClients(const SimulationInput& in, const SimulationOutput& out,
                   Violations* v) {
   const WorkloadConfig& w = in.workload;
+  const SimTime lag = ClientLag(in);
   if (w.max_concurrency > 0) {
-    const int64_t peak = PeakInFlight(out, -1);
+    const int64_t peak = PeakInFlight(out, -1, lag);
     if (peak > w.max_concurrency) {
       v->Add("max_concurrency", "%lld requests in flight at once, max_concurrency %d",
              (ll)peak, w.max_concurrency);
@@ -415,7 +441,7 @@ void CheckClients(const SimulationInput& in, const SimulationOutput& out,
     }
     return;
   }
-  const int64_t peak = PeakInFlight(out, -1);
+  const int64_t peak = PeakInFlight(out, -1, lag);
   if (peak > w.concurrency) {
     v->Add("closed loop", "%lld requests in flight at once, concurrency %d", (ll)peak,
            w.concurrency);
@@ -428,7 +454,10 @@ void CheckClients(const SimulationInput& in, const SimulationOutput& out,
       continue;
     }
     const Request* prev = last[r.client];
-    if (prev != nullptr && (!prev->done() || r.send < prev->finish)) {
+    if (prev != nullptr &&
+        (!prev->done() || r.send < prev->finish + (prev->status == RequestStatus::kFinished
+                                                       ? lag + ClientTurnaround(in)
+                                                       : 0))) {
       v->Add("closed loop", "client %d sent request %lld at %lld ns before its request "
              "%lld finished (%lld ns)", r.client, (ll)r.id, (ll)r.send, (ll)prev->id,
              (ll)prev->finish);
@@ -442,7 +471,8 @@ void CheckClients(const SimulationInput& in, const SimulationOutput& out,
 void CheckSessions(const SimulationInput& in, const SimulationOutput& out,
                    Violations* v) {
   if (!in.workload.sessions) return;
-  const SimTime think = FromSeconds(in.workload.sessions->think_time_s);
+  const SimTime think = FromSeconds(in.workload.sessions->think_time_s) +
+                       ClientLag(in) + ClientTurnaround(in);
   std::unordered_map<uint64_t, const Request*> last;
   for (const Request& r : out.requests) {
     const Request*& prev = last[r.content.stream_id];
@@ -497,7 +527,7 @@ void CheckTraceSessions(const SimulationInput& in, const SimulationOutput& out,
     }
     const Request& parent = out.requests[p];
     if (p >= r.id || parent.status != RequestStatus::kFinished ||
-        r.arrival < parent.finish) {
+        r.arrival < parent.finish + ClientLag(in)) {
       v->Add("sessions", "request %lld (created %lld ns) follows request %lld "
              "(status %d, finished %lld ns): expected an earlier request that "
              "finished first", (ll)r.id, (ll)r.arrival, (ll)p,
@@ -582,11 +612,11 @@ struct WindowSums {
   double before_edge_ns = 0, after_edge_ns = 0;
 };
 
-WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we) {
+WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we, SimTime lag) {
   WindowSums s;
   for (const Request& r : out.requests) {
     if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
-    const SimTime end = r.status == RequestStatus::kFinished ? r.finish : kNever;
+    const SimTime end = r.status == RequestStatus::kFinished ? r.finish + lag : kNever;
     const SimTime a = std::max(r.send, ws), b = std::min(end, we);
     if (b > a) s.overlap_ns += static_cast<double>(b - a);
     if (r.send < ws && ws < end) s.before_edge_ns += static_cast<double>(b - ws);
@@ -602,11 +632,11 @@ WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we) {
   return s;
 }
 
-void CheckLittle(const SimulationOutput& out, Violations* v) {
+void CheckLittle(const SimulationInput& in, const SimulationOutput& out, Violations* v) {
   const Recorder& rec = out.recorder;
   const SimTime ws = rec.window_start(), we = rec.window_end();
   if (ws < 0 || we <= ws) return;
-  const WindowSums s = SumWindow(out, ws, we);
+  const WindowSums s = SumWindow(out, ws, we, ClientLag(in));
   const double span_ns = static_cast<double>(we - ws);
   const double area = rec.WindowAverages().in_system * span_ns;
   if (std::abs(area - s.overlap_ns) > 1e-6 * std::max(span_ns, s.overlap_ns)) {
@@ -652,7 +682,8 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   }
   CheckTokens(in, out, &v);
   CheckSpecInvariants(in, out, &v);
-  CheckLittle(out, &v);
+  CheckLittle(in, out, &v);
+  CheckFrontend(in, out, &v);
   CheckOffloadInvariants(in, out, &v);
   return v.Take();
 }

@@ -65,6 +65,12 @@ void CheckSpecInvariants(const SimulationInput& in, const SimulationOutput& out,
 // Whether request r's engine (its replica's pool) decodes speculatively.
 bool SpecOn(const SimulationInput& in, int32_t replica);
 
+// The frontend (run_invariants_frontend.cc): engine arrivals after the
+// API servers' work and the hop, at most ApiServerCount at work at once;
+// without one, every request reaches the engine as it is sent.
+void CheckFrontend(const SimulationInput& in, const SimulationOutput& out,
+                   Violations* v);
+
 // KV offload (run_invariants_offload.cc): transfers, stalls, swap space.
 void CheckOffloadInvariants(const SimulationInput& in, const SimulationOutput& out,
                             Violations* v);

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <deque>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "sim/core/event_queue.h"
 #include "sim/core/rng.h"
 #include "sim/engine/block_hashing.h"
+#include "sim/engine/frontend.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/request_source.h"
 
@@ -53,6 +55,7 @@ class Driver {
         session_rng_(in.seed, "sessions"),
         route_rng_(in.seed, "routing"),
         decode_route_rng_(in.seed, "routing-decode"),
+        client_rng_(in.seed, "client-jitter"),
         source_(SourceConfig(in.workload), in.seed),
         router_(MakeRouter(in.router)),
         trace_sessions_(in.workload.trace &&
@@ -83,6 +86,12 @@ class Driver {
       for (int32_t k = 0; k < std::max(1, in.num_replicas); ++k) {
         AddReplica(in.engine, in.cost_model, in.work_counter, &out->requests);
       }
+    }
+    if (in.frontend.enabled) {
+      const FrontendConfig& f = in.frontend;
+      api_.emplace(f, ApiServerCount(in));
+      output_lag_ = FromSeconds(f.output_s);
+      turnaround_ = FromSeconds(f.client_turnaround_s);
     }
     loads_.resize(replicas_.size());
     outstanding_.assign(replicas_.size(), 0);
@@ -122,6 +131,8 @@ class Driver {
         case EventKind::kTraceTurn: OnTraceTurn(e.payload); break;
         case EventKind::kStepDone: OnStepDone(static_cast<size_t>(e.payload)); break;
         case EventKind::kTransferDone: OnTransferDone(e.payload); break;
+        case EventKind::kEngineArrival: Dispatch(e.payload); break;
+        case EventKind::kClientReceived: OnClientReceived(e.payload); break;
       }
       if (StopEarly()) break;
     }
@@ -214,6 +225,7 @@ class Driver {
     r.prompt_len = spec.prompt_len;
     r.output_len = spec.output_len;
     r.content = spec.content;
+    r.priority = spec.priority;
     if (spec.request_class >= 0) {
       const RequestClass& c = w_.classes[spec.request_class];
       r.request_class = spec.request_class;
@@ -355,11 +367,13 @@ class Driver {
       return;
     }
     SimTime at;
+    // The client reads the answer one output delay after the engine ends it.
+    const SimTime answered = parent.finish + (api_ ? output_lag_ : 0);
     if (!std::isnan(t.turn.think_time_s)) {
-      at = parent.finish + FromSeconds(t.turn.think_time_s);
+      at = answered + FromSeconds(t.turn.think_time_s);
     } else {
       const double gap = t.trace_s - trace_s_of_record_[t.turn.parent];
-      at = std::max(parent.finish, parent.arrival + FromSeconds(gap));
+      at = std::max(answered, parent.arrival + FromSeconds(gap));
     }
     at = std::max(at, now_);
     int64_t slot;
@@ -474,6 +488,19 @@ class Driver {
     Recorder& rec = out_->recorder;
     rec.Advance(now_);
     ++rec.levels().in_system;
+    if (api_) {
+      // The API server tokenizes it first; the engine core has it later.
+      const SimTime work = ApiWork(in_.frontend, in_.seed, id, r.prompt_len);
+      events_.Push(api_->EngineArrival(now_, work), EventKind::kEngineArrival, id);
+      return;
+    }
+    Dispatch(id);
+  }
+
+  // The engine core has request id (at its send without a frontend).
+  void Dispatch(int64_t id) {
+    Request& r = out_->requests[id];
+    r.engine_arrival = now_;
     if (out_->disagg) {
       SendToPrefill(id);
       return;
@@ -490,7 +517,7 @@ class Driver {
   // Disaggregated: the prefill instance runs the prompt with max_tokens=1.
   void SendToPrefill(int64_t id) {
     Request& p = out_->disagg->prefill_requests[id];
-    p.send = now_;
+    p.send = p.engine_arrival = now_;
     const size_t k = Route(p, 0, num_prefill_, *router_, route_rng_, &route_hashes_);
     p.replica = static_cast<int32_t>(k);
     out_->disagg->requests[id].prefill_replica = p.replica;
@@ -601,21 +628,44 @@ class Driver {
       StartStep(k);
       return;
     }
-    Recorder& rec = out_->recorder;
-    rec.Advance(now_);
-    rec.levels().in_system -= static_cast<int64_t>(finished_.size());
-    in_flight_ -= static_cast<int64_t>(finished_.size());
-    for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
+    if (api_) {
+      // The client reads the answer's end one output delay later.
+      for (int64_t id : finished_) {
+        events_.Push(now_ + output_lag_, EventKind::kClientReceived, id);
+      }
+    } else {
+      Recorder& rec = out_->recorder;
+      rec.Advance(now_);
+      rec.levels().in_system -= static_cast<int64_t>(finished_.size());
+      in_flight_ -= static_cast<int64_t>(finished_.size());
+      for (int64_t id : finished_) OnRequestDone(out_->requests[id], false);
+    }
     if (retire_) RetireChunks();  // one waiting on a step in flight
     StartStep(k);
+  }
+
+  // With a frontend: the client has request id's last token.
+  void OnClientReceived(int64_t id) {
+    Recorder& rec = out_->recorder;
+    rec.Advance(now_);
+    --rec.levels().in_system;
+    --in_flight_;
+    OnRequestDone(out_->requests[id], false);
+  }
+
+  // With a frontend: from reading an answer to sending the next request.
+  SimTime ClientTurnaround() {
+    if (!api_) return 0;
+    const double jitter = in_.frontend.client_jitter_s;
+    return turnaround_ + (jitter > 0 ? FromSeconds(jitter * client_rng_.Uniform()) : 0);
   }
 
   // A request left the system (finished or rejected): free its client, its
   // concurrency slot, or schedule its session's next turn.
   void OnRequestDone(const Request& r, bool ends_session) {
     if (r.client >= 0) {
-      events_.Push(now_ + FromSeconds(w_.think_time_s), EventKind::kClientSend,
-                   r.client);
+      events_.Push(now_ + ClientTurnaround() + FromSeconds(w_.think_time_s),
+                   EventKind::kClientSend, r.client);
       return;
     }
     if (trace_sessions_) OnTraceParentDone(r);
@@ -625,7 +675,7 @@ class Driver {
       ++s.done;
       s.history = static_cast<int64_t>(r.prompt_len) + r.output_len;
       if (!ends_session && s.done < s.turns) {
-        events_.Push(now_ + FromSeconds(w_.sessions->think_time_s),
+        events_.Push(now_ + ClientTurnaround() + FromSeconds(w_.sessions->think_time_s),
                      EventKind::kSessionTurn, session_of_[r.id]);
       }
     }
@@ -675,6 +725,7 @@ class Driver {
 
   void Finish() {
     out_->end_time = now_;
+    if (api_) out_->api_busy_s = ToSeconds(api_->busy());
     out_->session_turns_dropped.waiting_at_end = turns_waiting_ + (FirstTurnPending() ? 1 : 0);
     out_->session_turns_read = static_cast<int64_t>(request_of_record_.size());
     for (auto& rep : replicas_) rep->FlushDecodeGroup();
@@ -757,7 +808,7 @@ class Driver {
   const SimulationInput& in_;
   const WorkloadConfig& w_;
   SimulationOutput* out_;
-  Rng arrival_rng_, session_rng_, route_rng_, decode_route_rng_;
+  Rng arrival_rng_, session_rng_, route_rng_, decode_route_rng_, client_rng_;
   RequestSource source_;
   std::unique_ptr<Router> router_;          // the prefill pool's, if any
   std::unique_ptr<Router> decode_router_;   // disaggregated only
@@ -768,6 +819,9 @@ class Driver {
   std::vector<ReplicaLoad> loads_;
   std::vector<int64_t> outstanding_;  // per replica: routed, unfinished
   EventQueue events_;
+  // The frontend (in.frontend.enabled): API servers, output delay, turnaround.
+  std::optional<ApiServers> api_;
+  SimTime output_lag_ = 0, turnaround_ = 0;
   RequestSpec next_spec_;        // the scheduled open-loop arrival's spec
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot
   std::vector<int64_t> finished_;
@@ -805,6 +859,11 @@ class Driver {
 };
 
 }  // namespace
+
+int32_t ApiServerCount(const SimulationInput& in) {
+  if (in.frontend.api_servers > 0) return in.frontend.api_servers;
+  return std::max(1, in.disagg ? in.disagg->prefill.num_replicas : in.num_replicas);
+}
 
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k) {
   if (!in.disagg) return in.engine;

@@ -14,6 +14,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/step_work.h"
 #include "sim/engine/engine_config.h"
+#include "sim/engine/frontend.h"
 #include "sim/engine/request.h"
 #include "sim/engine/spec_decode.h"
 #include "sim/engine/step_record.h"
@@ -121,7 +122,14 @@ struct SimulationInput {
   // Disaggregated prefill/decode; when set, num_replicas is the total of
   // both pools and engine / cost_model / router are the decode pool's.
   std::optional<DisaggConfig> disagg;
+  // The request path outside the scheduler (API server, output streaming,
+  // client turnaround); off: requests reach the engine as sent.
+  FrontendConfig frontend;
 };
+
+// The API servers of in.frontend: as given, else one per replica that
+// requests enter (the prefill pool's when disaggregated).
+int32_t ApiServerCount(const SimulationInput& in);
 
 // The engine settings of replica k (its pool's, when disaggregated).
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k);
@@ -184,6 +192,7 @@ struct SimulationOutput {
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
+  double api_busy_s = 0;  // frontend: API-server work, summed over servers
   OffloadStats offload;
   SpecDecodeStats spec;  // speculative decoding, all replicas, whole run
   // Sessions traces: each request's parent request (-1 a first turn), by

@@ -6,7 +6,7 @@ namespace servesim {
 std::vector<ClassSummary> SummarizeClasses(const SimulationOutput& out,
                                            const SimulationInput& in,
                                            double duration_s) {
-  RequestDigest d(in.engine.block_size, in.workload.classes.size());
+  RequestDigest d(in);
   for (const Request& r : out.requests) d.Add(r);
   return SummarizeClasses(d, in, duration_s);
 }

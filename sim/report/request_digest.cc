@@ -5,6 +5,12 @@
 
 namespace servesim {
 
+RequestDigest::RequestDigest(const SimulationInput& in)
+    : RequestDigest(in.engine.block_size, in.workload.classes.size()) {
+  frontend = in.frontend.enabled;
+  if (frontend) client_lag_ = FromSeconds(in.frontend.output_s);
+}
+
 void RequestDigest::Add(const Request& r) {
   ++created;
   if (r.request_class >= 0 && r.request_class < static_cast<int32_t>(classes.size())) {
@@ -58,10 +64,14 @@ void RequestDigest::Add(const Request& r) {
   preemptions += r.preemptions;
   preempted_requests += r.preemptions > 0;
   first_arrival = std::min(first_arrival, r.arrival);
-  last_finish = std::max(last_finish, r.finish);
+  last_finish = std::max(last_finish, r.finish + client_lag_);
   slot_waits |= r.send != r.arrival;
-  outcomes.push_back({r.arrival, r.send, r.first_scheduled, r.first_token, r.finish,
-                      r.output_len, r.request_class});
+  outcomes.push_back({r.arrival, r.send, r.first_scheduled, r.first_token + client_lag_,
+                      r.finish + client_lag_, r.output_len, r.request_class});
+  if (frontend) {
+    api_waits.push_back(r.engine_arrival - r.send);
+    engine_ttfts.push_back(r.first_token - r.engine_arrival);
+  }
 }
 
 }  // namespace servesim

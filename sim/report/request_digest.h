@@ -16,6 +16,7 @@
 
 #include "sim/core/time.h"
 #include "sim/engine/request.h"
+#include "sim/engine/simulation.h"
 
 namespace servesim {
 
@@ -110,6 +111,9 @@ class RequestDigest {
  public:
   RequestDigest(int32_t block_size, size_t num_classes)
       : classes(num_classes), block_size_(block_size) {}
+  // For the requests of a run of `in`: with a frontend, latencies end when
+  // the client has the token (the engine's time plus output_s).
+  explicit RequestDigest(const SimulationInput& in);
 
   // Every created request, in id order (the order of reject_reasons).
   void Add(const Request& r);
@@ -131,9 +135,14 @@ class RequestDigest {
   // Arrivals of measured requests neither finished nor rejected (the run
   // stopped first), for the backlog (arrival_window.h).
   std::vector<SimTime> unfinished_arrivals;
+  // With a frontend, per completed request (outcome order): from its send
+  // to the engine core having it, and its TTFT as the engine sees it.
+  bool frontend = false;
+  std::vector<SimTime> api_waits, engine_ttfts;
 
  private:
   int32_t block_size_;
+  SimTime client_lag_ = 0;
 };
 
 }  // namespace servesim

@@ -58,7 +58,7 @@ SampleStats TpotStats(const OutcomeTable& done, const std::vector<double>& ps,
 }  // namespace
 
 RequestDigest DigestRequests(const SimulationOutput& out, const SimulationInput& in) {
-  RequestDigest d(in.engine.block_size, in.workload.classes.size());
+  RequestDigest d(in);
   for (const Request& r : out.requests) d.Add(r);
   return d;
 }
@@ -126,6 +126,19 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
         1.0 + static_cast<double>(out.spec.accepted) / out.spec.drafts;
   }
   s.spec_draft_s = out.spec.draft_s;
+  if (d.frontend) {
+    RunSummary::Frontend& f = s.frontend;
+    f.enabled = true;
+    f.api_servers = ApiServerCount(in);
+    f.output_ms = in.frontend.output_s * 1e3;
+    std::vector<int64_t> ns = d.api_waits;
+    f.to_engine_ms = SummarizeMillis(ns, in.metrics.percentiles);
+    ns = d.engine_ttfts;
+    f.engine_ttft_ms = SummarizeMillis(ns, in.metrics.percentiles);
+    if (out.end_time > 0) {
+      f.api_busy_fraction = out.api_busy_s / (f.api_servers * ToSeconds(out.end_time));
+    }
+  }
 
   s.failed = d.failed;
   s.reject_reasons = d.reject_reasons;

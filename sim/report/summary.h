@@ -127,6 +127,18 @@ struct RunSummary {
   double spec_acceptance_rate = 0, spec_mean_acceptance_length = 0;
   double spec_draft_s = 0;
 
+  // The frontend (sim/engine/frontend.h): with it on, TTFT and E2E above
+  // are what the client sees; here the part before the engine core had each
+  // request, the constant output delay, TTFT as the engine sees it, and how
+  // busy the API servers were over the run.
+  struct Frontend {
+    bool enabled = false;
+    int32_t api_servers = 0;
+    double output_ms = 0;
+    SampleStats to_engine_ms, engine_ttft_ms;
+    double api_busy_fraction = 0;
+  } frontend;
+
   // Cluster: per-replica share of requests and busy time, and imbalance
   // (max over mean of routed requests; 1 = perfectly even).
   int32_t num_replicas = 1;

@@ -86,6 +86,20 @@ std::string LoadText(const RunSummary& s) {
   return "MFU " + Fmt("%.1f", 100 * s.mfu) + "%, MBU " + Fmt("%.1f", 100 * s.mbu) + "%";
 }
 
+// The request path outside the engine: what the client's TTFT and E2E
+// above include beyond the engine's own times.
+void WriteFrontend(const RunSummary& s, std::ostream& os) {
+  const RunSummary::Frontend& f = s.frontend;
+  os << "  frontend (TTFT and E2E above are the client's): send to engine core mean "
+     << Fmt("%.2f", f.to_engine_ms.mean) << " ms, max "
+     << Fmt("%.2f", f.to_engine_ms.max) << " ms (" << f.api_servers
+     << " API server" << (f.api_servers == 1 ? "" : "s") << ", busy "
+     << Fmt("%.1f", 100 * f.api_busy_fraction) << "% of the run); output +"
+     << Fmt("%.2f", f.output_ms) << " ms a token; engine-side TTFT mean "
+     << Fmt("%.2f", f.engine_ttft_ms.mean) << " ms, median "
+     << Fmt("%.2f", f.engine_ttft_ms.median) << " ms\n";
+}
+
 std::string SloText(double ms) {
   return ms > 0 ? Fmt("%g ms", ms) : std::string("none");
 }
@@ -241,6 +255,16 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   if (s.offered_rate > 0)
     os << ", offered " << Fmt("%.3f", s.offered_rate) << " req/s";
   os << "\n";
+  if (sc.frontend.enabled) {
+    const FrontendConfig& f = sc.frontend;
+    os << "  frontend on: API server " << Fmt("%g", f.request_s * 1e3) << " ms + "
+       << Fmt("%g", f.prompt_token_s * 1e6) << " us a prompt token (CV "
+       << Fmt("%g", f.work_cv) << ", first come, first served), hop " << Fmt("%g", f.engine_hop_s * 1e3) << " ms, output "
+       << Fmt("%g", f.output_s * 1e3) << " ms a token, client turnaround "
+       << Fmt("%g", f.client_turnaround_s * 1e3) << " ms";
+    if (f.client_jitter_s > 0) os << " + U[0, " << Fmt("%g", f.client_jitter_s * 1e3) << ") ms";
+    os << "\n";
+  }
   if (!sc.workload.classes.empty()) {
     for (const RequestClass& c : sc.workload.classes) {
       os << "  class " << c.name << " (share " << c.share << ", priority "
@@ -317,6 +341,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << " tokens of recompute avoided\n";
   }
   if (s.kv_offload) WriteOffload(s, os);
+  if (s.frontend.enabled) WriteFrontend(s, os);
   if (s.spec_tokens > 0) {
     os << "  speculative decoding (whole run): " << s.spec_accepted_tokens << " of "
        << s.spec_draft_tokens << " draft tokens accepted ("
@@ -392,7 +417,8 @@ nlohmann::json TraceJson(const Scenario& sc) {
                       {"malformed_lines", sc.trace_bad_lines},
                       {"zero_token_prompts_read_as_1", n.zero_prompt_records},
                       {"zero_token_completions_read_as_1", n.zero_output_records},
-                      {"filtered_lines", n.filtered_lines}};
+                      {"filtered_lines", n.filtered_lines},
+                      {"records_with_priority", n.priority_records}};
   if (n.numeric_timestamps) {
     t["timestamp_unit"] = TimestampUnitName(n.unit);
     t["timestamp_unit_reason"] = n.unit_reason;
@@ -514,6 +540,14 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                        {"transfer_stall_s", s.transfer_stall_s},
                        {"transfer_stall_fraction", s.transfer_stall_fraction}};
   }
+  if (s.frontend.enabled) {
+    const RunSummary::Frontend& f = s.frontend;
+    x["frontend"] = {{"api_servers", f.api_servers},
+                     {"output_ms", f.output_ms},
+                     {"api_busy_fraction", f.api_busy_fraction},
+                     {"send_to_engine_ms", StatsJson(f.to_engine_ms)},
+                     {"engine_ttft_ms", StatsJson(f.engine_ttft_ms)}};
+  }
   if (s.spec_tokens > 0) {
     x["speculative_decoding"] = {
         {"num_speculative_tokens", s.spec_tokens},
@@ -604,7 +638,7 @@ void AppendNanosAsFixed(int64_t ns, int decimals, std::string* out) {
 }
 
 void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
-                          std::string* row) {
+                          std::string* row, SimTime client_lag) {
   char buf[64];
   auto num = [&](int64_t v) {
     const auto res = std::to_chars(buf, buf + sizeof buf, v);
@@ -635,9 +669,9 @@ void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
   t(r.first_scheduled);
   t(r.first_token);
   t(r.finish);
-  if (fin) AppendNanosAsFixed(r.first_token - r.send, 6, row);
+  if (fin) AppendNanosAsFixed(r.first_token + client_lag - r.send, 6, row);
   row->push_back(',');
-  if (fin) AppendNanosAsFixed(r.finish - r.send, 6, row);
+  if (fin) AppendNanosAsFixed(r.finish + client_lag - r.send, 6, row);
   row->push_back(',');
   if (r.first_scheduled >= 0) AppendNanosAsFixed(r.first_scheduled - r.send, 6, row);
   row->push_back(',');

@@ -28,8 +28,10 @@ const char* DetailedCsvHeader();
 // ToMillis(ns) (decimals 6) prints, appended to *out; from integers when
 // 0 <= ns < 1e15.
 void AppendNanosAsFixed(int64_t ns, int decimals, std::string* out);
+// ttft_ms and e2el_ms are the client's: client_lag (a frontend's output
+// delay) after the engine's first_token_s and finish_s.
 void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
-                          std::string* row);
+                          std::string* row, SimTime client_lag = 0);
 // The cost model's step-time error bar, as one line and as JSON (null when
 // unknown).
 std::string CostErrorText(const CostModelError& e);

@@ -651,6 +651,27 @@ void ParseLimits(const JsonView& root, Scenario* s) {
   s->limits.max_queued = l.Integer("max_queued", 100000, Range::Closed(1, 1e9));
 }
 
+// The request path outside the scheduler (sim/engine/frontend.h); off
+// unless /frontend/enabled is true.
+void ParseFrontend(const JsonView& root, Scenario* s) {
+  if (!root.Has("frontend")) return;
+  const JsonView f = root.Object("frontend");
+  f.AllowKeys({"enabled", "request_s", "prompt_token_s", "work_cv", "api_servers",
+               "engine_hop_s",
+               "output_s", "client_turnaround_s", "client_jitter_s"});
+  FrontendConfig& c = s->frontend;
+  const Range seconds = Range::Closed(0, 60);
+  c.enabled = f.Bool("enabled", false);
+  c.request_s = f.Number("request_s", c.request_s, seconds);
+  c.prompt_token_s = f.Number("prompt_token_s", c.prompt_token_s, Range::Closed(0, 0.01));
+  c.work_cv = f.Number("work_cv", c.work_cv, Range::Closed(0, 10));
+  c.api_servers = static_cast<int32_t>(f.Integer("api_servers", 0, Range::Closed(0, 4096)));
+  c.engine_hop_s = f.Number("engine_hop_s", c.engine_hop_s, seconds);
+  c.output_s = f.Number("output_s", c.output_s, seconds);
+  c.client_turnaround_s = f.Number("client_turnaround_s", c.client_turnaround_s, seconds);
+  c.client_jitter_s = f.Number("client_jitter_s", c.client_jitter_s, seconds);
+}
+
 // `scanned`: see ParseTrace.
 Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
                       const ScenarioParseOptions& options,
@@ -661,13 +682,14 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   const JsonView root(s.json, label);
   root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
                   "workload", "metrics", "limits", "cluster", "name",
-                  "description", "disaggregation"});
+                  "description", "disaggregation", "frontend"});
   s.seed = static_cast<uint64_t>(root.Integer("seed", 1, Range::Closed(0, 9e15)));
   ParseHardware(root, &s);
   ParseEngine(root, &s);
   ParseWorkload(root, &s, scanned);
   ParseMetrics(root, &s);
   ParseLimits(root, &s);
+  ParseFrontend(root, &s);
   if (root.Has("disaggregation")) {
     ParseDisaggregation(root, &s);
     return s;
@@ -697,6 +719,7 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.peak_hbm_bytes_per_s = gpu.hbm_bytes_per_s;
   in.metrics = metrics;
   in.limits = limits;
+  in.frontend = frontend;
   in.num_replicas = num_replicas;
   in.router = router;
   if (disagg) {
@@ -773,7 +796,17 @@ std::string Scenario::TraceSkipNote() const {
   TraceNotes notes = trace_notes;
   // Lengths only: the unit of timestamps that are not used is no news.
   if (!workload.trace->use_timestamps) notes.numeric_timestamps = false;
-  const std::string said = DescribeTraceNotes(notes);
+  // Priorities only the priority policy reads: said, and said if unused.
+  const int64_t prioritized = notes.priority_records;
+  notes.priority_records = 0;
+  std::string said = DescribeTraceNotes(notes);
+  if (prioritized > 0) {
+    said += (said.empty() ? "" : "; ") + std::to_string(prioritized) +
+            " records give a priority" +
+            (engine.policy == "priority"
+                 ? ""
+                 : " (unused: policy " + engine.policy + " does not order by it)");
+  }
   return said.empty() ? note : note + "; " + said;
 }
 

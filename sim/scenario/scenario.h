@@ -84,6 +84,7 @@ struct Scenario {
   WorkloadConfig workload;
   MetricsConfig metrics;
   LimitsConfig limits;
+  FrontendConfig frontend;
   int32_t num_replicas = 1;
   RouterConfig router;
   // Malformed trace lines skipped under /workload/trace/max_bad_fraction:

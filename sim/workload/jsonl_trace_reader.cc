@@ -1,6 +1,6 @@
 // JSON-lines request logs: one object per line with the prompt and
-// completion token counts and an optional timestamp, under configurable
-// field names. Other fields are ignored (real logs carry many).
+// completion token counts, an optional timestamp and an optional priority,
+// under configurable field names. Other fields are ignored (real logs carry many).
 
 #include "sim/core/json_view.h"
 #include "sim/workload/trace_reader_internal.h"
@@ -29,6 +29,7 @@ std::string JsonlTraceReader::ParseLine(std::string_view line, TraceRecord* out,
   if (error.empty()) {
     error = JsonTokenCount(j, options().completion_field, &out->output_tokens);
   }
+  if (error.empty()) error = JsonPriority(j, options().priority_field, out);
   if (!error.empty()) return error;
   auto it = j.find(options().timestamp_field);
   if (it == j.end() || it->is_null()) return "";

@@ -120,6 +120,7 @@ bool LineTraceReader::NextGood(TraceRecord* out) {
       continue;
     }
     ++good_records_;
+    notes_.priority_records += rec.has_priority;
     Accepted(&rec);
     // Real logs hold failed requests with 0 tokens; the engine needs one
     // prompt token and produces at least one, so a 0 is read as 1 and

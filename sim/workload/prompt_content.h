@@ -34,6 +34,7 @@ struct RequestSpec {
   int32_t output_len = 0;
   PromptContent content;
   int32_t request_class = -1;  // index into workload.classes, -1: none
+  int32_t priority = 0;        // a trace record's (a class's overrides it)
 };
 
 }  // namespace servesim

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 
@@ -186,6 +187,27 @@ std::string JsonTimestamp(const nlohmann::json& value, const std::string& key,
          "\": expected a number (in timestamp_unit) or a time like "
          "\"2024-05-01T12:00:00.25Z\", got " +
          DescribeJson(value);
+}
+
+std::string JsonPriority(const nlohmann::json& obj, const std::string& key,
+                         TraceRecord* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return "";
+  const nlohmann::json& v = *it;
+  if (v.is_number_integer() && !v.is_number_unsigned()) {
+    const int64_t p = v.get<int64_t>();
+    if (p >= INT32_MIN && p <= INT32_MAX) {
+      out->priority = static_cast<int32_t>(p);
+      out->has_priority = true;
+      return "";
+    }
+  } else if (v.is_number_unsigned() && v.get<uint64_t>() <= INT32_MAX) {
+    out->priority = static_cast<int32_t>(v.get<uint64_t>());
+    out->has_priority = true;
+    return "";
+  }
+  return "field \"" + key + "\": expected an integer priority in [-2^31, 2^31) "
+         "(vLLM's request priority; lower is served first), got " + DescribeJson(v);
 }
 
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,

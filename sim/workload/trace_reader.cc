@@ -149,7 +149,8 @@ TraceOptions ParseTraceOptions(const JsonView& cfg) {
       o.session_id_field = f.String("session_id", o.session_id_field);
       o.think_time_field = f.String("think_time", o.think_time_field);
     } else {
-      f.AllowKeys({"prompt_tokens", "completion_tokens", "timestamp"});
+      f.AllowKeys({"prompt_tokens", "completion_tokens", "timestamp", "priority"});
+      o.priority_field = f.String("priority", o.priority_field);
     }
     o.prompt_field = f.String("prompt_tokens", o.prompt_field);
     o.completion_field = f.String("completion_tokens", o.completion_field);
@@ -175,6 +176,9 @@ std::string DescribeTraceNotes(const TraceNotes& n) {
   };
   zeros(n.zero_prompt_records, "prompts");
   zeros(n.zero_output_records, "completions");
+  if (n.priority_records > 0) {
+    parts.push_back(std::to_string(n.priority_records) + " records give a priority");
+  }
   if (n.filtered_lines > 0) {
     parts.push_back(std::to_string(n.filtered_lines) +
                     " rows left out (keeping " + n.filter + ")");

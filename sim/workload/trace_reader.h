@@ -38,6 +38,7 @@ struct TraceOptions {
   std::string prompt_field = "prompt_tokens";
   std::string completion_field = "completion_tokens";
   std::string timestamp_field = "timestamp";  // optional in each record
+  std::string priority_field = "priority";    // JSONL: optional in each record
   // Sessions (defaults: the Alibaba Qwen/Bailian traces' names; ParseTrace-
   // Options sets the length fields to input_length / output_length).
   std::string request_id_field = "chat_id";
@@ -73,6 +74,10 @@ struct TraceRecord {
   int32_t input_tokens = 0;
   int32_t output_tokens = 0;
   std::vector<uint64_t> hash_ids;  // Mooncake only
+  // JSONL only: the record's vLLM request priority (lower is served first
+  // by the priority policy), 0 when it gives none, as vLLM's default.
+  int32_t priority = 0;
+  bool has_priority = false;
   // Sessions only. Records are numbered 0, 1, ... in the order returned.
   int64_t parent = -1;  // the record this turn follows; -1: a first turn
   int64_t root = -1;    // the session's first record (itself for a root)
@@ -84,6 +89,7 @@ struct TraceNotes {
   // Good records whose prompt / output count was 0, read as 1 token.
   int64_t zero_prompt_records = 0, zero_output_records = 0;
   int64_t filtered_lines = 0;  // BurstGPT rows of other models / log types
+  int64_t priority_records = 0;  // JSONL records that gave a priority
   std::string filter;          // "Model ChatGPT, Log Type API log", or ""
   // Numeric timestamps: the unit used and why ("given", the format's
   // documented unit, or the auto rule with the figures it saw).

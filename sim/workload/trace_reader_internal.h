@@ -116,6 +116,10 @@ bool ParseStampNumber(std::string_view s, double* out);
 inline constexpr double kMaxStampMagnitude = 1e17;
 // "an integer token count in [0, 16777216]", for messages.
 std::string TokenCountExpectation();
+// The optional integer priority field `key` of a JSONL record into out
+// (absent or null: none); else what is wrong.
+std::string JsonPriority(const nlohmann::json& obj, const std::string& key,
+                         TraceRecord* out);
 std::string JsonTokenCount(const nlohmann::json& obj, const std::string& key,
                            int32_t* out);  // "" or what was wrong
 // The value at `value` as a timestamp: a number in timestamp_unit, or a

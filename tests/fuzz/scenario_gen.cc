@@ -543,6 +543,20 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     s["engine"]["kv_offload"] = o;
     if (c.Chance(0.6)) s["engine"]["preemption"] = "swap";
   }
+  // The frontend in ~25% of cases (drawn last, likewise): any API-server
+  // work and count, hop, output delay, turnaround and jitter, zero too.
+  if (c.Chance(0.25)) {
+    json f = {{"enabled", true}};
+    if (c.Chance(0.5)) f["request_s"] = c.Chance(0.2) ? 0.0 : c.LogUniform(1e-5, 0.05);
+    if (c.Chance(0.5)) f["prompt_token_s"] = c.Chance(0.2) ? 0.0 : c.LogUniform(1e-7, 1e-4);
+    if (c.Chance(0.5)) f["work_cv"] = c.Uniform(0, 2);
+    if (c.Chance(0.4)) f["api_servers"] = c.Int(0, 4);
+    if (c.Chance(0.5)) f["engine_hop_s"] = c.Uniform(0, 0.005);
+    if (c.Chance(0.5)) f["output_s"] = c.Uniform(0, 0.01);
+    if (c.Chance(0.5)) f["client_turnaround_s"] = c.Uniform(0, 0.01);
+    if (c.Chance(0.5)) f["client_jitter_s"] = c.Uniform(0, 0.05);
+    s["frontend"] = f;
+  }
   return s;
 }
 

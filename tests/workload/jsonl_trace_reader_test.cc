@@ -70,6 +70,27 @@ TEST(JsonlTraceReader, FieldNamesAreConfigurable) {
   EXPECT_EQ(reader->block_tokens(), 0);
 }
 
+// vLLM's per-request priority: optional, any int32 (negative too), absent or
+// null reads as vLLM's default 0, and each record says whether it gave one.
+TEST(JsonlTraceReader, ReadsOptionalPriority) {
+  const auto r = ReadTrace(
+      TraceFormat::kJsonl, "j_priority.jsonl",
+      R"({"prompt_tokens": 1, "completion_tokens": 2, "priority": 3}
+{"prompt_tokens": 1, "completion_tokens": 2, "priority": -2147483648}
+{"prompt_tokens": 1, "completion_tokens": 2}
+{"prompt_tokens": 1, "completion_tokens": 2, "priority": null}
+{"prompt_tokens": 1, "completion_tokens": 2, "priority": 2147483647}
+)");
+  ASSERT_EQ(r.finish_error, "");
+  ASSERT_EQ(r.records.size(), 5u);
+  const int32_t want[] = {3, INT32_MIN, 0, 0, INT32_MAX};
+  const bool given[] = {true, true, false, false, true};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(r.records[i].priority, want[i]) << i;
+    EXPECT_EQ(r.records[i].has_priority, given[i]) << i;
+  }
+}
+
 struct BadCase {
   const char* name;
   const char* line;
@@ -110,6 +131,15 @@ TEST(JsonlTraceReader, CountsEveryKindOfBadLine) {
        "backwards"},
       {"no_stamp", R"({"prompt_tokens": 1, "completion_tokens": 1})",
        "missing timestamp"},
+      {"fractional_priority",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": 6, "priority": 1.5})",
+       "field \"priority\": expected an integer priority in [-2^31, 2^31)"},
+      {"text_priority",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": 6, "priority": "high"})",
+       "got \"high\""},
+      {"huge_priority",
+       R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": 6, "priority": 2147483648})",
+       "got 2147483648"},
       {"mixed_stamp",
        R"({"prompt_tokens": 1, "completion_tokens": 1, "timestamp": "2024-01-01 00:00:00"})",
        "written differently"},

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The conformance fixtures through the command line, not only `Replica`.
 
-For every FCFS fixture without shared prefixes (a trace cannot carry prompt
-contents yet, nor priorities), writes the fixture's requests as a JSONL
-trace (microsecond timestamps) and its engine as a scenario with the linear
+For every fixture without shared prefixes (a trace cannot carry prompt
+contents yet), FCFS and priority alike, writes the fixture's requests as a
+JSONL trace (microsecond timestamps; the priority fixtures' seventh field as
+each record's "priority") and its engine as a scenario with the linear
 cost model at 1000 us per batch (the recording's clock), runs
 `servesim run --save-detailed`, and requires every request's first-token
 time, finish time and preemption count to be vLLM 0.33.0's. This checks the
@@ -32,8 +33,8 @@ KNOWN = {"seqs4_sync.json", "seqs4_async.json"}
 
 
 def replayable(f):
-    return (f["vllm_settings"]["policy"] == "fcfs"
-            and all(q[4] < 0 for q in f["requests"]))
+    return (f["vllm_settings"]["policy"] in ("fcfs", "priority")
+            and all(q[4] < 0 or q[5] == 0 for q in f["requests"]))
 
 
 def scenario(f, trace):
@@ -64,8 +65,11 @@ def differences(cli, path, out):
     trace = os.path.join(out, name + ".jsonl")
     with open(trace, "w") as t:
         for q in f["requests"]:
-            t.write(json.dumps({"timestamp": q[1], "prompt_tokens": q[2],
-                                "completion_tokens": q[3]}) + "\n")
+            record = {"timestamp": q[1], "prompt_tokens": q[2],
+                      "completion_tokens": q[3]}
+            if len(q) > 6:
+                record["priority"] = q[6]
+            t.write(json.dumps(record) + "\n")
     sc_path = os.path.join(out, name + ".json")
     json.dump(scenario(f, trace), open(sc_path, "w"))
     detailed = os.path.join(out, name + ".csv")

@@ -1,0 +1,64 @@
+// The request path outside the scheduler, as a vLLM OpenAI-compatible
+// server runs it and as `vllm bench serve` measures it: the API server
+// parses, applies the chat template and tokenizes each request on one
+// thread (serving_engine.py's tokenizer executor has max_workers=1, vLLM
+// issue #25301), hands it to the engine core over ZMQ, and streams each
+// token back after detokenizing it. Requests sent together therefore reach
+// the engine one tokenization apart, which is what keeps closed-loop
+// clients from staying in phase on a real server.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/time.h"
+
+namespace servesim {
+
+struct FrontendConfig {
+  bool enabled = false;
+  // API server, per request: HTTP, validation, chat template; and per
+  // prompt token (tokenization). One FIFO per server.
+  double request_s = 0.0005;
+  double prompt_token_s = 5e-6;
+  // The work varies from request to request (the same prompt length takes
+  // 1.3-2.8 ms in tenstorrent/tt-inference-server issue 2173's log): a
+  // gamma factor of mean 1 and this coefficient of variation. Without it,
+  // clients that finish together reach the engine in one step together
+  // again, and a closed loop with fixed lengths never leaves lockstep.
+  double work_cv = 0.3;
+  int32_t api_servers = 0;       // 0: one per replica (one `vllm serve` each)
+  double engine_hop_s = 0.0002;  // API server -> engine core
+  // Engine core -> client, every token alike: output processing,
+  // detokenization, the SSE chunk. Not contended (a constant shift).
+  double output_s = 0.0003;
+  // Closed loop and sessions: the client's time from reading an answer to
+  // sending its next request, plus a uniform draw in [0, client_jitter_s).
+  double client_turnaround_s = 0.0005;
+  double client_jitter_s = 0;
+};
+
+// The API-server work of request `id` of prompt_len tokens (ns): request_s
+// + prompt_token_s x prompt_len, times the work_cv draw. A function of
+// (seed, id) alone, so the run's checks can recompute it.
+SimTime ApiWork(const FrontendConfig& config, uint64_t seed, int64_t id,
+                int32_t prompt_len);
+
+// The API servers: each takes the requests it is given first come, first
+// served; a request goes to the one free soonest (ties: the lowest index).
+class ApiServers {
+ public:
+  ApiServers(const FrontendConfig& config, int32_t count);
+
+  // A request sent at `now` needing `work` of an API server: when the
+  // engine core has it. Requests must be given in order of `now`.
+  SimTime EngineArrival(SimTime now, SimTime work);
+  SimTime busy() const { return busy_; }  // summed over servers
+
+ private:
+  SimTime hop_;
+  std::vector<SimTime> free_at_;
+  SimTime busy_ = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,172 @@
+// The frontend (sim/engine/frontend.h): requests reach the engine after the
+// API server's first-come-first-served work and the hop; the client reads
+// every token output_s later; closed-loop clients turn around before their
+// next send; the summary's TTFT and E2E are then the client's. Hand-worked
+// times, the closed loop's lockstep broken, the keys' checks, and the
+// invariants that catch a run the mechanism could not produce.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/run_invariants.h"
+#include "tests/test_util.h"
+#include "tests/workload/trace_test_util.h"
+
+namespace servesim {
+namespace {
+
+using testing::LinearScenario;
+using testing::MustParse;
+using testing::RunScenario;
+using testing::WriteTraceFile;
+
+// Three requests sent at 0, 0 and 1 ms, 100-token prompts.
+std::string ThreeRequests() {
+  const std::string trace = WriteTraceFile("frontend_three.jsonl",
+      R"({"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+{"timestamp": 0.001, "prompt_tokens": 100, "completion_tokens": 5}
+)");
+  return LinearScenario(
+      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
+      R"("trace": {"path": ")" + trace + R"(", "format": "jsonl"})",
+      R"("prefix_caching": false, "async_scheduling": false)");
+}
+
+const std::vector<std::string> kFrontend = {
+    "frontend.enabled=true",          "frontend.request_s=0.001",
+    "frontend.prompt_token_s=0.00001", "frontend.engine_hop_s=0.0005",
+    "frontend.output_s=0.0003",       "frontend.work_cv=0"};
+
+std::vector<std::string> With(std::vector<std::string> sets, const std::string& more) {
+  sets.push_back(more);
+  return sets;
+}
+
+// One API server: each request's work is 1 ms + 100 x 10 us = 2 ms, so the
+// engine has them at 2.5, 4.5 and 6.5 ms (the third waits for the second);
+// two servers: 2.5, 2.5 and 4.5 ms (the third, sent at 1 ms, waits for the
+// first server free, at 2 ms).
+TEST(Frontend, ApiServersAreFirstComeFirstServed) {
+  SimulationOutput out;
+  RunScenario(MustParse(ThreeRequests(), kFrontend), &out, /*check_invariants=*/true);
+  ASSERT_EQ(out.requests.size(), 3u);
+  EXPECT_EQ(out.requests[0].engine_arrival, FromSeconds(0.0025));
+  EXPECT_EQ(out.requests[1].engine_arrival, FromSeconds(0.0045));
+  EXPECT_EQ(out.requests[2].engine_arrival, FromSeconds(0.0065));
+  EXPECT_EQ(out.requests[0].first_scheduled, FromSeconds(0.0025));
+  EXPECT_NEAR(out.api_busy_s, 0.006, 1e-12);
+
+  SimulationOutput two;
+  RunScenario(MustParse(ThreeRequests(), With(kFrontend, "frontend.api_servers=2")), &two,
+              true);
+  EXPECT_EQ(two.requests[0].engine_arrival, FromSeconds(0.0025));
+  EXPECT_EQ(two.requests[1].engine_arrival, FromSeconds(0.0025));
+  EXPECT_EQ(two.requests[2].engine_arrival, FromSeconds(0.0045));
+
+  SimulationOutput off;
+  RunScenario(MustParse(ThreeRequests()), &off, true);
+  for (const Request& r : off.requests) EXPECT_EQ(r.engine_arrival, r.send);
+}
+
+// The summary's TTFT and E2E are the client's (engine time + output_s -
+// send); the frontend block gives the engine's TTFT and the time to reach it.
+TEST(Frontend, SummaryReportsTheClientsLatenciesAndTheEnginesBeside) {
+  const Scenario sc = MustParse(ThreeRequests(), kFrontend);
+  SimulationOutput out;
+  const RunSummary s = RunScenario(sc, &out, true);
+  double ttft = 0, e2e = 0, engine_ttft = 0, to_engine = 0;
+  for (const Request& r : out.requests) {
+    ttft += ToSeconds(r.first_token + FromSeconds(0.0003) - r.send) * 1e3 / 3;
+    e2e += ToSeconds(r.finish + FromSeconds(0.0003) - r.send) * 1e3 / 3;
+    engine_ttft += ToSeconds(r.first_token - r.engine_arrival) * 1e3 / 3;
+    to_engine += ToSeconds(r.engine_arrival - r.send) * 1e3 / 3;
+  }
+  EXPECT_NEAR(s.ttft_ms.mean, ttft, 1e-9);
+  EXPECT_NEAR(s.e2el_ms.mean, e2e, 1e-9);
+  ASSERT_TRUE(s.frontend.enabled);
+  EXPECT_EQ(s.frontend.api_servers, 1);
+  EXPECT_NEAR(s.frontend.engine_ttft_ms.mean, engine_ttft, 1e-9);
+  EXPECT_NEAR(s.frontend.to_engine_ms.mean, to_engine, 1e-9);
+  EXPECT_NEAR(to_engine, (2.5 + 4.5 + 5.5) / 3, 1e-9);
+  EXPECT_GT(s.frontend.api_busy_fraction, 0);
+  EXPECT_LE(s.frontend.api_busy_fraction, 1);
+  const RunSummary plain = RunScenario(MustParse(ThreeRequests()));
+  EXPECT_FALSE(plain.frontend.enabled);
+}
+
+// Closed loop, fixed lengths, no think time: without a frontend the clients
+// stay in two groups in phase forever (the first send starts a step alone,
+// the other 7 join the next one), 4 prompts per prefill step on average;
+// the API server's varying, serial work splits and merges groups, ~2.4.
+// Counted over the run's second half.
+double PrefillSeqsPerPrefillStep(const std::vector<std::string>& sets) {
+  const Scenario sc = MustParse(
+      LinearScenario(R"("step_s": 0.002, "prefill_token_s": 0.00002, "decode_seq_s": 0.0002)",
+                     R"("arrival": {"process": "closed", "concurrency": 8},
+                        "input_len": {"dist": "fixed", "value": 1000},
+                        "output_len": {"dist": "fixed", "value": 50},
+                        "num_requests": 400)",
+                     R"("prefix_caching": false)"),
+      sets);
+  SimulationOutput out;
+  RunScenario(sc, &out, true);
+  int64_t steps = 0, seqs = 0;
+  for (size_t i = out.steps.size() / 2; i < out.steps.size(); ++i) {
+    const StepRecord& st = out.steps[i];
+    if (st.num_prefill_seqs == 0) continue;
+    ++steps;
+    seqs += st.num_prefill_seqs;
+  }
+  return static_cast<double>(seqs) / static_cast<double>(steps);
+}
+
+TEST(Frontend, ClosedLoopClientsDriftOutOfPhase) {
+  const double lockstep = PrefillSeqsPerPrefillStep({});
+  const double drifting = PrefillSeqsPerPrefillStep({"frontend.enabled=true"});
+  EXPECT_GE(lockstep, 3.9);
+  EXPECT_LE(drifting, 3.0) << "lockstep " << lockstep;
+  // An explicit jitter on the clients' turnaround does it as well.
+  const double jittered = PrefillSeqsPerPrefillStep(
+      {"frontend.enabled=true", "frontend.client_jitter_s=0.01"});
+  EXPECT_LE(jittered, 3.0);
+}
+
+TEST(Frontend, KeysAreChecked) {
+  StatusOr<Scenario> bad = ParseScenario(ThreeRequests(), "<t>", {"frontend.request_ms=1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/frontend"), std::string::npos)
+      << bad.status().message();
+  bad = ParseScenario(ThreeRequests(), "<t>", {"frontend.output_s=-1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/frontend/output_s"), std::string::npos)
+      << bad.status().message();
+}
+
+// The invariants read the requests' times, not the mechanism: a request at
+// the engine too soon after its send, or two API servers' worth of work at
+// once on one server, is caught.
+TEST(Frontend, InvariantsCatchAnImpossibleRun) {
+  const Scenario sc = MustParse(ThreeRequests(), kFrontend);
+  SimulationInput in = sc.ToSimulationInput();
+  in.record_steps = true;
+  SimulationOutput out = RunSimulation(in);
+  ASSERT_TRUE(CheckRunInvariants(in, out).empty());
+  auto has = [](const std::vector<std::string>& lines, const std::string& what) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.rfind("frontend: ", 0) == 0 && l.find(what) != std::string::npos;
+    });
+  };
+  // Request 1 at the engine as soon as request 0: both on the one server.
+  const SimTime kept = out.requests[1].engine_arrival;
+  out.requests[1].engine_arrival = out.requests[0].engine_arrival;
+  EXPECT_TRUE(has(CheckRunInvariants(in, out), "2 requests in API-server work at once"));
+  // Request 2 (sent at 1 ms) at the engine before its 2 ms of work.
+  out.requests[1].engine_arrival = kept;
+  out.requests[2].engine_arrival = FromSeconds(0.002);
+  EXPECT_TRUE(has(CheckRunInvariants(in, out), "request 2: sent at"));
+}
+
+}  // namespace
+}  // namespace servesim
