@@ -97,7 +97,7 @@ Status Run(const RunOptions& o) {
     detailed->Write(DetailedCsvHeader());
   }
   RequestDigest digest(in);
-  const SimTime client_lag = in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
+  const SimTime client_lag = ClientLag(in);
   std::string row;
   in.on_request = [&](const Request& r) {
     digest.Add(r);

@@ -41,8 +41,8 @@
 //             resends the parent's stream as its turn + 1.
 //  counts     requests == finished + rejected + unfinished, and
 //             out.rejected / out.incomplete agree; routed per replica ==
-//             requests carrying that replica, and their sum == requests sent
-//             and not rejected; recorder steps == per-replica step counts ==
+//             requests carrying that replica, and their sum == requests at
+//             the engines (past any frontend) and not rejected; recorder steps == per-replica step counts ==
 //             step records; busy time per replica == sum of its step
 //             durations <= elapsed time.
 //  tokens     the ITL histogram (fed per delivery by the engine) holds
@@ -397,11 +397,8 @@ void CheckClasses(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
-// With a frontend, the client reads an answer's end this long after the
-// engine's finish, and sends its next request at least a turnaround later.
-SimTime ClientLag(const SimulationInput& in) {
-  return in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
-}
+// With a frontend, the client reads an answer's end ClientLag after the
+// engine's finish, and sends its next request at least this much later.
 SimTime ClientTurnaround(const SimulationInput& in) {
   return in.frontend.enabled ? FromSeconds(in.frontend.client_turnaround_s) : 0;
 }
@@ -549,7 +546,9 @@ void CheckRouting(const SimulationInput& in, const SimulationOutput& out,
   std::vector<int64_t> routed(std::max(1, in.num_replicas), 0);
   int64_t sent = 0;
   for (const Request& r : out.requests) {
-    const bool in_service = r.send >= 0 && r.status != RequestStatus::kRejected;
+    // Sent and at the engines (a run stopped early may leave some in the
+    // frontend's API servers: CheckFrontend).
+    const bool in_service = r.engine_arrival >= 0 && r.status != RequestStatus::kRejected;
     sent += in_service;
     if (r.replica >= 0 && r.replica < static_cast<int32_t>(routed.size())) {
       ++routed[r.replica];
@@ -566,7 +565,7 @@ void CheckRouting(const SimulationInput& in, const SimulationOutput& out,
     }
   }
   if (total != sent) {
-    v->Add("routing", "routed counts sum to %lld, %lld requests sent and not rejected",
+    v->Add("routing", "routed counts sum to %lld, %lld requests at the engines and not rejected",
            (ll)total, (ll)sent);
   }
 }

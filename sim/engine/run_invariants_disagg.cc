@@ -5,7 +5,8 @@
 //             instance, the request itself (once its prefill ended) to a
 //             decode instance; per-instance routed counts agree; a copy
 //             has output_len 1 and finishes with exactly that token.
-//  order      per request: send (same on both) <= prefill's first
+//  order      per request: the copy sent when the request reached the
+//             engines (its engine_arrival) <= prefill's first
 //             scheduling < prefill end (= the copy's finish and token, at
 //             the end of a step of its prefill instance) <= transfer start
 //             < transfer end <= the decode's first scheduling < its first
@@ -102,9 +103,11 @@ void CheckOrder(const SimulationInput& in, const SimulationOutput& out, Violatio
     const Request& p = d.prefill_requests[i];
     const DisaggRequest& t = d.requests[i];
     if (r.status == RequestStatus::kRejected) continue;
-    if (p.send != r.send) {
-      v->Add("order", "request %lld: sent at %lld ns, its prefill copy at %lld ns",
-             (ll)r.id, (ll)r.send, (ll)p.send);
+    // The prefill copy is sent when the request reaches the engines (its
+    // send, or after the frontend's API server).
+    if (p.send != r.engine_arrival) {
+      v->Add("order", "request %lld: at the engines at %lld ns, its prefill copy sent "
+             "at %lld ns", (ll)r.id, (ll)r.engine_arrival, (ll)p.send);
     }
     const bool prefilled = p.status == RequestStatus::kFinished;
     if (prefilled != (t.prefill_end >= 0) ||

@@ -90,7 +90,7 @@ class Driver {
     if (in.frontend.enabled) {
       const FrontendConfig& f = in.frontend;
       api_.emplace(f, ApiServerCount(in));
-      output_lag_ = FromSeconds(f.output_s);
+      output_lag_ = ClientLag(in);
       turnaround_ = FromSeconds(f.client_turnaround_s);
     }
     loads_.resize(replicas_.size());
@@ -131,7 +131,10 @@ class Driver {
         case EventKind::kTraceTurn: OnTraceTurn(e.payload); break;
         case EventKind::kStepDone: OnStepDone(static_cast<size_t>(e.payload)); break;
         case EventKind::kTransferDone: OnTransferDone(e.payload); break;
-        case EventKind::kEngineArrival: Dispatch(e.payload); break;
+        case EventKind::kEngineArrival:
+          --at_api_servers_;
+          Dispatch(e.payload);
+          break;
         case EventKind::kClientReceived: OnClientReceived(e.payload); break;
       }
       if (StopEarly()) break;
@@ -156,7 +159,8 @@ class Driver {
   }
 
   bool StopEarly() {
-    int64_t queued = static_cast<int64_t>(pending_.size());
+    // Requests in the API servers' queues wait as much as the engine's.
+    int64_t queued = static_cast<int64_t>(pending_.size()) + at_api_servers_;
     for (const auto& rep : replicas_) {
       queued += static_cast<int64_t>(rep->scheduler().num_waiting());
     }
@@ -492,6 +496,7 @@ class Driver {
       // The API server tokenizes it first; the engine core has it later.
       const SimTime work = ApiWork(in_.frontend, in_.seed, id, r.prompt_len);
       events_.Push(api_->EngineArrival(now_, work), EventKind::kEngineArrival, id);
+      ++at_api_servers_;
       return;
     }
     Dispatch(id);
@@ -726,6 +731,7 @@ class Driver {
   void Finish() {
     out_->end_time = now_;
     if (api_) out_->api_busy_s = ToSeconds(api_->busy());
+    out_->client_lag = output_lag_;
     out_->session_turns_dropped.waiting_at_end = turns_waiting_ + (FirstTurnPending() ? 1 : 0);
     out_->session_turns_read = static_cast<int64_t>(request_of_record_.size());
     for (auto& rep : replicas_) rep->FlushDecodeGroup();
@@ -822,6 +828,7 @@ class Driver {
   // The frontend (in.frontend.enabled): API servers, output delay, turnaround.
   std::optional<ApiServers> api_;
   SimTime output_lag_ = 0, turnaround_ = 0;
+  int64_t at_api_servers_ = 0;  // sent, not at the engine yet
   RequestSpec next_spec_;        // the scheduled open-loop arrival's spec
   std::deque<int64_t> pending_;  // waiting for a max_concurrency slot
   std::vector<int64_t> finished_;
@@ -863,6 +870,10 @@ class Driver {
 int32_t ApiServerCount(const SimulationInput& in) {
   if (in.frontend.api_servers > 0) return in.frontend.api_servers;
   return std::max(1, in.disagg ? in.disagg->prefill.num_replicas : in.num_replicas);
+}
+
+SimTime ClientLag(const SimulationInput& in) {
+  return in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
 }
 
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k) {

@@ -130,6 +130,9 @@ struct SimulationInput {
 // The API servers of in.frontend: as given, else one per replica that
 // requests enter (the prefill pool's when disaggregated).
 int32_t ApiServerCount(const SimulationInput& in);
+// How long after the engine made a token the client has it: the
+// frontend's output_s, 0 without a frontend.
+SimTime ClientLag(const SimulationInput& in);
 
 // The engine settings of replica k (its pool's, when disaggregated).
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k);
@@ -193,6 +196,7 @@ struct SimulationOutput {
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
   double api_busy_s = 0;  // frontend: API-server work, summed over servers
+  SimTime client_lag = 0;  // ClientLag of the run's input
   OffloadStats offload;
   SpecDecodeStats spec;  // speculative decoding, all replicas, whole run
   // Sessions traces: each request's parent request (-1 a first turn), by

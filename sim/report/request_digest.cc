@@ -6,9 +6,9 @@
 namespace servesim {
 
 RequestDigest::RequestDigest(const SimulationInput& in)
-    : RequestDigest(in.engine.block_size, in.workload.classes.size()) {
+    : classes(in.workload.classes.size()), block_size_(in.engine.block_size) {
   frontend = in.frontend.enabled;
-  if (frontend) client_lag_ = FromSeconds(in.frontend.output_s);
+  client_lag_ = ClientLag(in);
 }
 
 void RequestDigest::Add(const Request& r) {

@@ -109,8 +109,6 @@ struct ClassCounts {
 
 class RequestDigest {
  public:
-  RequestDigest(int32_t block_size, size_t num_classes)
-      : classes(num_classes), block_size_(block_size) {}
   // For the requests of a run of `in`: with a frontend, latencies end when
   // the client has the token (the engine's time plus output_s).
   explicit RequestDigest(const SimulationInput& in);

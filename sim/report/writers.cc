@@ -691,7 +691,7 @@ void WriteDetailedCsv(const SimulationOutput& out, std::ostream& os,
   std::string row;
   for (const Request& r : out.requests) {
     row.clear();
-    AppendDetailedCsvRow(r, classes, &row);
+    AppendDetailedCsvRow(r, classes, &row, out.client_lag);
     os << row;
   }
 }

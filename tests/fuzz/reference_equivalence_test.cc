@@ -38,13 +38,13 @@ Rendered Run(const Scenario& sc, bool reference, bool decode_group = true) {
     WriteDetailedCsv(out, csv);
     r.csv = csv.str();
   } else {
-    RequestDigest digest(in.engine.block_size, in.workload.classes.size());
+    RequestDigest digest(in);
     r.csv = DetailedCsvHeader();
     int64_t next_id = 0;
     in.on_request = [&](const Request& q) {
       EXPECT_EQ(q.id, next_id++) << "on_request out of id order";
       digest.Add(q);
-      AppendDetailedCsvRow(q, {}, &r.csv);
+      AppendDetailedCsvRow(q, {}, &r.csv, ClientLag(in));
     };
     in.keep_requests = false;
     const SimulationOutput out = RunSimulation(in);
