@@ -45,6 +45,7 @@ void SpecDecodeGroup::Absorb(std::vector<int64_t>* candidates) {
     joining_.push_back({r.run_key, id, draws, r.num_computed, r.num_output, r.output_len,
                         r.blocks.size(), 0, r.deliveries, r.spec_rate, r.max_delivered,
                         r.measured, false});
+    joining_.back().n = Ask(joining_.back());
     joining_ids_.push_back(id);
   }
   candidates->clear();
@@ -61,84 +62,86 @@ void SpecDecodeGroup::Absorb(std::vector<int64_t>* candidates) {
   for (const Member& m : joining_) measured_ += m.measured;
   const auto by_key = [](const Member& a, const Member& b) { return a.key < b.key; };
   if (members_.empty() || members_.back().key < joining_.front().key) {
+    // Usually: they were admitted after every member.
     members_.insert(members_.end(), joining_.begin(), joining_.end());
+    next_.Fit(members_.size());
+    for (const Member& m : joining_) next_.Add(m, blocks_);
   } else {
     merged_.clear();
     std::merge(members_.begin(), members_.end(), joining_.begin(), joining_.end(),
                std::back_inserter(merged_), by_key);
     members_.swap(merged_);
+    Recount();
   }
+}
+
+void SpecDecodeGroup::NextStep::Clear() {
+  tokens = fresh_blocks = decodes = decode_context = draft_context = 0;
+  finishing = draft_seqs = 0;
+  num_verify = 0;
+}
+
+void SpecDecodeGroup::Recount() {
+  next_.Clear();
+  next_.Fit(members_.size());
+  for (const Member& m : members_) next_.Add(m, blocks_);
 }
 
 bool SpecDecodeGroup::Prepare(int32_t cap,
                               const std::function<bool(int64_t, int64_t)>& fits) {
   if (members_.empty()) return false;
-  // Each member's ask (RunningAsk with DraftTokens), and the blocks it needs.
-  const int32_t k = spec_.num_speculative_tokens;
-  int64_t tokens = 0, fresh = 0;
-  for (Member& m : members_) {
-    int32_t n = 1 + std::max(0, std::min(k, m.output_len - m.output - 1));
-    if (cap > 0) n = std::min(n, cap);
-    m.n = n;
-    tokens += n;
-    fresh += std::max(0, blocks_.Blocks(m.computed + n) - m.blocks);
+  // A cap below k + 1 may cut drafts: every member asks again, capped.
+  if (cap > 0 && cap <= spec_.num_speculative_tokens) {
+    for (Member& m : members_) m.n = std::min(Ask(m), cap);
+    Recount();
   }
-  fresh_ = fresh;
-  if (fits(tokens, fresh)) return true;
-  for (Member& m : members_) m.n = 0;  // nothing in flight
+  if (fits(next_.tokens, next_.fresh_blocks)) return true;
   LeaveAll();  // this step is short: it runs one by one
   return false;
 }
 
 GroupStepPart SpecDecodeGroup::Append(int32_t budget, const std::vector<ScheduledSeq>& batch,
                                       BatchShape* shape) {
-  SERVESIM_CHECK(fresh_ <= 0 || kv_->Acquire(static_cast<int32_t>(fresh_),
-                                              static_cast<int32_t>(fresh_), &group_blocks_),
-                 "speculative decode group step did not fit its blocks");
-  // The verifying members' entries go where the batch would list them:
-  // after the running pass's entries of lower keys (batch order is key
-  // order), usually all of them; those of higher keys wait in tail_.
+  const NextStep& x = next_;
+  const int32_t fresh = static_cast<int32_t>(x.fresh_blocks);
+  SERVESIM_CHECK(x.tokens <= budget &&
+                     (fresh <= 0 || kv_->Acquire(fresh, fresh, &group_blocks_)),
+                 "speculative decode group step did not fit");
+  // The verify entries go where the batch would list them, by key: the
+  // running pass's entries are in key order too, and usually all come
+  // before them; those after the first verify entry's key are merged in.
   std::vector<SeqWork>& seqs = shape->seqs;
-  const RequestTable& reqs = *requests_;
-  size_t split = seqs.size();
-  tail_keys_.clear();
-  while (split > 0 && reqs[batch[split - 1].id].run_key > members_.front().key) {
-    tail_keys_.push_back(reqs[batch[--split].id].run_key);
-  }
-  std::reverse(tail_keys_.begin(), tail_keys_.end());
-  tail_.assign(seqs.begin() + static_cast<ptrdiff_t>(split), seqs.end());
-  seqs.resize(split);
-  size_t t = 0;
-  GroupStepPart part;
-  int64_t decodes = 0, decode_context = 0;
-  for (Member& m : members_) {
-    const int32_t c = m.computed, n = m.n;
-    m.computed = c + n;
-    m.blocks = std::max(m.blocks, blocks_.Blocks(c + n));
-    part.tokens += n;
-    // Drafts are n - 1 (a cap cuts them); with none, the token it samples
-    // may be its last.
-    if (n == 1) {
-      ++decodes;
-      decode_context += c;
-      if (m.output + 1 == m.output_len) {
-        ++part.finishing;
-        continue;
-      }
-    } else {
-      while (t < tail_.size() && tail_keys_[t] < m.key) {
-        seqs.push_back(tail_[t++]);
-      }
-      seqs.push_back({n, c, true});
+  if (x.num_verify > 0) {
+    const RequestTable& reqs = *requests_;
+    size_t split = seqs.size();
+    tail_keys_.clear();
+    while (split > 0 && reqs[batch[split - 1].id].run_key > x.verify_keys.front()) {
+      tail_keys_.push_back(reqs[batch[--split].id].run_key);
     }
-    ++part.draft_seqs;
-    part.draft_context += c + 1;  // what it drafts from: its context, drafts aside
+    std::reverse(tail_keys_.begin(), tail_keys_.end());
+    tail_.assign(seqs.begin() + static_cast<ptrdiff_t>(split), seqs.end());
+    seqs.resize(split);
+    size_t v = 0;
+    for (size_t t = 0; t < tail_.size(); ++t) {
+      const size_t upto = static_cast<size_t>(
+          std::lower_bound(x.verify_keys.begin() + static_cast<ptrdiff_t>(v),
+                           x.verify_keys.begin() + static_cast<ptrdiff_t>(x.num_verify),
+                           tail_keys_[t]) -
+          x.verify_keys.begin());
+      seqs.insert(seqs.end(), x.verify.begin() + static_cast<ptrdiff_t>(v),
+                  x.verify.begin() + static_cast<ptrdiff_t>(upto));
+      seqs.push_back(tail_[t]);
+      v = upto;
+    }
+    seqs.insert(seqs.end(), x.verify.begin() + static_cast<ptrdiff_t>(v),
+                x.verify.begin() + static_cast<ptrdiff_t>(x.num_verify));
   }
-  seqs.insert(seqs.end(), tail_.begin() + static_cast<ptrdiff_t>(t), tail_.end());
-  SERVESIM_CHECK(part.tokens <= budget, "speculative decode group step did not fit");
-  shape->decode_seqs += decodes;
-  shape->decode_context += decode_context;
-  return part;
+  shape->decode_seqs += x.decodes;
+  shape->decode_context += x.decode_context;
+  return {.tokens = static_cast<int32_t>(x.tokens),
+          .finishing = x.finishing,
+          .draft_seqs = x.draft_seqs,
+          .draft_context = x.draft_context};
 }
 
 void SpecDecodeGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorder,
@@ -148,8 +151,13 @@ void SpecDecodeGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorde
   last_group_commit_ = now;
   int64_t rejected_blocks = 0, drafts = 0, draft_tokens = 0, accepted = 0;
   bool any_finished = false;
+  next_.Clear();
+  next_.Fit(members_.size());
   for (Member& m : members_) {
+    // The step computed n tokens (blocks for them came with the group's).
     const int32_t d = m.n - 1;
+    m.computed += m.n;
+    m.blocks = std::max(m.blocks, blocks_.Blocks(m.computed));
     int32_t a = 0;
     if (d > 0) {
       if (m.rate < 0) [[unlikely]] {  // its first verify (as Scheduler::Verify)
@@ -167,12 +175,17 @@ void SpecDecodeGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorde
       rejected_blocks += m.blocks - keep;
       m.blocks = keep;
     }
-    m.n = 0;
     m.output += a + 1;
     ++m.deliveries;
     m.max_delivered = static_cast<uint8_t>(std::max<int32_t>(m.max_delivered, a + 1));
     m.delivered = true;
-    any_finished |= m.output == m.output_len;
+    if (m.output == m.output_len) {
+      m.n = 0;
+      any_finished = true;
+      continue;
+    }
+    m.n = Ask(m);  // its next step
+    next_.Add(m, blocks_);
   }
   stats_->drafts += drafts;
   stats_->draft_tokens += draft_tokens;
@@ -197,7 +210,7 @@ void SpecDecodeGroup::Rebuild(const Member& m) {
   Request& r = (*requests_)[m.id];
   r.num_computed = m.computed;
   r.num_output = m.output;
-  r.in_flight = m.n;
+  r.in_flight = 0;  // (sync: never rebuilt with a step in flight)
   r.deliveries = m.deliveries;
   r.max_delivered = m.max_delivered;
   r.spec_rate = m.rate;
@@ -220,6 +233,7 @@ void SpecDecodeGroup::LeaveAll() {
   }
   members_.clear();
   measured_ = 0;
+  next_.Clear();
   const RequestTable& reqs = *requests_;
   std::inplace_merge(running.begin(), running.begin() + static_cast<ptrdiff_t>(old),
                      running.end(), [&](int64_t a, int64_t b) {
@@ -233,12 +247,16 @@ void SpecDecodeGroup::LeaveAll() {
 void SpecDecodeGroup::CheckInvariants(
     const std::function<void(const BlockList&)>& own) const {
   // After a commit: members hold the blocks of their known tokens, all but
-  // the last computed, and their own lists what they held when they joined.
+  // the last computed, and their own lists what they held when they joined;
+  // each asks for its next step, and next_ sums the asks.
   int64_t owed = 0, measured = 0;
+  NextStep x;
+  x.Fit(members_.size());
   for (size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
     const Request& r = (*requests_)[m.id];
-    SERVESIM_CHECK(r.status == RequestStatus::kRunning && m.n == 0 &&
+    x.Add(m, blocks_);
+    SERVESIM_CHECK(r.status == RequestStatus::kRunning && m.n == Ask(m) &&
                        m.output < m.output_len &&
                        m.computed == r.prompt_len + m.output - 1 &&
                        m.blocks == blocks_.Blocks(m.computed) &&
@@ -254,6 +272,18 @@ void SpecDecodeGroup::CheckInvariants(
   SERVESIM_CHECK(owed == group_blocks_.size() && measured == measured_,
                  "speculative decode group holds %d blocks, owes %lld",
                  group_blocks_.size(), static_cast<long long>(owed));
+  SERVESIM_CHECK(x.tokens == next_.tokens && x.fresh_blocks == next_.fresh_blocks &&
+                     x.decodes == next_.decodes && x.decode_context == next_.decode_context &&
+                     x.num_verify == next_.num_verify &&
+                     std::equal(x.verify_keys.begin(),
+                                x.verify_keys.begin() + static_cast<ptrdiff_t>(x.num_verify),
+                                next_.verify_keys.begin()) &&
+                     x.finishing == next_.finishing &&
+                     x.draft_seqs == next_.draft_seqs &&
+                     x.draft_context == next_.draft_context,
+                 "speculative decode group's next step (%lld tokens) is not its members' "
+                 "asks (%lld)",
+                 static_cast<long long>(next_.tokens), static_cast<long long>(x.tokens));
 }
 
 }  // namespace servesim

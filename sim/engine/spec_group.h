@@ -8,13 +8,17 @@
 // (DecodeGroup's one-token model): each member carries its own counters and
 // every step applies the one-by-one rules to them (Scheduler::RunningAsk,
 // DraftTokens, Add, Verify, Deliver):
-//   schedule: d = min(k, output_len - num_output - 1) drafts, n = 1 + d
+//   ask:      d = min(k, output_len - num_output - 1) drafts, n = 1 + d
 //             tokens (a long-prefill cap cuts drafts), blocks for
 //             num_computed + n;
 //   commit:   a accepted drafts (stateless draws: their order is free), the
 //             rejected drafts' KV dropped (num_computed -= d - a, blocks
 //             past it freed), a + 1 tokens as one delivery; finished at
 //             output_len.
+// One pass over the members a step: the commit delivers each member's
+// tokens and adds its next ask to the next step (NextStep: totals and the
+// verify entries), which Prepare and Append then use whole; a cap that
+// cuts drafts makes Prepare ask again member by member.
 // Members are kept by admission key, the order their entries would have in
 // the batch: a verifying member's entry (n > 1 counts as prompt work, whose
 // cost some cost models sum in floating point) is merged into the shape at
@@ -33,6 +37,7 @@
 // a leaving member takes what it is owed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -91,9 +96,10 @@ class SpecDecodeGroup {
     int64_t key;  // admission order (run_key)
     int64_t id;
     SpecMemberDraws draws;  // set with the rate
+    // Its counters before the next step (the step in flight adds n).
     int32_t computed, output, output_len;
     int32_t blocks;  // held in all: its own list's, then owed by the group
-    int32_t n;       // tokens of the step in flight (0: none)
+    int32_t n;       // tokens of its next step (its ask, or the cap's cut)
     int32_t deliveries;
     float rate;  // acceptance rate, -1 until drawn (as Request::spec_rate)
     uint8_t max_delivered;
@@ -101,6 +107,54 @@ class SpecDecodeGroup {
     bool delivered;  // a group step delivered to it (last_token is then
                      // the latest group commit)
   };
+  // What the members' next step adds to the plan, in key order.
+  // (Add runs for every member every step: inline, and its entries are
+  // written into room made once a step, not pushed.)
+  struct NextStep {
+    int64_t tokens = 0, fresh_blocks = 0;
+    int64_t decodes = 0, decode_context = 0;  // n = 1: the shape's aggregate
+    // n > 1: the shape's entries and their members' keys, the first
+    // num_verify of each.
+    std::vector<SeqWork> verify;
+    std::vector<int64_t> verify_keys;
+    size_t num_verify = 0;
+    int32_t finishing = 0;
+    int32_t draft_seqs = 0;
+    int64_t draft_context = 0;
+    void Clear();
+    // Room for `members` entries in all.
+    void Fit(size_t members) {
+      if (verify.size() < members) {
+        verify.resize(members);
+        verify_keys.resize(members);
+      }
+    }
+    void Add(const Member& m, const BlockMath& blocks) {
+      const int32_t c = m.computed, n = m.n;
+      tokens += n;
+      fresh_blocks += std::max(0, blocks.Blocks(c + n) - m.blocks);
+      // Drafts are n - 1 (a cap cuts them); with none, the token it
+      // samples may be its last (no drafts for after it).
+      if (n == 1) {
+        ++decodes;
+        decode_context += c;
+        if (m.output + 1 == m.output_len) {
+          ++finishing;
+          return;
+        }
+      } else {
+        verify[num_verify] = {n, c, true};
+        verify_keys[num_verify++] = m.key;
+      }
+      ++draft_seqs;
+      draft_context += c + 1;  // what it drafts from: its context, drafts aside
+    }
+  };
+  // Tokens a member asks for (RunningAsk with DraftTokens), no cap.
+  int32_t Ask(const Member& m) const {
+    return 1 + std::max(0, std::min(spec_.num_speculative_tokens, m.output_len - m.output - 1));
+  }
+  void Recount();  // next_ anew from every member's n
   // Writes a member's counters back into its Request, with the blocks the
   // group owes it.
   void Rebuild(const Member& m);
@@ -113,12 +167,12 @@ class SpecDecodeGroup {
   SpecDecodeStats* stats_;
   std::vector<Member> members_;  // by key
   int32_t measured_ = 0;         // members whose ITL counts
-  int64_t fresh_ = 0;            // blocks the prepared step needs
+  NextStep next_;
   BlockList group_blocks_;       // counted: what the members gained
   BlockList scratch_blocks_;
   SimTime last_group_commit_ = -1;
-  // Scratch: joiners; the running pass's entries after the members' first
-  // key and their keys (Append's merge).
+  // Scratch: joiners; the running pass's entries after the first verify
+  // entry's key and their keys (Append's merge).
   std::vector<Member> joining_;
   std::vector<int64_t> joining_ids_;
   std::vector<SeqWork> tail_;
