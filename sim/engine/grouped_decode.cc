@@ -10,8 +10,12 @@ namespace servesim {
 
 GroupedDecode::GroupedDecode(bool on, const EngineConfig& config,
                              const BlockMath& blocks, RequestTable* requests,
-                             std::vector<int64_t>* running, KvCache* kv)
+                             std::vector<int64_t>* running, KvCache* kv,
+                             SpecDecodeStats* spec_stats)
     : on_(on),
+      spec_(on && config.spec.on() ? std::make_unique<SpecDecodeGroup>(
+                                         config, blocks, requests, running, kv, spec_stats)
+                                   : nullptr),
       finish_in_group_(on && !config.prefix_caching),
       async_(config.async_scheduling),
       blocks_(blocks),
@@ -20,7 +24,9 @@ GroupedDecode::GroupedDecode(bool on, const EngineConfig& config,
       kv_(kv),
       group_(std::max(1, config.block_size)) {}
 
-bool GroupedDecode::Prepare(const std::function<bool(int64_t, int64_t)>& fits) {
+bool GroupedDecode::Prepare(int32_t cap,
+                            const std::function<bool(int64_t, int64_t)>& fits) {
+  if (spec_) return spec_->Prepare(cap, fits);
   bool whole = false;
   if (!group_.empty()) {
     // With prefix caching last steps are scheduled one by one (they finish
@@ -40,14 +46,17 @@ bool GroupedDecode::Prepare(const std::function<bool(int64_t, int64_t)>& fits) {
   return whole;
 }
 
-GroupedDecode::Part GroupedDecode::Append(int32_t budget, BatchShape* shape) {
+GroupedDecode::Part GroupedDecode::Append(int32_t budget,
+                                          const std::vector<ScheduledSeq>& batch,
+                                          BatchShape* shape) {
+  if (spec_) return spec_->Append(budget, batch, shape);
   const int32_t members = group_.size();
   const int32_t fresh = group_.BlocksNeeded();
   SERVESIM_CHECK(members <= budget &&
                      (fresh <= 0 || kv_->Acquire(fresh, fresh, &group_blocks_)),
                  "decode group step did not fit");
-  shape->decode_seqs = members;
-  shape->decode_context = group_.context_sum();
+  shape->decode_seqs += members;
+  shape->decode_context += group_.context_sum();
   in_flight_.push_back({group_.step(), group_.measured()});
   int32_t finishing = 0;
   if (finish_in_group_) {
@@ -57,7 +66,7 @@ GroupedDecode::Part GroupedDecode::Append(int32_t budget, BatchShape* shape) {
     finishing = static_cast<int32_t>(finishing_.size() - before);
   }
   group_.Advance();
-  return {members, finishing};
+  return {.tokens = members, .finishing = finishing};
 }
 
 void GroupedDecode::Rebuild(const DecodeGroup::Member& m, int64_t until) {
@@ -131,11 +140,25 @@ void GroupedDecode::LeaveAll() {
 }
 
 void GroupedDecode::Flush() {
+  if (spec_) {
+    spec_->LeaveAll();  // (candidates are still in running_)
+    candidates_.clear();
+    spec_candidates_.clear();
+    return;
+  }
   RebuildFinishing();
   if (!group_.empty()) LeaveAll();
 }
 
 void GroupedDecode::Join() {
+  if (spec_) {
+    // They join when this step commits (Committed). A step that ends up
+    // empty (every entry unscheduled) never commits: its candidates, all
+    // preempted, are dropped here by the next step's.
+    spec_candidates_.swap(candidates_);
+    candidates_.clear();
+    return;
+  }
   if (candidates_.empty()) return;
   RequestTable& reqs = *requests_;
   joining_.clear();
@@ -177,6 +200,10 @@ void GroupedDecode::Join() {
 
 bool GroupedDecode::Commit(SimTime now, Recorder* recorder,
                            std::vector<int64_t>* finished, GroupHost* host) {
+  if (spec_) {
+    spec_->Commit(now, last_commit_, recorder, finished, host);
+    return false;  // its finishes were members, not in running_
+  }
   const InFlight part = in_flight_.front();
   in_flight_.pop_front();
   // Every member of the part had its previous token from the previous
@@ -221,6 +248,10 @@ bool GroupedDecode::Commit(SimTime now, Recorder* recorder,
 
 void GroupedDecode::CheckInvariants(
     const std::function<void(const BlockList&)>& own) const {
+  if (spec_) {
+    spec_->CheckInvariants(own);
+    return;
+  }
   // Members hold the blocks they had when they joined; the group holds the
   // rest of what their contexts need now (finishing ones: after their last
   // step).

@@ -16,11 +16,16 @@
 // counters, so results are byte-identical with the group off
 // (tests/fuzz/reference_equivalence_test.cc). See scheduler.h for when a
 // request joins and how its last step is handled.
+// Speculative decoding (synchronous, no prefix caching) has its own mode
+// behind the same five points: SpecDecodeGroup (spec_group.h), whose
+// members carry their own counters (a step delivers 1 + accepted drafts)
+// and join when their candidate step commits (Committed).
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/cost/cost_model.h"
@@ -28,6 +33,7 @@
 #include "sim/engine/decode_group.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
+#include "sim/engine/spec_group.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/metrics/recorder.h"
 
@@ -53,39 +59,52 @@ class GroupedDecode {
   // on: the group is used at all (Scheduler decides which configurations
   // may use it; see EngineSupport). `running` is the scheduler's running
   // list, in admission-key order, which members leave and rejoin.
+  // spec_stats: the scheduler's speculative decoding counters (the spec
+  // mode adds its members' drafts to them).
   GroupedDecode(bool on, const EngineConfig& config, const BlockMath& blocks,
-                RequestTable* requests, std::vector<int64_t>* running, KvCache* kv);
+                RequestTable* requests, std::vector<int64_t>* running, KvCache* kv,
+                SpecDecodeStats* spec_stats);
 
   bool on() const { return on_; }
-  void Disable() { on_ = false; }  // before the first step
-  bool has_requests() const { return !group_.empty() || !finishing_.empty(); }
+  void Disable() {  // before the first step
+    on_ = false;
+    spec_.reset();
+  }
+  bool has_requests() const {
+    return spec_ ? spec_->size() > 0 : !group_.empty() || !finishing_.empty();
+  }
   // Members and those whose last step is in flight (counted as running).
   size_t num_running() const {
+    if (spec_) return static_cast<size_t>(spec_->size());
     return static_cast<size_t>(group_.size()) + finishing_.size();
   }
 
   // Before a step; `fits(tokens, blocks)` says whether the running requests
   // and the group's `tokens` and `blocks` fit the step (budget, free blocks).
-  bool Prepare(const std::function<bool(int64_t, int64_t)>& fits);
-  // The group's step (Prepare returned true), after the running requests;
-  // `budget` is what they left. Fills the shape's aggregate part.
-  struct Part {
-    int32_t members;    // its tokens (one each)
-    int32_t finishing;  // of them, members whose last token it samples
-  };
-  Part Append(int32_t budget, BatchShape* shape);
+  // cap: the step's long-prefill cap (0: none; it cuts the spec mode's
+  // drafts).
+  bool Prepare(int32_t cap, const std::function<bool(int64_t, int64_t)>& fits);
+  // The group's step (Prepare returned true), after the running requests
+  // (`batch`, so far); `budget` is what they left. Fills the shape's part.
+  using Part = GroupStepPart;
+  Part Append(int32_t budget, const std::vector<ScheduledSeq>& batch, BatchShape* shape);
   // A request whose token this step samples, not its last.
   void Candidate(int64_t id) {
     if (on_) candidates_.push_back(id);
   }
-  // After the step is built: the candidates that qualify join.
+  // After the step is built: the candidates that qualify join (the spec
+  // mode's when the step commits).
   void Join();
   // The group's part of a committed step (the last entry of its batch).
   // True if a former member finished while running.
   bool Commit(SimTime now, Recorder* recorder, std::vector<int64_t>* finished,
               GroupHost* host);
-  // Every commit, the group's part or not: the time ITL gaps start from.
-  void Committed(SimTime now) { last_commit_ = now; }
+  // Every commit, the group's part or not: the time ITL gaps start from;
+  // the spec mode's candidates join.
+  void Committed(SimTime now) {
+    last_commit_ = now;
+    if (spec_ && !spec_candidates_.empty()) spec_->Absorb(&spec_candidates_);
+  }
   void Flush();
 
   // Checks the members' state; `own` is called with every block list the
@@ -105,6 +124,7 @@ class GroupedDecode {
   void LeaveAll();
 
   bool on_;
+  std::unique_ptr<SpecDecodeGroup> spec_;  // the spec mode, or null
   // Without prefix caching a member stays in the group for its last step
   // and leaves right after it is batched, into finishing_ (counted as
   // running); when the group's part of that step commits it is rebuilt
@@ -144,6 +164,9 @@ class GroupedDecode {
   // This step's sampling, not-last entries, in batch order (a preempted
   // one is no longer running: Join passes it over).
   std::vector<int64_t> candidates_;
+  // The spec mode's: the scheduled step's candidates, joining when it
+  // commits.
+  std::vector<int64_t> spec_candidates_;
 };
 
 }  // namespace servesim

@@ -31,22 +31,11 @@ SimTime Replica::TransferStall(const TransferCounts& t) const {
 }
 
 StepCost Replica::DraftCost(const StepPlan& plan) {
+  // The scheduler counted the sequences it drafts for and their contexts
+  // (the decode group's members included).
   draft_shape_.seqs.clear();
-  draft_shape_.decode_seqs = 0;
-  draft_shape_.decode_context = 0;
-  const std::vector<ScheduledSeq>& batch = plan.batch;
-  const BatchShape& shape = plan.shape;
-  SERVESIM_CHECK(batch.size() == shape.seqs.size(),  // no decode group with spec
-                 "speculative decoding with an aggregate batch");
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const ScheduledSeq& s = batch[i];
-    if (!s.samples || s.last) continue;
-    const SeqWork& q = shape.seqs[i];
-    ++draft_shape_.decode_seqs;
-    // Context before the token it drafts from: what the target computed,
-    // drafts aside.
-    draft_shape_.decode_context += q.context_tokens + q.new_tokens - s.spec;
-  }
+  draft_shape_.decode_seqs = plan.draft_seqs;
+  draft_shape_.decode_context = plan.draft_context;
   if (draft_shape_.decode_seqs == 0) return {};
   const StepCost one = cost_model_->StepTime(draft_shape_);
   const double scale = spec_.num_speculative_tokens * spec_.draft_cost_fraction;

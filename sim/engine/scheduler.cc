@@ -17,9 +17,12 @@ bool UsesDecodeGroup(const EngineConfig& config) {
   // the CPU tier: not proven equivalent there (swap needs the victim's own
   // block count, and evictions are logged by hash). With prefix caching
   // only requests whose blocks are private join (GroupedDecode::Join).
+  // Speculative decoding's mode (SpecDecodeGroup) holds its members' blocks
+  // as a count: without prefix caching (a counted pool), sync steps only.
   return config.decode_group && !config.reference_engine &&
          !config.hold_kv_after_finish && !config.remote_prefill &&
-         config.cpu_blocks == 0 && !config.spec.on();
+         config.cpu_blocks == 0 &&
+         (!config.spec.on() || (!config.prefix_caching && !config.async_scheduling));
 }
 
 Scheduler::Scheduler(const EngineConfig& config,
@@ -37,7 +40,8 @@ Scheduler::Scheduler(const EngineConfig& config,
       // The reference engine scans the queue with PickNext.
       waiting_(policy_.get(), requests,
                policy_->has_waiting_key() && !config.reference_engine),
-      group_(UsesDecodeGroup(config), config_, blocks_, requests, &running_, &kv_) {
+      group_(UsesDecodeGroup(config), config_, blocks_, requests, &running_, &kv_,
+             &spec_stats_) {
   if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
   if (config.cpu_blocks > 0) {
     cpu_ = std::make_unique<CpuTier>(config.cpu_blocks);
@@ -232,6 +236,10 @@ int32_t Scheduler::Unschedule(int64_t id, StepPlan* plan) {
     const int32_t n = batch[k].new_tokens;
     plan->tokens -= n;
     plan->finishing -= batch[k].last;
+    if (batch[k].samples && !batch[k].last) {
+      --plan->draft_seqs;
+      plan->draft_context -= plan->shape.seqs[k].context_tokens + n - batch[k].spec;
+    }
     Request& r = (*requests_)[id];
     // Undo Add's counters that Preempt does not reset: the tokens are no
     // longer in flight (Preempt turns what still is into stale output).
@@ -287,7 +295,12 @@ void Scheduler::Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t 
   plan->batch.push_back({r.id, n, samples, last, spec});
   plan->tokens += n;
   plan->finishing += last;
-  if (samples && !last) group_.Candidate(r.id);
+  if (samples && !last) {
+    group_.Candidate(r.id);
+    // Drafts for its next step come from what the target computed, drafts aside.
+    ++plan->draft_seqs;
+    plan->draft_context += context + n - spec;
+  }
   plan->shape.seqs.push_back({n, context, samples});
   if (r.first_scheduled < 0) r.first_scheduled = now;
 }
@@ -304,6 +317,8 @@ void Scheduler::Schedule(SimTime now, StepPlan* plan) {
   plan->tokens = 0;
   plan->finishing = 0;
   plan->group_finishing = 0;
+  plan->draft_seqs = 0;
+  plan->draft_context = 0;
   finished_unreported_ = false;
   int32_t budget = config_.max_num_batched_tokens;
   // A long prompt may not take the whole budget while others are waiting.
@@ -314,23 +329,25 @@ void Scheduler::Schedule(SimTime now, StepPlan* plan) {
   // The members are scheduled whole after the running requests: where they
   // stand among them cannot matter, as nobody's tokens or blocks run short.
   const bool group_step =
-      group_.has_requests() && group_.Prepare([&](int64_t tokens, int64_t blocks) {
+      group_.has_requests() && group_.Prepare(cap, [&](int64_t tokens, int64_t blocks) {
         return StepFits(cap, tokens, blocks);
       });
   budget = RunningPass(now, budget, cap, group_step, plan);
-  int32_t group_members = 0;  // its entry is added last
+  int32_t group_tokens = 0;  // its entry is added last
   if (group_step) {
-    const GroupedDecode::Part part = group_.Append(budget, &plan->shape);
-    group_members = part.members;
-    plan->tokens += part.members;
+    const GroupedDecode::Part part = group_.Append(budget, plan->batch, &plan->shape);
+    group_tokens = part.tokens;
+    plan->tokens += part.tokens;
     plan->group_finishing = part.finishing;
     plan->finishing += part.finishing;
-    budget -= part.members;
+    plan->draft_seqs += part.draft_seqs;
+    plan->draft_context += part.draft_context;
+    budget -= part.tokens;
   }
   if (plan->preempted.empty()) budget = WaitingPass(now, budget, cap, plan);
   // The group's entry goes last (Commit finds it there); its place among
   // the others changes nothing: its members are none of theirs.
-  if (group_step) plan->batch.push_back({kGroupEntry, group_members, true, false});
+  if (group_step) plan->batch.push_back({kGroupEntry, group_tokens, true, false});
   group_.Join();
   transfers_ += plan->transfers;
 }

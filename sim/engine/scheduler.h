@@ -40,7 +40,10 @@
 // preempted): block identity cannot change an output there (the group
 // allocates the same blocks from the free queue's head as the members
 // would have, one permutation of them; their registration, private, is
-// done when they leave). Results are byte-identical with the group off
+// done when they leave). Speculative decoding (synchronous; without prefix
+// caching) has the group's spec mode (spec_group.h): members verify their
+// drafts in the group's step, their verify entries merged into the shape
+// by admission key. Results are byte-identical with the group off
 // (tests/fuzz/reference_equivalence_test.cc).
 // Async scheduling (EngineConfig::async_scheduling): a step may be
 // scheduled while the previous one is in flight; a request whose token is
@@ -107,6 +110,11 @@ struct StepPlan {
   int64_t tokens = 0;               // the sum of new_tokens
   int32_t finishing = 0;            // sequences whose last token it samples
   int32_t group_finishing = 0;      // of them, decode group members
+  // Speculative decoding: sequences it samples for that do not finish (the
+  // proposer drafts for their next step), and the sum of their contexts
+  // before this step's drafts (Replica::DraftCost prices them).
+  int32_t draft_seqs = 0;
+  int64_t draft_context = 0;
   TransferCounts transfers;         // KV blocks moved (engine.kv_offload)
   size_t num_seqs() const { return shape.size(); }
 };
@@ -266,8 +274,9 @@ class Scheduler final : private GroupHost {
 
 // Whether a configuration's plain decodes may run as the decode group (the
 // fast path): not where it is not proven byte-identical to the one-by-one
-// path (the reference engine, disaggregated roles, the CPU tier, speculative
-// decoding) or was turned off.
+// path (the reference engine, disaggregated roles, the CPU tier,
+// speculative decoding with prefix caching or async steps) or was turned
+// off.
 bool UsesDecodeGroup(const EngineConfig& config);
 
 }  // namespace servesim

@@ -1,25 +1,25 @@
 // Speculative decoding's acceptance draws (see spec_decode.h).
 #include "sim/engine/spec_decode.h"
 
+#include <cmath>
+
 #include "sim/core/rng.h"
 
 namespace servesim {
 namespace {
 
-// splitmix64's finaliser: a bijective mix of 64 bits.
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+using spec_detail::Mix;
+
+// A request's key for its draws: the seed and its id mixed.
+uint64_t DrawKey(uint64_t seed, int64_t id) {
+  const uint64_t h = Mix(seed ^ 0x5bd1e9955bd1e995ULL);
+  return Mix(h ^ (static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL));
 }
 
 // Uniform in [0, 1) for (seed, request, position), 53 bits.
 double Uniform(uint64_t seed, int64_t id, int32_t position) {
-  uint64_t h = Mix(seed ^ 0x5bd1e9955bd1e995ULL);
-  h = Mix(h ^ (static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL));
-  h = Mix(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(position)) +
-               0xd6e8feb86659fd93ULL));
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
+  return static_cast<double>(spec_detail::DrawHash(DrawKey(seed, id), position) >> 11) *
+         0x1.0p-53;
 }
 
 }  // namespace
@@ -37,6 +37,11 @@ int32_t SpecAcceptedDrafts(const SpecDecodeConfig& c, int64_t id, double rate,
   int32_t a = 0;
   while (a < drafts && Uniform(c.seed, id, first + a) < rate) ++a;
   return a;
+}
+
+SpecMemberDraws SpecMemberDraws::For(const SpecDecodeConfig& c, int64_t id, double rate) {
+  return {.key = DrawKey(c.seed, id),
+          .threshold = static_cast<uint64_t>(std::ceil(rate * 0x1.0p53))};
 }
 
 }  // namespace servesim

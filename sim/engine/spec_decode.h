@@ -6,6 +6,7 @@
 // was scheduled.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "sim/engine/engine_config.h"
@@ -37,5 +38,43 @@ double SpecAcceptanceRate(const SpecDecodeConfig& c, int64_t id);
 // first rejection (a geometric count truncated at `drafts`).
 int32_t SpecAcceptedDrafts(const SpecDecodeConfig& c, int64_t id, double rate,
                            int32_t first, int32_t drafts);
+
+namespace spec_detail {
+// splitmix64's finaliser: a bijective mix of 64 bits.
+inline uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+// The hash of a draw: the request's key (seed and id mixed), then the
+// output position.
+inline uint64_t DrawHash(uint64_t key, int32_t position) {
+  return Mix(key ^ (static_cast<uint64_t>(static_cast<uint32_t>(position)) +
+                    0xd6e8feb86659fd93ULL));
+}
+}  // namespace spec_detail
+
+// The same draws for one request as the speculative decode group makes
+// them, every member every step: the request's part of the hash computed
+// once, the comparison with the rate done on integers. A draw is uniform
+// x * 2^-53 for the hash's top 53 bits x, and x * 2^-53 < rate exactly
+// when x < ceil(rate * 2^53) (scaling by 2^53 is exact). Inline: the
+// group's commit loop runs it.
+struct SpecMemberDraws {
+  uint64_t key = 0;
+  uint64_t threshold = 0;  // accepted: the top 53 bits of a draw below it
+  static SpecMemberDraws For(const SpecDecodeConfig& c, int64_t id, double rate);
+  // As SpecAcceptedDrafts. Every draft is drawn, without a branch on the
+  // outcomes (each is a function of its position alone): the count is the
+  // run of leading accepts (drafts <= 64, the scenario's bound on k).
+  int32_t Accepted(int32_t first, int32_t drafts) const {
+    uint64_t accepts = 0;
+    for (int32_t j = 0; j < drafts; ++j) {
+      const uint64_t h = spec_detail::DrawHash(key, first + j);
+      accepts |= static_cast<uint64_t>((h >> 11) < threshold) << j;
+    }
+    return static_cast<int32_t>(std::countr_one(accepts));
+  }
+};
 
 }  // namespace servesim

@@ -285,8 +285,9 @@ TEST(ReferenceEquivalence, PrefixCachingDecodeGroupRebuilds) {
 
 // Speculative decoding on tight caches (rejected drafts' blocks freed,
 // preemption with drafts in the KV) with and without prefix caching, a
-// cluster, Beta rates: the fast engine and the reference agree, every
-// invariant holds after every step.
+// cluster, Beta rates, budgets and caps that cut drafts: the fast engine
+// (the decode group's spec mode without prefix caching) and the reference
+// agree, the group on and off agree, every invariant holds after every step.
 TEST(ReferenceEquivalence, SpeculativeDecoding) {
   const char* kBase = R"({
     "seed": 11, "model": "llama-3.1-8b", "hardware": {"gpu": "h200", "tp": 1},
@@ -301,25 +302,35 @@ TEST(ReferenceEquivalence, SpeculativeDecoding) {
                  "num_requests": 800}})";
   const nlohmann::json base = nlohmann::json::parse(kBase);
   int preempted_runs = 0;
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     nlohmann::json j = base;
     nlohmann::json& e = j["engine"];
-    if (variant % 2 == 1) e["prefix_caching"] = true;
+    if (variant % 2 == 1 && variant < 4) e["prefix_caching"] = true;
     if (variant == 2) {
       e["speculative_decoding"].erase("acceptance_rate");
       e["speculative_decoding"]["acceptance_beta"] = {{"a", 2}, {"b", 1}};
       j["cluster"] = {{"replicas", 2}, {"router", "least_outstanding"}};
     }
     if (variant == 3) e["max_num_batched_tokens"] = 40;  // drafts cut by the budget
+    // Without prefix caching the decode group's spec mode runs: a budget
+    // that cannot cover all members (they leave), a long-prefill cap that
+    // cuts drafts, a roomy cache (the group stays whole), one draft token.
+    if (variant == 4) e["max_num_batched_tokens"] = 120;
+    if (variant == 5) {
+      e["long_prefill_token_threshold"] = 3;
+      j["workload"]["num_requests"] = 300;
+    }
+    if (variant == 6) e["num_gpu_blocks"] = 20000;
+    if (variant == 7) {
+      e["num_gpu_blocks"] = 2000;
+      e["speculative_decoding"]["num_speculative_tokens"] = 1;
+      e["speculative_decoding"]["acceptance_rate"] = 0.9;
+    }
     const std::string label = "speculative variant " + std::to_string(variant);
     const RunSummary s = ExpectSameAsReference(j, label);
     preempted_runs += s.preemptions > 0;
     EXPECT_GT(s.spec_drafts, 0) << label;
-    StatusOr<Scenario> sc = ParseScenario(j.dump(2), "<" + label + ">", {});
-    ASSERT_TRUE(sc.ok()) << sc.status().message();
-    SimulationInput in = sc->ToSimulationInput();
-    in.check_invariants = true;  // scheduler and run-level, every step
-    RunSimulation(in);
+    ExpectSameWithGroupOffAndInvariants(j, label);  // (invariants every step)
   }
   EXPECT_GE(preempted_runs, 2);
 }

@@ -1,0 +1,179 @@
+// The decode group's speculative mode (spec_group.h) against the reference
+// engine (every sequence one by one), scheduler against scheduler in
+// lockstep: the same requests arriving at the same steps, the same step
+// times. Every step must build the same work (tokens, finishes, the draft
+// proposer's inputs, the cost model's shape: verify entries in the same
+// order, decodes as the same count and context sum) and commit the same
+// finishes; at the end every request's counters and the ITL samples agree.
+// Tight budgets, caps and caches make the group leave and rejoin.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine/scheduler.h"
+
+namespace servesim {
+namespace {
+
+struct Variant {
+  const char* name;
+  int32_t gpu_blocks;
+  int32_t batched_tokens;
+  int32_t long_prefill;
+  int32_t drafts;
+};
+
+EngineConfig Config(const Variant& v, bool reference) {
+  EngineConfig c;
+  c.block_size = 4;
+  c.num_gpu_blocks = v.gpu_blocks;
+  c.max_num_seqs = 16;
+  c.max_num_batched_tokens = v.batched_tokens;
+  c.long_prefill_token_threshold = v.long_prefill;
+  c.async_scheduling = false;  // as speculative decoding requires
+  c.spec.num_speculative_tokens = v.drafts;
+  c.spec.acceptance_rate = 0.6;
+  c.spec.seed = 7;
+  c.reference_engine = reference;
+  return c;
+}
+
+// The shape as the cost model reads it: entries that are not plain decodes
+// in order, plain decodes as a count and a context sum.
+struct CanonicalShape {
+  std::vector<std::vector<int32_t>> others;
+  int64_t decodes = 0, decode_context = 0;
+  bool operator==(const CanonicalShape&) const = default;
+};
+
+CanonicalShape Canonical(const BatchShape& s) {
+  CanonicalShape c{.others = {}, .decodes = s.decode_seqs, .decode_context = s.decode_context};
+  for (const SeqWork& q : s.seqs) {
+    if (IsDecode(q)) {
+      ++c.decodes;
+      c.decode_context += q.context_tokens;
+    } else {
+      c.others.push_back({q.new_tokens, q.context_tokens, q.samples});
+    }
+  }
+  return c;
+}
+
+// One engine under test: its requests, scheduler and recorder.
+struct Engine {
+  Engine(const Variant& v, bool reference)
+      : sched(Config(v, reference), MakeSchedulerPolicy("fcfs"), &reqs) {}
+  RequestTable reqs;
+  Scheduler sched;
+  Recorder recorder;
+  StepPlan plan;
+  std::vector<int64_t> finished;
+};
+
+void AddRequest(Engine* e, int64_t id, int32_t prompt, int32_t output) {
+  Request r;
+  r.id = id;
+  r.prompt_len = prompt;
+  r.output_len = output;
+  r.measured = id % 5 != 0;  // some warm-up requests: their gaps do not count
+  e->reqs.push_back(r);
+  e->sched.AddWaiting(id);
+}
+
+// Runs both engines step by step; counts the fast engine's steps that had
+// the group's entry.
+void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps) {
+  uint64_t lcg = 12345;
+  const auto next = [&](int32_t n) {
+    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int32_t>((lcg >> 33) % static_cast<uint64_t>(n));
+  };
+  constexpr int64_t kRequests = 60;
+  int64_t added = 0;
+  for (int step = 0; step < 5000; ++step) {
+    // Arrivals: a few every other step until all are in.
+    for (int k = 0; k < 2 && added < kRequests && step % 2 == 0; ++k, ++added) {
+      const int32_t prompt = 1 + next(30), output = 1 + next(40);
+      AddRequest(fast, added, prompt, output);
+      AddRequest(ref, added, prompt, output);
+    }
+    if (added == kRequests && !fast->sched.has_requests()) break;
+    const SimTime start = 1000 * step, end = start + 700 + 10 * (step % 7);
+    fast->sched.Schedule(start, &fast->plan);
+    ref->sched.Schedule(start, &ref->plan);
+    const std::string at = std::string(v.name) + " step " + std::to_string(step);
+    const StepPlan &f = fast->plan, &r = ref->plan;
+    ASSERT_EQ(f.tokens, r.tokens) << at;
+    ASSERT_EQ(f.finishing, r.finishing) << at;
+    ASSERT_EQ(f.draft_seqs, r.draft_seqs) << at;
+    ASSERT_EQ(f.draft_context, r.draft_context) << at;
+    ASSERT_EQ(f.preempted, r.preempted) << at;
+    ASSERT_EQ(f.admitted, r.admitted) << at;
+    ASSERT_EQ(f.num_seqs(), r.num_seqs()) << at;
+    ASSERT_TRUE(Canonical(f.shape) == Canonical(r.shape)) << at;
+    ASSERT_EQ(r.shape.decode_seqs, 0) << at;  // the reference lists everyone
+    *group_steps += !f.batch.empty() && f.batch.back().id == kGroupEntry;
+    if (f.batch.empty()) continue;  // nothing runs (both: same tokens)
+    fast->finished.clear();
+    ref->finished.clear();
+    fast->sched.Commit(end, f.batch, &fast->recorder, &fast->finished);
+    ref->sched.Commit(end, r.batch, &ref->recorder, &ref->finished);
+    ASSERT_EQ(fast->finished, ref->finished) << at;
+    ASSERT_EQ(fast->sched.num_running(), ref->sched.num_running()) << at;
+    ASSERT_EQ(fast->sched.kv().num_used(), ref->sched.kv().num_used()) << at;
+    fast->sched.CheckInvariants();
+    ref->sched.CheckInvariants();
+  }
+  EXPECT_FALSE(fast->sched.has_requests()) << v.name << ": did not finish";
+}
+
+TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
+  const Variant variants[] = {
+      {"roomy", 400, 256, 0, 3},
+      {"tight cache (preemptions)", 40, 256, 0, 3},
+      {"tight budget (the group leaves)", 400, 24, 0, 3},
+      {"long-prefill cap cuts drafts", 400, 256, 3, 4},
+      {"one draft", 60, 64, 0, 1},
+  };
+  int64_t preemptions = 0;
+  for (const Variant& v : variants) {
+    Engine fast(v, false), ref(v, true);
+    int group_steps = 0;
+    RunLockstep(v, &fast, &ref, &group_steps);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_GT(group_steps, 10) << v.name << ": the group never ran";
+    fast.sched.FlushDecodeGroup();
+    ref.sched.FlushDecodeGroup();
+    ASSERT_EQ(fast.reqs.size(), ref.reqs.size());
+    for (size_t id = 0; id < ref.reqs.size(); ++id) {
+      const Request &a = fast.reqs[id], &b = ref.reqs[id];
+      SCOPED_TRACE(std::string(v.name) + " request " + std::to_string(id));
+      EXPECT_EQ(a.status, b.status);
+      EXPECT_EQ(a.num_output, b.num_output);
+      EXPECT_EQ(a.deliveries, b.deliveries);
+      EXPECT_EQ(a.max_delivered, b.max_delivered);
+      EXPECT_EQ(a.first_token, b.first_token);
+      EXPECT_EQ(a.last_token, b.last_token);
+      EXPECT_EQ(a.finish, b.finish);
+      EXPECT_EQ(a.preemptions, b.preemptions);
+      EXPECT_EQ(a.spec_rate, b.spec_rate);
+      preemptions += b.preemptions;
+    }
+    const SpecDecodeStats &s = fast.sched.spec_stats(), &t = ref.sched.spec_stats();
+    EXPECT_EQ(s.drafts, t.drafts) << v.name;
+    EXPECT_EQ(s.draft_tokens, t.draft_tokens) << v.name;
+    EXPECT_EQ(s.accepted, t.accepted) << v.name;
+    EXPECT_GT(t.accepted, 0) << v.name;
+    const LogHistogram &i = fast.recorder.itl_ns(), &j = ref.recorder.itl_ns();
+    EXPECT_EQ(i.count(), j.count()) << v.name;
+    EXPECT_EQ(i.mean(), j.mean()) << v.name;
+    EXPECT_EQ(i.stddev(), j.stddev()) << v.name;
+    EXPECT_EQ(i.max(), j.max()) << v.name;
+  }
+  EXPECT_GT(preemptions, 0);  // the tight cache preempted someone
+}
+
+}  // namespace
+}  // namespace servesim
