@@ -49,7 +49,9 @@ void CheckPools(const SimulationInput& in, const SimulationOutput& out, Violatio
   for (size_t i = 0; i < out.requests.size(); ++i) {
     const Request& r = out.requests[i];
     const Request& p = d.prefill_requests[i];
-    const bool sent = r.send >= 0 && r.status != RequestStatus::kRejected;
+    // At the engines: sent, and past any frontend (a run stopped early
+    // may leave some at the API servers).
+    const bool sent = r.engine_arrival >= 0 && r.status != RequestStatus::kRejected;
     if (p.id != r.id || p.output_len != 1 || p.prompt_len != r.prompt_len) {
       v->Add("pools", "request %lld: prefill copy id %lld, output_len %d, prompt %d of %d",
              (ll)r.id, (ll)p.id, p.output_len, p.prompt_len, r.prompt_len);
