@@ -197,6 +197,9 @@ class Scheduler final : private GroupHost {
   void RegisterFullBlocks(Request& r, int32_t tokens);
   // Puts the blocks r registered privately into the cache's map.
   void PublishPrivateBlocks(Request& r);
+  // The hashes of r's prefix lookup when they are its shared prefix's
+  // chain (PrefixCache then memoises its hits as a shared run), else null.
+  const std::vector<uint64_t>* SharedChain(const Request& r, int32_t lookup);
   // FirstPrivateBlock, or none with EngineConfig::reference_engine.
   int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index, StepPlan* plan);
