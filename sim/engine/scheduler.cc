@@ -9,6 +9,7 @@
 #include "sim/core/check.h"
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/spec_decode.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 

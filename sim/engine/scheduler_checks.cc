@@ -5,6 +5,7 @@
 
 #include "sim/core/check.h"
 #include "sim/engine/scheduler.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 

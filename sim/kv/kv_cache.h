@@ -33,9 +33,10 @@
 
 #include "sim/kv/block_hash_map.h"
 #include "sim/kv/block_pool.h"
-#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
+
+class PrefixCache;  // sim/kv/prefix_cache.h
 
 class KvCache {
  public:
@@ -44,6 +45,7 @@ class KvCache {
   // caching it selects PrefixCache (the list forms only).
   KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool = true,
           bool fast_prefix = false);
+  ~KvCache();
 
   bool prefix_caching() const { return prefix_caching_; }
   // PrefixCache, or null.
@@ -53,14 +55,11 @@ class KvCache {
   bool names_blocks() const { return !pool_.counted() && fast_ == nullptr; }
   // (An empty id pool when fast().)
   const BlockPool& pool() const { return pool_; }
-  int32_t num_blocks() const { return fast_ ? fast_->num_blocks() : pool_.num_blocks(); }
-  int32_t num_used() const { return fast_ ? fast_->num_used() : pool_.num_used(); }
-  // incl. cached-free
-  int32_t num_free() const { return fast_ ? fast_->num_free() : pool_.num_free(); }
-  int32_t num_cached_free() const {
-    return fast_ ? fast_->num_cached_free() : num_cached_free_;
-  }
-  int64_t evictions() const { return fast_ ? fast_->evictions() : evictions_; }
+  int32_t num_blocks() const;
+  int32_t num_used() const;
+  int32_t num_free() const;  // incl. cached-free
+  int32_t num_cached_free() const;
+  int64_t evictions() const;
 
   // How many of hashes[0..n) are cached, as a leading run. Changes nothing.
   // With `found`, also replaces its contents with the hit blocks.
@@ -111,10 +110,7 @@ class KvCache {
   // Every block evicted from now on appends its hash to *log (0 for a
   // privately registered block), in eviction order (the CPU offload tier
   // takes them; null: none kept).
-  void set_eviction_log(std::vector<uint64_t>* log) {
-    eviction_log_ = log;
-    if (fast_) fast_->set_eviction_log(log);
-  }
+  void set_eviction_log(std::vector<uint64_t>* log);
 
   void CheckInvariants() const;  // aborts with a description
 

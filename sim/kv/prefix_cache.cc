@@ -54,6 +54,19 @@ int32_t PrefixCache::NewRun() {
   return static_cast<int32_t>(runs_.size()) - 1;
 }
 
+void PrefixCache::ForgetMiss(int32_t memo) {
+  Memo& m = memos_[memo];
+  if (m.miss == 0) return;
+  const auto [first, last] = misses_.equal_range(m.miss);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == memo) {
+      misses_.erase(it);
+      break;
+    }
+  }
+  m.miss = 0;
+}
+
 void PrefixCache::DropRun(int32_t run) {
   Run& s = runs_[run];
   s.memo = -1;
@@ -66,13 +79,15 @@ int32_t PrefixCache::FindRun(uint64_t key, const uint64_t* hashes, int32_t n) {
   if (added) memos_.emplace_back();
   const int32_t slot = it->second;
   Memo& m = memos_[slot];
-  if (m.valid && m.n == n && m.epoch == insert_epoch_) return m.run;
+  if (m.valid && m.n == n) return m.run;
   if (m.run >= 0) DropRun(m.run);
+  ForgetMiss(slot);
   const int32_t hits = CountHits(hashes, n, &scratch_);
   m.n = n;
-  m.epoch = insert_epoch_;
   m.valid = true;
   m.run = -1;
+  m.miss = hits < n ? hashes[hits] : 0;
+  if (m.miss != 0) misses_.emplace(m.miss, slot);
   if (hits == 0) return -1;
   m.run = NewRun();
   Run& s = runs_[m.run];
@@ -172,8 +187,14 @@ void PrefixCache::Name(int32_t b, uint64_t hash) {
     int32_t last = by_hash_.Find(hash);
     while (dup_next_[last] >= 0) last = dup_next_[last];
     dup_next_[last] = b;
-  } else {
-    ++insert_epoch_;  // a lookup may now find more: memos are stale
+  } else if (!misses_.empty()) {
+    // Memos whose first miss this was would now find more.
+    const auto [first, last] = misses_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      memos_[it->second].valid = false;
+      memos_[it->second].miss = 0;
+    }
+    misses_.erase(first, last);
   }
   hash_[b] = hash;
   dup_next_[b] = -1;
@@ -276,7 +297,8 @@ void PrefixCache::CheckInvariants() const {
     Broken("free counts", uncached_, queue_.blocks());
   }
   for (const Memo& m : memos_) {
-    if (!m.valid || m.epoch != insert_epoch_ || m.run < 0) continue;
+    if (m.valid && m.miss != 0 && by_hash_.Find(m.miss) >= 0) Broken("memo's miss is a hit", m.run, 0);
+    if (!m.valid || m.run < 0) continue;
     const Run& s = runs_[m.run];
     const auto hits = static_cast<int32_t>(s.blocks.size());
     for (int32_t i = 0; i < hits; ++i) {

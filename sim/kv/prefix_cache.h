@@ -19,8 +19,8 @@
 //    part, logging 0 per block as KvCache does.
 //  - Shared runs: the hits of a fixed chain of hashes (a shared prefix,
 //    keyed by the caller) are memoised while nothing can change them --
-//    no new hash entered the map (any insert forgets every memo) and none
-//    of their blocks was evicted (which forgets that memo) -- as a run
+//    none of their blocks was evicted and the first hash that missed did
+//    not enter the map (either forgets that memo) -- as a run
 //    object. Each holder takes one reference on the run; the run holds one
 //    on each of its blocks while it has holders. A request then takes its
 //    prefix hits, and gives them back, in O(1). The run's blocks lead each
@@ -98,7 +98,7 @@ class PrefixCache {
   struct Memo {
     int32_t n = 0;
     int32_t run = -1;
-    uint64_t epoch = 0;
+    uint64_t miss = 0;  // the first hash that missed; 0: none did
     bool valid = false;
   };
   // Takes n free blocks (n <= num_free()): the uncached first, then evicts.
@@ -107,6 +107,7 @@ class PrefixCache {
   void Name(int32_t block, uint64_t hash);  // into the map
   void ReleaseRun(int32_t run);
   void DropRun(int32_t run);  // its memo no longer names it
+  void ForgetMiss(int32_t memo);  // out of misses_
   int32_t NewRun();
 
   int32_t num_blocks_;
@@ -122,7 +123,7 @@ class PrefixCache {
   std::vector<int32_t> free_runs_;
   std::vector<Memo> memos_;
   std::unordered_map<uint64_t, int32_t> memo_index_;  // key -> memos_
-  uint64_t insert_epoch_ = 0;  // hashes that entered the map
+  std::unordered_multimap<uint64_t, int32_t> misses_;  // Memo::miss -> memos_
   std::vector<int32_t> scratch_;
   int64_t evictions_ = 0;
   std::vector<uint64_t>* eviction_log_ = nullptr;
