@@ -24,6 +24,14 @@ void CachedQueue::Append(int32_t node) {
   tail_ = node;
 }
 
+void CachedQueue::InsertAfter(int32_t prev, int32_t node) {
+  const int32_t next = prev >= 0 ? links_[prev].next : head_;
+  links_[node].prev = prev;
+  links_[node].next = next;
+  if (prev >= 0) links_[prev].next = node; else head_ = node;
+  if (next >= 0) links_[next].prev = node; else tail_ = node;
+}
+
 void CachedQueue::Remove(int32_t node) {
   const Link l = links_[node];
   if (l.prev >= 0) links_[l.prev].next = l.next; else head_ = l.next;
@@ -41,21 +49,63 @@ void CachedQueue::PushBlock(int32_t block) {
 void CachedQueue::PushRun(int32_t n) {
   blocks_ += n;
   // Runs side by side are one run: their blocks are interchangeable.
-  if (tail_ >= 0 && IsRun(tail_)) {
+  if (tail_ >= 0 && IsAnonymousRun(tail_)) {
     RunCount(tail_) += n;
     return;
   }
+  Append(NewRunNode(n, -1));
+}
+
+int32_t CachedQueue::NewRunNode(int32_t n, int32_t tag) {
   int32_t node;
   if (free_runs_.empty()) {
     node = static_cast<int32_t>(links_.size());
     links_.push_back(Link{});
     run_count_.push_back(0);
+    parked_tag_.push_back(-1);
   } else {
     node = free_runs_.back();
     free_runs_.pop_back();
   }
   RunCount(node) = n;
+  parked_tag_[node - num_blocks_] = tag;
+  return node;
+}
+
+void CachedQueue::FreeRunNode(int32_t node) {
+  RunCount(node) = 0;
+  parked_tag_[node - num_blocks_] = -1;
+  free_runs_.push_back(node);
+}
+
+int32_t CachedQueue::PushParked(int32_t tag, int32_t n) {
+  if (tag < 0 || n <= 0) Broken("bad parked run", tag, n);
+  const int32_t node = NewRunNode(n, tag);
   Append(node);
+  blocks_ += n;
+  return node;
+}
+
+void CachedQueue::RemoveParked(int32_t node) {
+  if (!IsRun(node) || IsAnonymousRun(node)) Broken("not a parked run", node, 0);
+  blocks_ -= RunCount(node);
+  Remove(node);
+  FreeRunNode(node);
+}
+
+void CachedQueue::Unpark(int32_t node, const int32_t* blocks, int32_t n) {
+  if (!IsRun(node) || IsAnonymousRun(node) || RunCount(node) != n) {
+    Broken("unpark of a parked run of another size", node, n);
+  }
+  int32_t prev = links_[node].prev;
+  Remove(node);
+  FreeRunNode(node);
+  for (int32_t i = 0; i < n; ++i) {
+    if (on_queue_[blocks[i]]) Broken("block queued twice", blocks[i], 0);
+    on_queue_[blocks[i]] = 1;
+    InsertAfter(prev, blocks[i]);
+    prev = blocks[i];
+  }
 }
 
 void CachedQueue::Unlink(int32_t block) {
@@ -67,6 +117,7 @@ void CachedQueue::Unlink(int32_t block) {
 
 int32_t CachedQueue::TakeFromHeadRun(int32_t n) {
   const int32_t node = head_;
+  if (!IsAnonymousRun(node)) Broken("head is no anonymous run", node, 0);
   int32_t& count = RunCount(node);
   if (n < count) {
     count -= n;
@@ -74,10 +125,9 @@ int32_t CachedQueue::TakeFromHeadRun(int32_t n) {
     return n;
   }
   const int32_t taken = count;
-  count = 0;
   blocks_ -= taken;
   Remove(node);
-  free_runs_.push_back(node);
+  FreeRunNode(node);
   return taken;
 }
 

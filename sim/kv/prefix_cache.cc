@@ -20,6 +20,7 @@ PrefixCache::PrefixCache(int32_t num_blocks)
       hash_(static_cast<size_t>(num_blocks), 0),
       dup_next_(static_cast<size_t>(num_blocks), -1),
       memo_of_(static_cast<size_t>(num_blocks), -1),
+      parked_in_(static_cast<size_t>(num_blocks), -1),
       by_hash_(static_cast<size_t>(num_blocks)),
       queue_(num_blocks),
       uncached_(num_blocks) {
@@ -70,7 +71,22 @@ void PrefixCache::ForgetMiss(int32_t memo) {
 void PrefixCache::DropRun(int32_t run) {
   Run& s = runs_[run];
   s.memo = -1;
-  if (s.holders == 0) free_runs_.push_back(run);
+  if (s.holders != 0) return;
+  if (s.parked_node >= 0) LayOut(run);
+  free_runs_.push_back(run);
+}
+
+void PrefixCache::LayOut(int32_t run) {
+  Run& s = runs_[run];
+  queue_.Unpark(s.parked_node, s.parked.data(), static_cast<int32_t>(s.parked.size()));
+  for (int32_t b : s.parked) parked_in_[b] = -1;
+  s.parked.clear();
+  s.parked_node = -1;
+}
+
+void PrefixCache::Unqueue(int32_t b) {
+  if (parked_in_[b] >= 0) LayOut(parked_in_[b]);
+  queue_.Unlink(b);
 }
 
 int32_t PrefixCache::FindRun(uint64_t key, const uint64_t* hashes, int32_t n) {
@@ -103,6 +119,10 @@ void PrefixCache::Take(int32_t n, BlockList* blocks) {
   const int32_t uncached = std::min(n, uncached_);
   uncached_ -= uncached;
   for (int32_t rest = n - uncached; rest > 0;) {
+    if (const int32_t run = queue_.HeadParked(); run >= 0) {
+      LayOut(run);  // its blocks are evicted one by one
+      continue;
+    }
     const int32_t b = queue_.HeadBlock();
     if (b >= 0) {
       queue_.Unlink(b);
@@ -156,8 +176,16 @@ bool PrefixCache::AcquireRun(int32_t run, int32_t fresh, int32_t reserve,
   }
   if (std::max(fresh, reserve) > num_free() - on_queue) return false;
   if (s.holders++ == 0) {
+    // Its parked entry, if it is still there, leaves the queue whole;
+    // blocks freed since by other holders leave one by one.
     for (int32_t b : s.blocks) {
-      if (ref_[b]++ == 0) queue_.Unlink(b);
+      if (ref_[b]++ == 0 && parked_in_[b] != run) Unqueue(b);
+    }
+    if (s.parked_node >= 0) {
+      queue_.RemoveParked(s.parked_node);
+      for (int32_t b : s.parked) parked_in_[b] = -1;
+      s.parked.clear();
+      s.parked_node = -1;
     }
   }
   blocks->SetRun(run, static_cast<int32_t>(s.blocks.size()));
@@ -175,7 +203,7 @@ bool PrefixCache::AcquireFound(const int32_t* hit_blocks, int32_t hits, int32_t 
   if (std::max(fresh, reserve) > num_free() - on_queue) return false;
   for (int32_t i = 0; i < hits; ++i) {
     const int32_t b = hit_blocks[i];
-    if (ref_[b]++ == 0) queue_.Unlink(b);
+    if (ref_[b]++ == 0) Unqueue(b);
     blocks->push_back(b);
   }
   Take(fresh, blocks);
@@ -236,10 +264,24 @@ void PrefixCache::ReleaseRun(int32_t run) {
   Run& s = runs_[run];
   if (s.holders <= 0) Broken("release of a run nobody holds", run, s.holders);
   if (--s.holders != 0) return;
-  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) {
-    if (--ref_[*it] == 0) queue_.PushBlock(*it);
+  if (s.memo < 0) {  // no lookup finds it again: its blocks go one by one
+    for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) {
+      if (--ref_[*it] == 0) queue_.PushBlock(*it);
+    }
+    free_runs_.push_back(run);
+    return;
   }
-  if (s.memo < 0) free_runs_.push_back(run);
+  // Those it freed reach the tail together, in the order the reverse
+  // walk gives them: parked as one entry.
+  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) {
+    if (--ref_[*it] == 0) {
+      s.parked.push_back(*it);
+      parked_in_[*it] = run;
+    }
+  }
+  if (!s.parked.empty()) {
+    s.parked_node = queue_.PushParked(run, static_cast<int32_t>(s.parked.size()));
+  }
 }
 
 void PrefixCache::Release(const BlockList& blocks) {
@@ -259,18 +301,23 @@ void PrefixCache::Release(const BlockList& blocks) {
 
 void PrefixCache::CheckInvariants() const {
   queue_.CheckInvariants();
-  int32_t named = 0, chained = 0, heads = 0, on_queue = 0;
+  int32_t named = 0, chained = 0, heads = 0, on_queue = 0, parked = 0;
   for (int32_t b = 0; b < num_blocks_; ++b) {
     if (ref_[b] < 0) Broken("negative reference count", b, ref_[b]);
     if (hash_[b] == 0) {
-      if (ref_[b] != 0 || queue_.contains(b) || dup_next_[b] != -1) {
+      if (ref_[b] != 0 || queue_.contains(b) || parked_in_[b] >= 0 || dup_next_[b] != -1) {
         Broken("unnamed block in use, queued or chained", b, ref_[b]);
       }
       continue;
     }
     ++named;
-    if (queue_.contains(b) != (ref_[b] == 0)) Broken("named block queued iff free", b, ref_[b]);
-    on_queue += queue_.contains(b);
+    const bool is_parked = parked_in_[b] >= 0;
+    if (is_parked && queue_.contains(b)) Broken("block queued alone and parked", b, parked_in_[b]);
+    if ((queue_.contains(b) || is_parked) != (ref_[b] == 0)) {
+      Broken("named block queued iff free", b, ref_[b]);
+    }
+    on_queue += queue_.contains(b) || is_parked;
+    parked += is_parked;
     int32_t p = by_hash_.Find(hash_[b]);
     if (p < 0) Broken("named block's hash not in the map", b, 0);
     if (p == b) {
@@ -293,6 +340,18 @@ void PrefixCache::CheckInvariants() const {
   for (int32_t b : spare_) {
     if (hash_[b] != 0) Broken("spare id of a named block", b, 0);
   }
+  int32_t listed = 0;
+  for (int32_t run = 0; run < static_cast<int32_t>(runs_.size()); ++run) {
+    const Run& s = runs_[run];
+    if ((s.parked_node >= 0) == s.parked.empty() || (s.parked_node >= 0 && s.holders != 0)) {
+      Broken("parked run's entry, blocks or holders", run, s.holders);
+    }
+    for (int32_t b : s.parked) {
+      if (parked_in_[b] != run) Broken("parked block names another run", b, parked_in_[b]);
+    }
+    listed += static_cast<int32_t>(s.parked.size());
+  }
+  if (listed != parked) Broken("parked blocks", listed, parked);
   if (uncached_ < 0 || num_free() > num_blocks_ || on_queue > queue_.blocks()) {
     Broken("free counts", uncached_, queue_.blocks());
   }

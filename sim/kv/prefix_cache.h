@@ -25,10 +25,14 @@
 //    on each of its blocks while it has holders. A request then takes its
 //    prefix hits, and gives them back, in O(1). The run's blocks lead each
 //    holder's sequence, so when its last holder frees it they reach the
-//    tail in the order KvCache's reverse walk gives them.
+//    tail in the order KvCache's reverse walk gives them: parked there as
+//    one entry (CachedQueue), so a run taken again before any of its blocks
+//    is touched alone (a hit by id, an eviction, another run) leaves the
+//    queue without a walk over the queue's links; a touch lays it out.
 //
 // Invariants (CheckInvariants): a block is named iff it holds a hash; a
-// named block is on the cached queue iff nobody references it; the map
+// named block is on the cached queue (alone, or in the parked entry of the
+// run parked_in_ names) iff nobody references it; the map
 // is as in KvCache; spare ids are the unnamed ones; a memo that is still
 // valid names exactly what a lookup would find.
 #pragma once
@@ -94,6 +98,10 @@ class PrefixCache {
     std::vector<uint64_t> hashes;  // of blocks, and the first miss (checks)
     int32_t holders = 0;
     int32_t memo = -1;  // the memo it is current for; -1: none (freed when idle)
+    // Parked on the queue (holders 0): its queue node and the blocks the
+    // entry stands for, in queue order; -1 and empty when not parked.
+    int32_t parked_node = -1;
+    std::vector<int32_t> parked;
   };
   struct Memo {
     int32_t n = 0;
@@ -107,6 +115,8 @@ class PrefixCache {
   void Name(int32_t block, uint64_t hash);  // into the map
   void ReleaseRun(int32_t run);
   void DropRun(int32_t run);  // its memo no longer names it
+  void LayOut(int32_t run);   // its parked entry becomes its blocks, in place
+  void Unqueue(int32_t block);  // a named free block leaves the queue
   void ForgetMiss(int32_t memo);  // out of misses_
   int32_t NewRun();
 
@@ -115,6 +125,7 @@ class PrefixCache {
   std::vector<uint64_t> hash_;    // 0: not named
   std::vector<int32_t> dup_next_;  // as KvCache's
   std::vector<int32_t> memo_of_;   // the memo whose run holds it, -1: none
+  std::vector<int32_t> parked_in_;  // the run whose parked entry holds it, -1: none
   std::vector<int32_t> spare_;     // ids of no block
   BlockHashMap by_hash_;
   CachedQueue queue_;
