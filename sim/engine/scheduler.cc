@@ -64,8 +64,7 @@ void Scheduler::SwapOut(Request& r, StepPlan* plan) {
   }
 }
 
-const std::vector<uint64_t>* Scheduler::SharedChain(const Request& r,
-                                                    int32_t lookup) {
+int32_t Scheduler::SharedRun(const Request& r, int32_t lookup) {
   // Its lookup's hashes are those of its prefix alone (as EnsureBlockHashes
   // would give them), the same for every request with that prefix; with
   // the CPU tier the lookup goes on in r's own hashes.
@@ -73,9 +72,14 @@ const std::vector<uint64_t>* Scheduler::SharedChain(const Request& r,
   if (kv_.fast() == nullptr || hash_memo_ == nullptr || cpu_ != nullptr ||
       r.preemptions != 0 || c.trace_hashes || lookup <= 0 ||
       lookup > c.prefix_len / config_.block_size) {
-    return nullptr;
+    return PrefixCache::kNoRun;
   }
-  return hash_memo_->Chain(c.prefix_id, lookup);
+  // A memo still current needs no hashes.
+  const int32_t run = kv_.fast()->MemoisedRun(c.prefix_id, lookup);
+  if (run != PrefixCache::kNoRun) return run;
+  const std::vector<uint64_t>* chain = hash_memo_->Chain(c.prefix_id, lookup);
+  return chain == nullptr ? PrefixCache::kNoRun
+                          : kv_.fast()->FindRun(c.prefix_id, chain->data(), lookup);
 }
 
 int32_t Scheduler::FirstPrivate(const Request& r) const {
@@ -112,14 +116,14 @@ bool Scheduler::EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan) {
 int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan) {
   const int32_t bs = config_.block_size;
   int32_t hits = 0, cpu_hits = 0;
-  int32_t run = -2;  // a shared run (PrefixCache::FindRun) if >= -1
+  int32_t run = PrefixCache::kNoRun;  // else a shared run (or -1: no hits)
   if (kv_.prefix_caching()) {
     // At least the last known token is computed to produce logits.
     int32_t lookup = (r.known_tokens() - 1) / bs;
     // Before any preemption its own stream's blocks are in no cache.
     if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
-    if (const std::vector<uint64_t>* chain = SharedChain(r, lookup)) {
-      run = kv_.fast()->FindRun(r.content.prefix_id, chain->data(), lookup);
+    run = SharedRun(r, lookup);
+    if (run != PrefixCache::kNoRun) {
       hits = kv_.fast()->run_len(run);
     } else {
       EnsureBlockHashes(&r, lookup, bs, hash_memo_);
@@ -166,7 +170,8 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan
   if (kv_.names_blocks() && r.blocks.capacity() == 0) {
     r.blocks.reserve(static_cast<size_t>(blocks_.Blocks(r.max_cached_tokens())));
   }
-  const bool ok = run >= -1 ? kv_.fast()->AcquireRun(run, fresh, reserve, &r.blocks)
+  const bool ok = run != PrefixCache::kNoRun
+                      ? kv_.fast()->AcquireRun(run, fresh, reserve, &r.blocks)
                             : kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve,
                                                &r.blocks);
   if (!ok) return 0;

@@ -89,6 +89,13 @@ void PrefixCache::Unqueue(int32_t b) {
   queue_.Unlink(b);
 }
 
+int32_t PrefixCache::MemoisedRun(uint64_t key, int32_t n) const {
+  const auto it = memo_index_.find(key);
+  if (it == memo_index_.end()) return kNoRun;
+  const Memo& m = memos_[it->second];
+  return m.valid && m.n == n ? m.run : kNoRun;
+}
+
 int32_t PrefixCache::FindRun(uint64_t key, const uint64_t* hashes, int32_t n) {
   const auto [it, added] =
       memo_index_.try_emplace(key, static_cast<int32_t>(memos_.size()));

@@ -64,6 +64,10 @@ class PrefixCache {
   // every time it is asked with that key -- or -1 when its first block
   // misses. Its length (run_len) is CountHits(hashes, n).
   int32_t FindRun(uint64_t key, const uint64_t* hashes, int32_t n);
+  // What FindRun(key, ..., n) would return when its memo is still current
+  // (no hashes needed), else kNoRun.
+  static constexpr int32_t kNoRun = -2;
+  int32_t MemoisedRun(uint64_t key, int32_t n) const;
   int32_t run_len(int32_t run) const {
     return run < 0 ? 0 : static_cast<int32_t>(runs_[run].blocks.size());
   }

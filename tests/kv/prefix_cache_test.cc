@@ -60,8 +60,35 @@ TEST(PrefixCache, SharedRunIsHeldOnceAndFreedByItsLastHolder) {
   fast.CheckInvariants();
 }
 
-// Lockstep: requests with one of a few prefixes, private streams, and
-// preemptions that publish; a pool small enough to evict all the time.
+// A memo stands only while a fresh lookup would find the same: its first
+// miss entering the map, or one of its blocks evicted, forgets it.
+TEST(PrefixCache, MemoIsForgottenWhenALookupWouldChange) {
+  PrefixCache fast(6);
+  const uint64_t chain[3] = {11, 22, 33};
+  BlockList a;
+  ASSERT_TRUE(fast.AcquireRun(fast.FindRun(1, chain, 3), 2, 2, &a));
+  fast.Register(&a, 0, chain[0]);
+  EXPECT_EQ(fast.MemoisedRun(1, 3), PrefixCache::kNoRun);  // 11 was its miss
+  const int32_t run = fast.FindRun(1, chain, 3);
+  EXPECT_EQ(fast.run_len(run), fast.CountHits(chain, 3));
+  EXPECT_EQ(fast.MemoisedRun(1, 3), run);
+  EXPECT_EQ(fast.MemoisedRun(1, 2), PrefixCache::kNoRun);  // another length
+  fast.Register(&a, 1, 99);  // not on the chain: the memo stands
+  EXPECT_EQ(fast.MemoisedRun(1, 3), run);
+  fast.Release(a);
+  fast.CheckInvariants();
+  // Evicting the prefix's block (freed last: every block taken) forgets it.
+  BlockList b;
+  ASSERT_TRUE(fast.AcquireRun(-1, 6, 6, &b));
+  EXPECT_EQ(fast.CountHits(chain, 3), 0);
+  EXPECT_EQ(fast.MemoisedRun(1, 3), PrefixCache::kNoRun);
+  EXPECT_EQ(fast.FindRun(1, chain, 3), -1);
+  fast.CheckInvariants();
+}
+
+// Lockstep: requests with one of a few prefixes (hits by shared run or by
+// id), private streams, and preemptions that publish; a pool small enough
+// to evict all the time.
 TEST(PrefixCache, MatchesKvCacheStepForStep) {
   for (const int32_t num_blocks : {24, 64}) {
     KvCache ref(num_blocks, true, /*counted_pool=*/false);
@@ -91,11 +118,24 @@ TEST(PrefixCache, MatchesKvCacheStepForStep) {
         for (int32_t i = 0; i < n; ++i) chain.push_back(hash(h.prefix, i));
         std::vector<int32_t> found;
         const int32_t ref_hits = ref.CountHits(chain.data(), n, &found);
+        const int32_t memoised = fast.MemoisedRun(static_cast<uint64_t>(h.prefix), n);
         const int32_t run = fast.FindRun(static_cast<uint64_t>(h.prefix), chain.data(), n);
+        if (memoised != PrefixCache::kNoRun) {
+          ASSERT_EQ(memoised, run) << step;
+        }
         ASSERT_EQ(fast.run_len(run), ref_hits) << step;
         const int32_t fresh = n - ref_hits + static_cast<int32_t>(next() % 4);
         const bool ok = ref.AcquireFound(found.data(), ref_hits, fresh, fresh, &h.ref);
-        ASSERT_EQ(fast.AcquireRun(run, fresh, fresh, &h.fast), ok) << step;
+        if (next() % 4 == 0) {
+          // Hits by id (as a preempted request's): they may lie in a run's
+          // parked entry.
+          std::vector<int32_t> fast_found;
+          ASSERT_EQ(fast.CountHits(chain.data(), n, &fast_found), ref_hits) << step;
+          ASSERT_EQ(fast.AcquireFound(fast_found.data(), ref_hits, fresh, fresh, &h.fast), ok)
+              << step;
+        } else {
+          ASSERT_EQ(fast.AcquireRun(run, fresh, fresh, &h.fast), ok) << step;
+        }
         if (!ok) continue;
         h.live = true;
         h.published = false;
