@@ -23,7 +23,8 @@ PrefixCache::PrefixCache(int32_t num_blocks)
       parked_in_(static_cast<size_t>(num_blocks), -1),
       by_hash_(static_cast<size_t>(num_blocks)),
       queue_(num_blocks),
-      uncached_(num_blocks) {
+      uncached_(num_blocks),
+      memo_index_(memo_capacity_) {
   spare_.reserve(static_cast<size_t>(num_blocks));
   for (int32_t b = num_blocks; b-- > 0;) spare_.push_back(b);
 }
@@ -53,6 +54,20 @@ int32_t PrefixCache::NewRun() {
   }
   runs_.emplace_back();
   return static_cast<int32_t>(runs_.size()) - 1;
+}
+
+int32_t PrefixCache::NewMemo(uint64_t key) {
+  if (key == 0) Broken("memo key 0", 0, 0);
+  const auto slot = static_cast<int32_t>(memos_.size());
+  memos_.emplace_back();
+  memos_.back().key = key;
+  if (memos_.size() > memo_capacity_) {  // a table twice the size
+    memo_capacity_ *= 2;
+    memo_index_ = BlockHashMap(memo_capacity_);
+    for (int32_t i = 0; i < slot; ++i) memo_index_.Insert(memos_[i].key, i);
+  }
+  memo_index_.Insert(key, slot);
+  return slot;
 }
 
 void PrefixCache::ForgetMiss(int32_t memo) {
@@ -90,17 +105,15 @@ void PrefixCache::Unqueue(int32_t b) {
 }
 
 int32_t PrefixCache::MemoisedRun(uint64_t key, int32_t n) const {
-  const auto it = memo_index_.find(key);
-  if (it == memo_index_.end()) return kNoRun;
-  const Memo& m = memos_[it->second];
+  const int32_t slot = memo_index_.Find(key);
+  if (slot < 0) return kNoRun;
+  const Memo& m = memos_[slot];
   return m.valid && m.n == n ? m.run : kNoRun;
 }
 
 int32_t PrefixCache::FindRun(uint64_t key, const uint64_t* hashes, int32_t n) {
-  const auto [it, added] =
-      memo_index_.try_emplace(key, static_cast<int32_t>(memos_.size()));
-  if (added) memos_.emplace_back();
-  const int32_t slot = it->second;
+  int32_t slot = memo_index_.Find(key);
+  if (slot < 0) slot = NewMemo(key);
   Memo& m = memos_[slot];
   if (m.valid && m.n == n) return m.run;
   if (m.run >= 0) DropRun(m.run);
@@ -177,20 +190,29 @@ bool PrefixCache::AcquireRun(int32_t run, int32_t fresh, int32_t reserve,
   if (run < 0) return AcquireFound(nullptr, 0, fresh, reserve, blocks);
   if (!blocks->empty()) Broken("a shared run acquired by a list holding blocks", run, blocks->size());
   Run& s = runs_[run];
-  int32_t on_queue = 0;
-  if (s.holders == 0) {
+  const int32_t need = std::max(fresh, reserve);
+  const auto len = static_cast<int32_t>(s.blocks.size());
+  if (s.holders == 0 && need > num_free() - len) {
+    // Only when it is tight can the free blocks it takes decide it.
+    int32_t on_queue = 0;
     for (int32_t b : s.blocks) on_queue += ref_[b] == 0;
+    if (need > num_free() - on_queue) return false;
+  } else if (need > num_free()) {
+    return false;
   }
-  if (std::max(fresh, reserve) > num_free() - on_queue) return false;
   if (s.holders++ == 0) {
     // Its parked entry, if it is still there, leaves the queue whole;
     // blocks freed since by other holders leave one by one.
     for (int32_t b : s.blocks) {
-      if (ref_[b]++ == 0 && parked_in_[b] != run) Unqueue(b);
+      if (ref_[b]++ != 0) continue;
+      if (parked_in_[b] == run) {
+        parked_in_[b] = -1;
+      } else {
+        Unqueue(b);
+      }
     }
     if (s.parked_node >= 0) {
       queue_.RemoveParked(s.parked_node);
-      for (int32_t b : s.parked) parked_in_[b] = -1;
       s.parked.clear();
       s.parked_node = -1;
     }

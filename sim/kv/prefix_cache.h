@@ -108,6 +108,7 @@ class PrefixCache {
     std::vector<int32_t> parked;
   };
   struct Memo {
+    uint64_t key = 0;
     int32_t n = 0;
     int32_t run = -1;
     uint64_t miss = 0;  // the first hash that missed; 0: none did
@@ -122,6 +123,7 @@ class PrefixCache {
   void LayOut(int32_t run);   // its parked entry becomes its blocks, in place
   void Unqueue(int32_t block);  // a named free block leaves the queue
   void ForgetMiss(int32_t memo);  // out of misses_
+  int32_t NewMemo(uint64_t key);  // its slot in memos_
   int32_t NewRun();
 
   int32_t num_blocks_;
@@ -137,7 +139,8 @@ class PrefixCache {
   std::vector<Run> runs_;
   std::vector<int32_t> free_runs_;
   std::vector<Memo> memos_;
-  std::unordered_map<uint64_t, int32_t> memo_index_;  // key -> memos_
+  size_t memo_capacity_ = 64;  // memo_index_'s, doubled when reached
+  BlockHashMap memo_index_;     // key (never 0) -> memos_
   std::unordered_multimap<uint64_t, int32_t> misses_;  // Memo::miss -> memos_
   std::vector<int32_t> scratch_;
   int64_t evictions_ = 0;

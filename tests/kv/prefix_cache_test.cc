@@ -86,6 +86,26 @@ TEST(PrefixCache, MemoIsForgottenWhenALookupWouldChange) {
   fast.CheckInvariants();
 }
 
+// More prefixes than the memo table first holds: each keeps its own memo.
+TEST(PrefixCache, ManyPrefixesKeepTheirOwnMemos) {
+  PrefixCache fast(512);
+  std::vector<BlockList> lists(200);
+  std::vector<int32_t> runs;
+  for (uint64_t key = 1; key <= lists.size(); ++key) {
+    const uint64_t chain[2] = {key * 100, key * 100 + 1};
+    BlockList& l = lists[key - 1];
+    ASSERT_TRUE(fast.AcquireRun(fast.FindRun(key, chain, 2), 2, 2, &l));
+    fast.Register(&l, 0, chain[0]);
+    fast.Register(&l, 1, chain[1]);
+    runs.push_back(fast.FindRun(key, chain, 2));
+    ASSERT_EQ(fast.run_len(runs.back()), 2);
+  }
+  for (uint64_t key = 1; key <= lists.size(); ++key) {
+    EXPECT_EQ(fast.MemoisedRun(key, 2), runs[key - 1]) << key;
+  }
+  fast.CheckInvariants();
+}
+
 // Lockstep: requests with one of a few prefixes (hits by shared run or by
 // id), private streams, and preemptions that publish; a pool small enough
 // to evict all the time.
