@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "sim/kv/kv_invariant.h"
-#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 namespace {
@@ -31,16 +30,6 @@ KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool,
 }
 
 KvCache::~KvCache() = default;
-
-int32_t KvCache::num_blocks() const {
-  return fast_ ? fast_->num_blocks() : pool_.num_blocks();
-}
-int32_t KvCache::num_used() const { return fast_ ? fast_->num_used() : pool_.num_used(); }
-int32_t KvCache::num_free() const { return fast_ ? fast_->num_free() : pool_.num_free(); }
-int32_t KvCache::num_cached_free() const {
-  return fast_ ? fast_->num_cached_free() : num_cached_free_;
-}
-int64_t KvCache::evictions() const { return fast_ ? fast_->evictions() : evictions_; }
 
 void KvCache::set_eviction_log(std::vector<uint64_t>* log) {
   eviction_log_ = log;

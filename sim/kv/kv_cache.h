@@ -33,10 +33,9 @@
 
 #include "sim/kv/block_hash_map.h"
 #include "sim/kv/block_pool.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
-
-class PrefixCache;  // sim/kv/prefix_cache.h
 
 class KvCache {
  public:
@@ -55,11 +54,16 @@ class KvCache {
   bool names_blocks() const { return !pool_.counted() && fast_ == nullptr; }
   // (An empty id pool when fast().)
   const BlockPool& pool() const { return pool_; }
-  int32_t num_blocks() const;
-  int32_t num_used() const;
-  int32_t num_free() const;  // incl. cached-free
-  int32_t num_cached_free() const;
-  int64_t evictions() const;
+  // Inline: the counted pool's step loop asks these every step.
+  int32_t num_blocks() const { return fast_ ? fast_->num_blocks() : pool_.num_blocks(); }
+  int32_t num_used() const { return fast_ ? fast_->num_used() : pool_.num_used(); }
+  int32_t num_free() const {  // incl. cached-free
+    return fast_ ? fast_->num_free() : pool_.num_free();
+  }
+  int32_t num_cached_free() const {
+    return fast_ ? fast_->num_cached_free() : num_cached_free_;
+  }
+  int64_t evictions() const { return fast_ ? fast_->evictions() : evictions_; }
 
   // How many of hashes[0..n) are cached, as a leading run. Changes nothing.
   // With `found`, also replaces its contents with the hit blocks.
