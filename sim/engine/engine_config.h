@@ -74,6 +74,9 @@ struct EngineConfig {
   //    sample per token (UsesDecodeGroup, grouped_decode.h);
   //  - the counted block pool: the linked free queue with block ids
   //    (KvCache's counted_pool, sim/kv);
+  //  - the fast prefix cache: KvCache's own, every block by id and one at
+  //    a time, rather than PrefixCache's anonymous private blocks and
+  //    memoised shared prefix runs (KvCache's fast_prefix, sim/kv);
   //  - private streams: every full block hashed and put in the prefix
   //    cache's map (Scheduler::FirstPrivate);
   //  - the prefix-hash memo: hashes computed afresh (block_hashing.h,

@@ -95,8 +95,10 @@ void GroupedDecode::Rebuild(const DecodeGroup::Member& m, int64_t until) {
   // held by the group, where registration changes nothing.
   if (kv_->prefix_caching()) {
     const int32_t full = blocks_.Full(r.num_computed - r.in_flight);
-    for (int32_t i = r.num_registered; i < full; ++i) kv_->RegisterPrivate(r.blocks[i]);
-    r.num_registered = std::max(r.num_registered, full);
+    if (full > r.num_registered) {
+      kv_->RegisterPrivate(&r.blocks, r.num_registered, full - r.num_registered);
+      r.num_registered = full;
+    }
   }
 }
 

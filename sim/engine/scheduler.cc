@@ -9,6 +9,7 @@
 #include "sim/core/check.h"
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/spec_decode.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 
@@ -36,7 +37,8 @@ Scheduler::Scheduler(const EngineConfig& config,
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       blocks_(config.block_size),
       kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching, /*counted_pool=*/!config.reference_engine),
+          config.prefix_caching, /*counted_pool=*/!config.reference_engine,
+          /*fast_prefix=*/!config.reference_engine),
       // The reference engine scans the queue with PickNext.
       waiting_(policy_.get(), requests,
                policy_->has_waiting_key() && !config.reference_engine),
@@ -64,6 +66,24 @@ void Scheduler::SwapOut(Request& r, StepPlan* plan) {
   } else {
     ++swap_fallbacks_;  // no room: recompute
   }
+}
+
+int32_t Scheduler::SharedRun(const Request& r, int32_t lookup) {
+  // Its lookup's hashes are those of its prefix alone (as EnsureBlockHashes
+  // would give them), the same for every request with that prefix; with
+  // the CPU tier the lookup goes on in r's own hashes.
+  const PromptContent& c = r.content;
+  if (kv_.fast() == nullptr || hash_memo_ == nullptr || cpu_ != nullptr ||
+      r.preemptions != 0 || c.trace_hashes || lookup <= 0 ||
+      lookup > c.prefix_len / config_.block_size) {
+    return PrefixCache::kNoRun;
+  }
+  // A memo still current needs no hashes.
+  const int32_t run = kv_.fast()->MemoisedRun(c.prefix_id, lookup);
+  if (run != PrefixCache::kNoRun) return run;
+  const std::vector<uint64_t>* chain = hash_memo_->Chain(c.prefix_id, lookup);
+  return chain == nullptr ? PrefixCache::kNoRun
+                          : kv_.fast()->FindRun(c.prefix_id, chain->data(), lookup);
 }
 
 int32_t Scheduler::FirstPrivate(const Request& r) const {
@@ -100,13 +120,19 @@ bool Scheduler::EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan) {
 int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan) {
   const int32_t bs = config_.block_size;
   int32_t hits = 0, cpu_hits = 0;
+  int32_t run = PrefixCache::kNoRun;  // else a shared run (or -1: no hits)
   if (kv_.prefix_caching()) {
     // At least the last known token is computed to produce logits.
     int32_t lookup = (r.known_tokens() - 1) / bs;
     // Before any preemption its own stream's blocks are in no cache.
     if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
-    EnsureBlockHashes(&r, lookup, bs, hash_memo_);
-    hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
+    run = SharedRun(r, lookup);
+    if (run != PrefixCache::kNoRun) {
+      hits = kv_.fast()->run_len(run);
+    } else {
+      EnsureBlockHashes(&r, lookup, bs, hash_memo_);
+      hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
+    }
     // The CPU tier continues the run the GPU cache started (a swapped
     // request's own copy serves it instead).
     if (cpu_ != nullptr && r.swap_blocks == 0) {
@@ -145,12 +171,14 @@ int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan
   // Its whole block list at once: one allocation per request, not one per
   // doubling (capacity only; the blocks are what they were). A counted
   // pool's list holds no ids.
-  if (!kv_.pool().counted() && r.blocks.capacity() == 0) {
+  if (kv_.names_blocks() && r.blocks.capacity() == 0) {
     r.blocks.reserve(static_cast<size_t>(blocks_.Blocks(r.max_cached_tokens())));
   }
-  if (!kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve, &r.blocks)) {
-    return 0;
-  }
+  const bool ok = run != PrefixCache::kNoRun
+                      ? kv_.fast()->AcquireRun(run, fresh, reserve, &r.blocks)
+                            : kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve,
+                                               &r.blocks);
+  if (!ok) return 0;
   r.num_computed = cached + external;
   r.num_registered = hits;
   if (cpu_ != nullptr) LoadFromCpu(r, hits, cpu_hits, swap_in, plan);
@@ -186,14 +214,14 @@ void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
   // publishes those it holds): until then no request can hit them.
   const int32_t shared =
       r.preemptions == 0 ? std::min(full, FirstPrivate(r)) : full;
-  EnsureBlockHashes(&r, shared, bs, hash_memo_);
-  for (int32_t i = r.num_registered; i < full; ++i) {
-    if (i < shared) {
-      kv_.Register(r.blocks[i], r.block_hashes[i]);
-    } else {
-      kv_.RegisterPrivate(r.blocks[i]);
+  if (r.num_registered < shared) {
+    EnsureBlockHashes(&r, shared, bs, hash_memo_);
+    for (int32_t i = r.num_registered; i < shared; ++i) {
+      kv_.Register(&r.blocks, i, r.block_hashes[i]);
     }
   }
+  const int32_t first_private = std::max(r.num_registered, shared);
+  if (full > first_private) kv_.RegisterPrivate(&r.blocks, first_private, full - first_private);
   r.num_registered = full;
 }
 
@@ -202,9 +230,7 @@ void Scheduler::PublishPrivateBlocks(Request& r) {
   const int32_t first = FirstPrivate(r);
   if (first >= r.num_registered) return;
   EnsureBlockHashes(&r, r.num_registered, bs, hash_memo_);
-  for (int32_t i = first; i < r.num_registered; ++i) {
-    kv_.Publish(r.blocks[i], r.block_hashes[i]);
-  }
+  kv_.Publish(&r.blocks, first, r.num_registered, r.block_hashes.data());
 }
 
 void Scheduler::Preempt(size_t running_index, StepPlan* plan) {

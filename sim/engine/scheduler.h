@@ -205,6 +205,10 @@ class Scheduler final : private GroupHost {
   void RegisterFullBlocks(Request& r, int32_t tokens);
   // Puts the blocks r registered privately into the cache's map.
   void PublishPrivateBlocks(Request& r);
+  // When r's prefix lookup is its shared prefix's chain of hashes, the
+  // shared run PrefixCache memoises for it (-1: no hits); else
+  // PrefixCache::kNoRun (look up r's own hashes).
+  int32_t SharedRun(const Request& r, int32_t lookup);
   // FirstPrivateBlock, or none with EngineConfig::reference_engine.
   int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index, StepPlan* plan);

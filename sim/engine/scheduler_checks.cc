@@ -5,6 +5,7 @@
 
 #include "sim/core/check.h"
 #include "sim/engine/scheduler.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 
@@ -54,17 +55,26 @@ void Scheduler::CheckInvariants() const {
   kv_.CheckInvariants();
   CheckCpuTier();
   const BlockPool& pool = kv_.pool();
-  // Distinct blocks held. A counted pool's blocks have one holder each, so
-  // the holders' counts must sum to the pool's used count: a block
-  // released while still held (a double release) breaks that.
-  std::vector<int32_t> owners(pool.counted() ? 0 : pool.num_blocks(), 0);
+  const PrefixCache* fast = kv_.fast();
+  // Distinct blocks held. Anonymous blocks (a counted pool's, PrefixCache's
+  // unhashed ones) have one holder each, so the holders' counts must sum
+  // to the pool's used count: a block released while still held (a double
+  // release) breaks that. PrefixCache's shared runs: one reference per
+  // holder, the run's on each of its blocks while it has holders.
+  std::vector<int32_t> owners(
+      fast ? fast->num_blocks() : (pool.counted() ? 0 : pool.num_blocks()), 0);
+  std::vector<int32_t> run_holders(fast ? fast->num_runs() : 0, 0);
   int64_t held = 0;
   const auto own = [&](const BlockList& l) {
-    SERVESIM_CHECK(pool.counted() ? l.ids().empty() : l.counted() == 0,
+    SERVESIM_CHECK(fast || (pool.counted() ? l.ids().empty() : l.counted() == 0),
                    "a block list of the wrong kind (%zu ids, %d counted)", l.ids().size(),
                    l.counted());
+    SERVESIM_CHECK(l.run() < 0 || (fast && l.run() < fast->num_runs() &&
+                                   l.run_len() == fast->run_len(l.run())),
+                   "a block list holds a bad run %d", l.run());
     held += l.counted();
     for (int32_t b : l.ids()) held += owners[b]++ == 0;
+    if (l.run() >= 0) ++run_holders[l.run()];
   };
   for (int64_t id : running_) {
     const Request& r = (*requests_)[id];
@@ -82,14 +92,25 @@ void Scheduler::CheckInvariants() const {
     SERVESIM_CHECK((*requests_)[id].blocks.empty(), "waiting request %lld holds blocks",
                    static_cast<long long>(id));
   });
-  const std::vector<int32_t> refs =
-      pool.counted() ? std::vector<int32_t>() : pool.RefCounts();
+  for (int32_t run = 0; run < static_cast<int32_t>(run_holders.size()); ++run) {
+    SERVESIM_CHECK(run_holders[run] == fast->run_holders(run),
+                   "shared run %d held %d times, says %d", run, run_holders[run],
+                   fast->run_holders(run));
+    if (run_holders[run] == 0) continue;
+    for (int32_t b : fast->run_blocks(run)) held += owners[b]++ == 0;
+  }
+  std::vector<int32_t> refs;
+  if (fast) {
+    for (int32_t b = 0; b < fast->num_blocks(); ++b) refs.push_back(fast->ref_count(b));
+  } else if (!pool.counted()) {
+    refs = pool.RefCounts();
+  }
   for (int32_t b = 0; b < static_cast<int32_t>(refs.size()); ++b) {
     SERVESIM_CHECK(owners[b] == refs[b], "block %d owned %d times, ref_count %d", b,
                    owners[b], refs[b]);
   }
-  SERVESIM_CHECK(held == pool.num_used(), "%lld blocks held, pool says %d used",
-                 static_cast<long long>(held), pool.num_used());
+  SERVESIM_CHECK(held == kv_.num_used(), "%lld blocks held, pool says %d used",
+                 static_cast<long long>(held), kv_.num_used());
 }
 
 }  // namespace servesim

@@ -14,19 +14,31 @@ namespace {
 
 }  // namespace
 
-KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool)
-    : pool_(num_blocks, /*counted=*/counted_pool && !prefix_caching),
+KvCache::KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool,
+                 bool fast_prefix)
+    : pool_(prefix_caching && fast_prefix ? 0 : num_blocks,
+            /*counted=*/counted_pool && !prefix_caching),
       prefix_caching_(prefix_caching),
-      by_hash_(prefix_caching ? static_cast<size_t>(num_blocks) : 0) {
-  if (prefix_caching_) {
+      by_hash_(prefix_caching && !fast_prefix ? static_cast<size_t>(num_blocks) : 0) {
+  if (prefix_caching_ && fast_prefix) {
+    fast_ = std::make_unique<PrefixCache>(num_blocks);
+  } else if (prefix_caching_) {
     hash_.assign(num_blocks, 0);
     private_.assign(num_blocks, 0);
     dup_next_.assign(num_blocks, -1);
   }
 }
 
+KvCache::~KvCache() = default;
+
+void KvCache::set_eviction_log(std::vector<uint64_t>* log) {
+  eviction_log_ = log;
+  if (fast_) fast_->set_eviction_log(log);
+}
+
 int32_t KvCache::CountHits(const uint64_t* hashes, int32_t n,
                            std::vector<int32_t>* found) const {
+  if (fast_) return fast_->CountHits(hashes, n, found);
   if (found != nullptr) found->clear();
   if (!prefix_caching_) return 0;
   // The probes are independent: the slots of the next few are loaded
@@ -77,6 +89,7 @@ bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
 
 bool KvCache::AcquireFound(const int32_t* hit_blocks, int32_t hits,
                            int32_t fresh, int32_t reserve, BlockList* blocks) {
+  if (fast_) return fast_->AcquireFound(hit_blocks, hits, fresh, reserve, blocks);
   if (!pool_.counted()) {
     if (blocks->counted() != 0) Broken("counted blocks in an id pool's list", blocks->counted(), 0);
     return AcquireFound(hit_blocks, hits, fresh, reserve, &blocks->ids());
@@ -148,8 +161,34 @@ void KvCache::Release(const std::vector<int32_t>& blocks) {
   }
 }
 
+void KvCache::Register(BlockList* blocks, int32_t i, uint64_t hash) {
+  if (fast_) {
+    fast_->Register(blocks, i, hash);
+  } else {
+    Register((*blocks)[static_cast<size_t>(i)], hash);
+  }
+}
+
+void KvCache::RegisterPrivate(BlockList* blocks, int32_t i, int32_t n) {
+  if (fast_) {
+    fast_->RegisterPrivate(blocks, i, n);
+    return;
+  }
+  for (int32_t k = i; k < i + n; ++k) RegisterPrivate((*blocks)[static_cast<size_t>(k)]);
+}
+
+void KvCache::Publish(BlockList* blocks, int32_t i, int32_t end, const uint64_t* hashes) {
+  if (fast_) {
+    fast_->Publish(blocks, i, hashes);
+    return;
+  }
+  for (int32_t k = i; k < end; ++k) Publish((*blocks)[static_cast<size_t>(k)], hashes[k]);
+}
+
 void KvCache::Release(const BlockList& blocks) {
-  if (pool_.counted()) {
+  if (fast_) {
+    fast_->Release(blocks);
+  } else if (pool_.counted()) {
     pool_.Release(blocks);
   } else {
     if (blocks.counted() != 0) Broken("counted blocks in an id pool's list", blocks.counted(), 0);
@@ -158,6 +197,10 @@ void KvCache::Release(const BlockList& blocks) {
 }
 
 void KvCache::CheckInvariants() const {
+  if (fast_) {
+    fast_->CheckInvariants();
+    return;
+  }
   pool_.CheckInvariants();
   if (!prefix_caching_) return;
   int32_t cached_free = 0, registered = 0, chained = 0, heads = 0;

@@ -17,32 +17,53 @@
 // hashed one, but kept out of the map — no hash, insert or erase — unless
 // its request is preempted and may resume from it (Publish).
 //
+// The fast engine's prefix caching runs on PrefixCache instead (same
+// results, O(1) per request where this pays per block): KvCache then only
+// forwards the list forms below. The reference engine keeps this one, and
+// so do the id forms (for it and the unit tests).
+//
 // Invariants (CheckInvariants): every registered block but the private ones
 // is reachable from the map under its own hash and nowhere else; cached-free + plain-free +
 // in-use = total; no block is freed while referenced (BlockPool aborts).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/kv/block_hash_map.h"
 #include "sim/kv/block_pool.h"
+#include "sim/kv/prefix_cache.h"
 
 namespace servesim {
 
 class KvCache {
  public:
   // counted_pool: without prefix caching, a counted pool (BlockPool):
-  // blocks are handed out and taken back by count, not by id.
-  KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool = true);
+  // blocks are handed out and taken back by count, not by id. With prefix
+  // caching it selects PrefixCache (the list forms only).
+  KvCache(int32_t num_blocks, bool prefix_caching, bool counted_pool = true,
+          bool fast_prefix = false);
+  ~KvCache();
 
   bool prefix_caching() const { return prefix_caching_; }
+  // PrefixCache, or null.
+  PrefixCache* fast() { return fast_.get(); }
+  const PrefixCache* fast() const { return fast_.get(); }
+  // Every block a holder has is listed by id (the reference engine).
+  bool names_blocks() const { return !pool_.counted() && fast_ == nullptr; }
+  // (An empty id pool when fast().)
   const BlockPool& pool() const { return pool_; }
-  int32_t num_blocks() const { return pool_.num_blocks(); }
-  int32_t num_used() const { return pool_.num_used(); }
-  int32_t num_free() const { return pool_.num_free(); }  // incl. cached-free
-  int32_t num_cached_free() const { return num_cached_free_; }
-  int64_t evictions() const { return evictions_; }
+  // Inline: the counted pool's step loop asks these every step.
+  int32_t num_blocks() const { return fast_ ? fast_->num_blocks() : pool_.num_blocks(); }
+  int32_t num_used() const { return fast_ ? fast_->num_used() : pool_.num_used(); }
+  int32_t num_free() const {  // incl. cached-free
+    return fast_ ? fast_->num_free() : pool_.num_free();
+  }
+  int32_t num_cached_free() const {
+    return fast_ ? fast_->num_cached_free() : num_cached_free_;
+  }
+  int64_t evictions() const { return fast_ ? fast_->evictions() : evictions_; }
 
   // How many of hashes[0..n) are cached, as a leading run. Changes nothing.
   // With `found`, also replaces its contents with the hit blocks.
@@ -82,10 +103,18 @@ class KvCache {
   void Release(const std::vector<int32_t>& blocks);
   void Release(const BlockList& blocks);
 
+  // The list forms of the three registrations, for either cache: block i
+  // of the list (Register), n blocks from block i (RegisterPrivate), the
+  // privately registered blocks in [i, end) under hashes[i..end)
+  // (Publish).
+  void Register(BlockList* blocks, int32_t i, uint64_t hash);
+  void RegisterPrivate(BlockList* blocks, int32_t i, int32_t n);
+  void Publish(BlockList* blocks, int32_t i, int32_t end, const uint64_t* hashes);
+
   // Every block evicted from now on appends its hash to *log (0 for a
   // privately registered block), in eviction order (the CPU offload tier
   // takes them; null: none kept).
-  void set_eviction_log(std::vector<uint64_t>* log) { eviction_log_ = log; }
+  void set_eviction_log(std::vector<uint64_t>* log);
 
   void CheckInvariants() const;  // aborts with a description
 
@@ -103,6 +132,7 @@ class KvCache {
   int32_t num_cached_free_ = 0;
   int64_t evictions_ = 0;
   std::vector<uint64_t>* eviction_log_ = nullptr;
+  std::unique_ptr<PrefixCache> fast_;
 };
 
 }  // namespace servesim

@@ -1,6 +1,7 @@
 // The fast paths of the engine (private prefix-cache blocks kept out of the
-// map, the stack free queue, the decode group, the key-ordered waiting
-// queue) against the simple reference engine
+// map, PrefixCache's anonymous blocks and shared prefix runs, the stack
+// free queue, the decode group, the key-ordered waiting queue) against the
+// simple reference engine
 // (EngineConfig::reference_engine): byte-identical result
 // JSON and per-request CSV on generated scenarios of every kind and on
 // tight caches where requests with prefixes are preempted and resume.
