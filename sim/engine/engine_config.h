@@ -83,9 +83,9 @@ struct EngineConfig {
   //    the scheduler and the router's lookups in simulation.cc).
   bool reference_engine = false;
   // Not a scenario setting: keep the running requests in steady decode as
-  // an aggregate (Scheduler's decode group; off anyway with prefix caching,
-  // the CPU tier or the reference engine). Modes that need every sequence one by one
-  // each step turn it off.
+  // an aggregate (Scheduler's decode group; UsesDecodeGroup says where it
+  // runs: not with the CPU tier, the disaggregated roles or the reference
+  // engine). Modes that need every sequence one by one each step turn it off.
   bool decode_group = true;
   // Not scenario settings: the two roles of disaggregated prefill (as
   // vLLM's P2P/Nixl connectors), set per pool by the simulation driver.
