@@ -64,6 +64,15 @@ void from_json(const nlohmann::json& j, ClassSummary& c) {
   j.at(17).get_to(c.request_throughput), j.at(18).get_to(c.ttft_ms);
   j.at(19).get_to(c.tpot_ms), j.at(20).get_to(c.e2el_ms), j.at(21).get_to(c.queue_ms);
 }
+void to_json(nlohmann::json& j, const RunSummary::Frontend& f) {
+  j = {f.enabled, f.api_servers, f.output_ms, f.to_engine_ms, f.engine_ttft_ms,
+       f.api_busy_fraction};
+}
+void from_json(const nlohmann::json& j, RunSummary::Frontend& f) {
+  j.at(0).get_to(f.enabled), j.at(1).get_to(f.api_servers), j.at(2).get_to(f.output_ms);
+  j.at(3).get_to(f.to_engine_ms), j.at(4).get_to(f.engine_ttft_ms);
+  j.at(5).get_to(f.api_busy_fraction);
+}
 void to_json(nlohmann::json& j, const Interval& i) { j = {i.mean, i.lo, i.hi, i.n}; }
 void from_json(const nlohmann::json& j, Interval& i) {
   j.at(0).get_to(i.mean), j.at(1).get_to(i.lo), j.at(2).get_to(i.hi), j.at(3).get_to(i.n);
@@ -76,7 +85,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1480,
+static_assert(sizeof(RunSummary) == 1648,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -146,7 +155,7 @@ void SummaryFields(S& s, F&& f) {
   f("spec_accepted_tokens", s.spec_accepted_tokens);
   f("spec_acceptance_rate", s.spec_acceptance_rate);
   f("spec_mean_acceptance_length", s.spec_mean_acceptance_length);
-  f("spec_draft_s", s.spec_draft_s);
+  f("spec_draft_s", s.spec_draft_s), f("frontend", s.frontend);
   f("num_replicas", s.num_replicas), f("replicas", s.replicas);
   f("routed_imbalance", s.routed_imbalance), f("busy_imbalance", s.busy_imbalance);
   f("cut_short", s.cut_short), f("unstable", s.unstable);
