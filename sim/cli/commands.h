@@ -28,6 +28,8 @@ Command AddCapacityCommand(CLI::App* app);
 Command AddCompareCommand(CLI::App* app);
 // `servesim search`: the cheapest deployment for an SLO and a target rate.
 Command AddSearchCommand(CLI::App* app);
+// `servesim list models|gpus|profiles`: what ships.
+Command AddListCommand(CLI::App* app);
 
 // The scenario keys with their defaults: as text for `run --help`, and as a
 // Markdown table (`run --scenario-reference-markdown`) for the docs site.
