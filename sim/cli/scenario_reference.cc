@@ -24,8 +24,9 @@ constexpr KeyDoc kKeys[] = {
      "are separate streams, so changing the engine never changes the traffic."},
     {"name, description", "none", "Free text, for the reader; not used."},
     {"model", "required",
-     "models/llm/<name>.json or a path, or {\"name\": ..., \"weight_dtype\": "
-     "..., \"served_hf_id\": ...}."},
+     "models/llm/<name>.json or a path, or a shipped model's Hugging Face id "
+     "(meta-llama/Llama-3.1-8B-Instruct; servesim list models), or "
+     "{\"name\": ..., \"weight_dtype\": ..., \"served_hf_id\": ...}."},
     {"model.weight_dtype", "bf16",
      "bf16 or fp8 (vLLM --quantization fp8): the layers' linear weights take "
      "one byte (the embedding, LM head and an MoE router stay bf16), so more "

@@ -282,8 +282,39 @@ std::string FindGpuName(const std::string& name_or_path) {
   return FindName(name_or_path, AvailableGpus(), GpuAliases());
 }
 
+// A shipped model's Hugging Face ids, lower case: the one vLLM serves
+// (served_hf_id) and the repository its config.json came from (its source
+// link, huggingface.co/<org>/<repo>/...). Read only when a name is not a
+// shipped file's.
+static std::vector<std::pair<std::string, std::string>> ModelAliases() {
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (const std::string& name : AvailableModels()) {
+    const ModelSpec m = LoadModelSpec(name);
+    auto add = [&](const std::string& id) {
+      const std::string a = Normalized(id);
+      if (a.empty() || a == name) return;
+      for (const auto& [alias, target] : aliases) {
+        if (alias == a) return;
+      }
+      aliases.emplace_back(a, name);
+    };
+    add(m.served_hf_id);
+    const std::string host = "huggingface.co/";
+    if (const size_t at = m.source.find(host); at != std::string::npos) {
+      const size_t org = at + host.size();
+      const size_t slash = m.source.find('/', org);
+      const size_t end = slash == std::string::npos ? slash : m.source.find('/', slash + 1);
+      if (slash != std::string::npos) add(m.source.substr(org, end - org));
+    }
+  }
+  std::sort(aliases.begin(), aliases.end());
+  return aliases;
+}
+
 std::string FindModelName(const std::string& name_or_path) {
-  return FindName(name_or_path, AvailableModels(), {});
+  const std::string shipped = FindName(name_or_path, AvailableModels(), {});
+  if (!shipped.empty() || name_or_path.find('/') == std::string::npos) return shipped;
+  return FindName(name_or_path, AvailableModels(), ModelAliases());
 }
 
 std::string UnknownGpuText(const std::string& name) {
@@ -291,7 +322,7 @@ std::string UnknownGpuText(const std::string& name) {
 }
 
 std::string UnknownModelText(const std::string& name) {
-  return UnknownText(name, "model", AvailableModels(), {});
+  return UnknownText(name, "model", AvailableModels(), ModelAliases());
 }
 
 }  // namespace servesim

@@ -28,7 +28,9 @@ std::vector<std::string> AvailableLinks();
 // ("h200"), the GPU an alias names ("h100" -> "h100-sxm", "a100" ->
 // "a100-80gb": only aliases of GPUs that ship) or the name in lower case
 // ("H200" -> "h200"); a path ending in .json is returned as given; "" when
-// nothing ships under that name. The same for models (no aliases).
+// nothing ships under that name. The same for models, whose aliases are
+// their Hugging Face ids ("meta-llama/Llama-3.1-8B-Instruct", and the
+// repository of the config.json the file cites, "meta-llama/Llama-3.1-8B").
 std::string FindGpuName(const std::string& name_or_path);
 std::string FindModelName(const std::string& name_or_path);
 // Aliases of shipped GPUs, "alias" -> "shipped name", sorted by alias.

@@ -107,6 +107,17 @@ TEST(LoaderTest, GpuAliasesResolveToShippedGpus) {
   EXPECT_EQ(FindGpuName("h100-pcie"), "");  // another GPU: never an alias
   EXPECT_EQ(FindModelName("Llama-3.1-8B"), "llama-3.1-8b");
   EXPECT_EQ(FindModelName("llama-3.1-9b"), "");
+  // Hugging Face ids: the served one and the config's repository, any case;
+  // an id of another model is none.
+  EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-8B-Instruct"), "llama-3.1-8b");
+  EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-70B"), "llama-3.1-70b");
+  EXPECT_EQ(FindModelName("qwen/qwen2.5-7b-instruct"), "qwen2.5-7b");
+  EXPECT_EQ(FindModelName("mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b");
+  EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-405B-Instruct"), "");
+  EXPECT_NE(UnknownModelText("meta-llama/Llama-3.1-8B-Instrct")
+                .find("did you mean \"llama-3.1-8b\"?"),
+            std::string::npos)
+      << UnknownModelText("meta-llama/Llama-3.1-8B-Instrct");
   // Every alias names a GPU that ships, and no shipped name is an alias.
   const auto gpus = AvailableGpus();
   ASSERT_FALSE(GpuAliases().empty());
