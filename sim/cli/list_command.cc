@@ -4,7 +4,6 @@
 // scenario with the model, GPU and tp set), so the figures are the ones a
 // run would use.
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -14,16 +13,11 @@
 #include "sim/cli/commands.h"
 #include "sim/core/paths.h"
 #include "sim/model/model_loader.h"
+#include "sim/report/format.h"
 #include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {
-
-std::string Fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 std::string Pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
