@@ -76,11 +76,11 @@ void ListModels(std::ostream& os) {
 
 void ListGpus(std::ostream& os) {
   os << "GPUs (models/gpu; dense tensor FLOP/s; interconnect per GPU, one direction):\n  "
-     << Pad("name", 12) << Pad("memory", 10) << Pad("HBM TB/s", 10)
+     << Pad("name", 14) << Pad("memory", 10) << Pad("HBM TB/s", 10)
      << Pad("bf16 TFLOP/s", 14) << Pad("fp8 TFLOP/s", 13) << "interconnect\n";
   for (const std::string& name : AvailableGpus()) {
     const GpuSpec g = LoadGpuSpec(name);
-    os << "  " << Pad(name, 12) << Pad(Fmt("%.0f GiB", g.memory_bytes / (1 << 30)), 10)
+    os << "  " << Pad(name, 14) << Pad(Fmt("%.0f GiB", g.memory_bytes / (1 << 30)), 10)
        << Pad(Fmt("%.2f", g.hbm_bytes_per_s / 1e12), 10)
        << Pad(Fmt("%.0f", g.bf16_flops / 1e12), 14)
        << Pad(g.fp8_flops > 0 ? Fmt("%.0f", g.fp8_flops / 1e12) : "-", 13)

@@ -25,7 +25,9 @@ TEST(ModelSpecTest, ParamCountsMatchModelCards) {
   } cases[] = {{"llama-3.1-8b", 8.03e9},
                {"llama-3.1-70b", 70.6e9},
                {"qwen2.5-7b", 7.61e9},
-               {"mixtral-8x7b", 46.7e9}};
+               {"mixtral-8x7b", 46.7e9},
+               {"qwen3-32b", 32.8e9},
+               {"qwen3-30b-a3b", 30.5e9}};
   for (const auto& c : cases) {
     const ModelSpec m = LoadModelSpec(c.name);
     EXPECT_NEAR(m.ParamCount(), c.published, 0.01 * c.published) << c.name;
@@ -39,6 +41,25 @@ TEST(ModelSpecTest, MixtralActiveParamsMatchAnnouncement) {
   const double one_expert = m.MlpParamsPerLayer() / 8.0;  // router is ~0
   const double inactive = m.num_layers * 6 * one_expert;
   EXPECT_NEAR(m.ParamCount() - inactive, 12.9e9, 0.01 * 12.9e9);
+}
+
+// Qwen3-30B-A3B: 8 of 128 experts per token; the card says 3.3B activated.
+// Computed here from its config: attention 2048x(4096+512+512) + 4096x2048,
+// a router 2048x128 and 8 experts of 3x2048x768 per layer, 48 layers, and
+// untied embeddings 2x151936x2048.
+TEST(ModelSpecTest, Qwen3MoeActiveParams) {
+  const ModelSpec m = LoadModelSpec("qwen3-30b-a3b");
+  ASSERT_TRUE(m.is_moe());
+  const double attention = 2048.0 * (4096 + 512 + 512) + 4096.0 * 2048;
+  const double active_layer = attention + 2048.0 * 128 + 8 * 3 * 2048.0 * 768;
+  const double active = 48 * active_layer + 2 * 151936.0 * 2048;
+  const double one_expert = 3 * 2048.0 * 768;
+  EXPECT_NEAR(m.ParamCount() - 48 * 120 * one_expert, active, 0.005 * active);
+  EXPECT_NEAR(active, 3.3e9, 0.02 * 3.3e9);
+  // KV: 2 x 48 layers x 4 KV heads x 128 x 2 bytes = 96 KiB per token.
+  EXPECT_EQ(m.KvBytesPerTokenPerGpu(1), 2 * 48 * 4 * 128 * 2);
+  // Qwen3-32B: 2 x 64 x 8 x 128 x 2 = 256 KiB per token.
+  EXPECT_EQ(LoadModelSpec("qwen3-32b").KvBytesPerTokenPerGpu(1), 256 * 1024);
 }
 
 TEST(ModelSpecTest, KvBytesPerToken) {
@@ -79,6 +100,14 @@ TEST(GpuSpecTest, DatasheetNumbers) {
   EXPECT_DOUBLE_EQ(LoadGpuSpec("l40s").hbm_bytes_per_s, 864e9);
   EXPECT_DOUBLE_EQ(LoadGpuSpec("b200").interconnect_bytes_per_s, 900e9);
   EXPECT_DOUBLE_EQ(LoadGpuSpec("b200").bf16_flops, 2250e12);
+  // PCIe-only cards: the link is PCIe, one direction.
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("rtx-pro-6000").interconnect_bytes_per_s, 64e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("rtx-pro-6000").hbm_bytes_per_s, 1.792e12);
+  EXPECT_NEAR(LoadGpuSpec("rtx-pro-6000").memory_bytes, 97887.0 * 1048576,
+              1e6);
+  EXPECT_NEAR(LoadGpuSpec("rtx-4090").memory_bytes, 25250627584.0, 1e6);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("rtx-4090").bf16_flops, 165.2e12);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("h100-pcie").interconnect_bytes_per_s, 300e9);
 }
 
 TEST(LoaderTest, ListsShippedData) {
@@ -104,7 +133,9 @@ TEST(LoaderTest, GpuAliasesResolveToShippedGpus) {
   EXPECT_EQ(FindGpuName("h100"), "h100-sxm");
   EXPECT_EQ(FindGpuName("H100_SXM"), "h100-sxm");
   EXPECT_EQ(FindGpuName("h200"), "h200");
-  EXPECT_EQ(FindGpuName("h100-pcie"), "");  // another GPU: never an alias
+  EXPECT_EQ(FindGpuName("h100-pcie"), "h100-pcie");  // its own file
+  EXPECT_EQ(FindGpuName("RTXPRO6000"), "rtx-pro-6000");
+  EXPECT_EQ(FindGpuName("h100-nvl"), "");  // another GPU: never an alias
   EXPECT_EQ(FindModelName("Llama-3.1-8B"), "llama-3.1-8b");
   EXPECT_EQ(FindModelName("llama-3.1-9b"), "");
   // Hugging Face ids: the served one and the config's repository, any case;
@@ -133,9 +164,10 @@ TEST(LoaderTest, GpuAliasesResolveToShippedGpus) {
 TEST(LoaderTest, UnknownGpuSuggestsTheNearestShippedNames) {
   EXPECT_NE(UnknownGpuText("h100x").find("(did you mean \"h100-sxm\"?)"), std::string::npos)
       << UnknownGpuText("h100x");
-  EXPECT_NE(UnknownGpuText("h100-pcie").find("(did you mean \"h100-sxm\"?)"),
+  EXPECT_NE(UnknownGpuText("h100-nvl").find(
+                "(did you mean \"h100-pcie\" or \"h100-sxm\"?)"),
             std::string::npos)
-      << UnknownGpuText("h100-pcie");
+      << UnknownGpuText("h100-nvl");
   EXPECT_NE(UnknownGpuText("b20").find("(did you mean \"b200\"?)"), std::string::npos);
   // Nothing near: no guess, but every shipped name and alias.
   const std::string t = UnknownGpuText("tpu-v5e");
