@@ -30,6 +30,8 @@ Command AddCompareCommand(CLI::App* app);
 Command AddSearchCommand(CLI::App* app);
 // `servesim list models|gpus|profiles`: what ships.
 Command AddListCommand(CLI::App* app);
+// `servesim validate SCENARIO [--measured LOG]`: a measured run replayed.
+Command AddValidateCommand(CLI::App* app);
 
 // The scenario keys with their defaults: as text for `run --help`, and as a
 // Markdown table (`run --scenario-reference-markdown`) for the docs site.

@@ -1,0 +1,77 @@
+// A measured serving run replayed: what servesim predicts for the same
+// requests beside what the real engine measured, per request and in
+// aggregate (`servesim validate`, docs/validation.md).
+//
+// The measured side is a JSON-lines log with one record per request, in the
+// order the scenario's trace replays them (usually the same file): prompt
+// and output tokens, and engine timestamps in seconds — when the engine
+// queued the request, its first token, its last token (vLLM's
+// RequestStateStats names by default). Latencies are computed on both sides
+// by one definition, the one the measured log's bench used:
+//   TTFT = first token - queued, TPOT = (last - first) / (output - 1),
+//   E2E  = last token - queued,
+// servesim's side anchored where the engine core receives a request.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/engine/simulation.h"
+
+namespace servesim {
+
+struct MeasuredFields {
+  std::string prompt_tokens = "input_toks";
+  std::string output_tokens = "output_toks";
+  std::string queued = "queued_ts";
+  std::string first_token = "first_token_ts";
+  std::string last_token = "last_token_ts";
+};
+
+// One request's lengths and latencies (seconds); tpot_s < 0 when it has
+// one output token.
+struct RequestLatency {
+  int64_t prompt_tokens = 0, output_tokens = 0;
+  double start_s = 0;  // its anchor (queued), for the makespan
+  double ttft_s = 0, tpot_s = -1, e2e_s = 0;
+};
+
+// Reads the measured log. A record missing a field, a non-number, a
+// negative length or timestamps out of order (first token before queued,
+// last before first) is an error naming `path:line`.
+StatusOr<std::vector<RequestLatency>> ReadMeasuredRequests(
+    const std::string& path, const MeasuredFields& fields);
+
+// The simulated requests of a run, by id (every request must have finished).
+StatusOr<std::vector<RequestLatency>> SimulatedRequests(
+    const SimulationOutput& out);
+
+struct ValidationRow {
+  std::string metric;  // "TTFT mean", "TPOT p99", "makespan", ...
+  std::string unit;    // "ms", "s", "tok/s"
+  double measured = 0, predicted = 0;
+  double error_pct() const;  // (predicted - measured) / measured, %
+};
+
+struct RunComparison {
+  std::vector<ValidationRow> rows;
+  int64_t requests = 0;
+  // Per request: the median of |predicted - measured| / measured (%) and
+  // the Pearson correlation of the two, for TTFT and E2E.
+  double ttft_median_ape_pct = 0, e2e_median_ape_pct = 0;
+  double ttft_correlation = 0, e2e_correlation = 0;
+};
+
+// Pairs the two sides request by request: the same count and, per request,
+// the same prompt and output lengths, else an error naming the first
+// mismatch (the measured log and the replayed trace disagree).
+StatusOr<RunComparison> CompareRequests(
+    const std::vector<RequestLatency>& measured,
+    const std::vector<RequestLatency>& predicted);
+
+// The comparison as a console table, with `context` lines above it.
+std::string ComparisonTable(const RunComparison& c);
+
+}  // namespace servesim

@@ -1,0 +1,117 @@
+// `servesim validate`: replay a measured serving run and compare, per
+// request and in aggregate (sim/analysis/measured_run.h).
+#include <iostream>
+#include <memory>
+
+#include "sim/analysis/measured_run.h"
+#include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
+#include "sim/scenario/run_memory.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+namespace {
+
+struct ValidateOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string measured;             // default: the scenario's trace
+  std::vector<std::string> fields;  // key=name
+};
+
+Status SetField(const std::string& spec, MeasuredFields* f) {
+  const size_t eq = spec.find('=');
+  const std::string key = spec.substr(0, eq);
+  const std::string name = eq == std::string::npos ? "" : spec.substr(eq + 1);
+  std::string* target = key == "prompt_tokens"   ? &f->prompt_tokens
+                        : key == "output_tokens" ? &f->output_tokens
+                        : key == "queued"        ? &f->queued
+                        : key == "first_token"   ? &f->first_token
+                        : key == "last_token"    ? &f->last_token
+                                                 : nullptr;
+  if (target == nullptr || name.empty()) {
+    return Status::Error("--field " + spec +
+                         ": expected KEY=NAME with KEY one of prompt_tokens, "
+                         "output_tokens, queued, first_token, last_token");
+  }
+  *target = name;
+  return Status::Ok();
+}
+
+Status Validate(const ValidateOptions& o) {
+  MeasuredFields fields;
+  for (const std::string& s : o.fields) {
+    if (Status st = SetField(s, &fields); !st.ok()) return st;
+  }
+  StatusOr<Scenario> sc = LoadScenarioFile(o.scenario, o.sets);
+  if (!sc.ok()) return sc.status();
+  SimulationInput in = sc->ToSimulationInput();
+  std::string measured = o.measured;
+  if (measured.empty()) {
+    if (!sc->workload.trace) {
+      return Status::Error(o.scenario +
+                           ": /workload/trace is not set; expected a trace "
+                           "replay of the measured requests, or --measured FILE");
+    }
+    measured = sc->workload.trace->path;
+  }
+  StatusOr<std::vector<RequestLatency>> m = ReadMeasuredRequests(measured, fields);
+  if (!m.ok()) return m.status();
+  if (Status st = CheckRunMemory(*sc, true); !st.ok()) return st;
+  in.keep_requests = true;
+  const SimulationOutput out = RunSimulation(in);
+  if (!out.input_error.empty()) return Status::Error(out.input_error);
+  StatusOr<std::vector<RequestLatency>> p = SimulatedRequests(out);
+  if (!p.ok()) return p.status();
+  StatusOr<RunComparison> c = CompareRequests(m.value(), p.value());
+  if (!c.ok()) return Status::Error(measured + ": " + c.status().message());
+  std::cout << "servesim validate: " << sc->file << "\n"
+            << "  model " << sc->model.Label() << " on "
+            << (sc->num_replicas > 1 ? std::to_string(sc->num_replicas) + " replicas of " : "")
+            << sc->tp << "x " << sc->gpu.name << " (tp=" << sc->tp
+            << "), " << sc->engine.num_gpu_blocks << " KV blocks of "
+            << sc->engine.block_size << " tokens"
+            << (sc->num_gpu_blocks_given ? " (given)" : " (derived from memory)")
+            << "\n  cost model " << sc->cost_model->Describe()
+            << "\n  engine max_num_seqs " << sc->engine.max_num_seqs
+            << ", max_num_batched_tokens " << sc->engine.max_num_batched_tokens
+            << ", prefix caching " << (sc->engine.prefix_caching ? "on" : "off")
+            << ", " << (sc->engine.async_scheduling ? "async" : "sync")
+            << " scheduling\n  arrivals " << sc->ArrivalDescription() << "; seed "
+            << sc->seed << "; every request compared (no warm-up excluded)\n"
+            << "  measured " << measured << ": latencies from " << fields.queued
+            << " (servesim: engine arrival), percentiles numpy-linear\n";
+  std::cout << ComparisonTable(c.value());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Command AddValidateCommand(CLI::App* app) {
+  auto opts = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app->add_subcommand(
+      "validate",
+      "Replay a measured serving run (a JSON-lines log of its requests with "
+      "engine timestamps) and compare servesim's TTFT, TPOT and E2E with the "
+      "measured ones, per request and in aggregate");
+  cmd->add_option("scenario", opts->scenario,
+                  "Scenario whose trace replays the measured requests")
+      ->required();
+  cmd->add_option("--set", opts->sets, "Override a scenario value (repeatable)")
+      ->check(NotAnOption());
+  cmd->add_option("--measured", opts->measured,
+                  "The measured log (default: the scenario's trace file)")
+      ->check(NotAnOption());
+  cmd->add_option("--field", opts->fields,
+                  "A field name of the measured log, KEY=NAME (KEY: "
+                  "prompt_tokens input_toks, output_tokens output_toks, queued "
+                  "queued_ts, first_token first_token_ts, last_token "
+                  "last_token_ts: vLLM RequestStateStats; seconds)")
+      ->check(NotAnOption());
+  return [cmd, opts]() -> Status {
+    if (!cmd->parsed()) return Status::Ok();
+    return Validate(*opts);
+  };
+}
+
+}  // namespace servesim
