@@ -74,6 +74,15 @@ StatusOr<RequestLatency> ParseRecord(const std::string& text,
   r.ttft_s = v[3] - v[2];
   r.e2e_s = v[4] - v[2];
   if (r.output_tokens > 1) r.tpot_s = (v[4] - v[3]) / (r.output_tokens - 1);
+  if (auto it = j.find(f.scheduled); it != j.end() && it->is_number()) {
+    const double sched = it->get<double>();
+    if (!(sched >= v[2] && sched <= v[3])) {
+      return Status::Error(where + ": \"" + f.scheduled + "\" " + Fmt("%.6f", sched) +
+                           " is outside [" + f.queued + ", " + f.first_token +
+                           "]; expected the first scheduling between them");
+    }
+    r.scheduled_s = sched - v[2];
+  }
   return r;
 }
 
@@ -125,6 +134,57 @@ double MedianApePct(const std::vector<double>& measured,
   }
   std::sort(ape.begin(), ape.end());
   return ape.empty() ? 0 : PercentileOfSorted(ape, 50);
+}
+
+// Per bucket of kBucketS from the first arrival: output tokens per second,
+// and (when every request has a scheduled time) requests running, as the
+// time average over the bucket.
+struct OverTime {
+  std::vector<double> tokens_per_s, running;
+};
+
+OverTime OverTimeOf(const std::vector<RequestLatency>& rs) {
+  const double bucket = RunComparison::kBucketS;
+  double t0 = std::numeric_limits<double>::infinity(), end = 0;
+  bool scheduled = true;
+  for (const RequestLatency& r : rs) {
+    t0 = std::min(t0, r.start_s);
+    scheduled &= r.scheduled_s >= 0;
+  }
+  for (const RequestLatency& r : rs) end = std::max(end, r.start_s + r.e2e_s - t0);
+  const size_t n = static_cast<size_t>(end / bucket) + 1;
+  OverTime o;
+  o.tokens_per_s.assign(n, 0);
+  if (scheduled) o.running.assign(n, 0);
+  // Adds `weight` per second over [a, b) to the buckets it overlaps.
+  auto spread = [&](std::vector<double>& v, double a, double b, double weight) {
+    for (size_t i = static_cast<size_t>(a / bucket); i < n && i * bucket < b; ++i) {
+      const double lo = std::max(a, i * bucket), hi = std::min(b, (i + 1) * bucket);
+      if (hi > lo) v[i] += weight * (hi - lo) / bucket;
+    }
+  };
+  for (const RequestLatency& r : rs) {
+    const double first = r.start_s - t0 + r.ttft_s, last = r.start_s - t0 + r.e2e_s;
+    const size_t first_bucket = std::min(n - 1, static_cast<size_t>(first / bucket));
+    if (r.output_tokens > 1 && last > first) {
+      o.tokens_per_s[first_bucket] += 1 / bucket;  // the first token
+      spread(o.tokens_per_s, first, last, (r.output_tokens - 1) / (last - first));
+    } else {
+      o.tokens_per_s[first_bucket] += static_cast<double>(r.output_tokens) / bucket;
+    }
+    if (scheduled) spread(o.running, r.start_s - t0 + r.scheduled_s, last, 1);
+  }
+  return o;
+}
+
+// Mean over the measured buckets of |p - m|, as % of the mean of m.
+double OverTimeErrorPct(const std::vector<double>& m, const std::vector<double>& p) {
+  double diff = 0, sum = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    diff += std::fabs((i < p.size() ? p[i] : 0) - m[i]);
+    sum += m[i];
+  }
+  return sum > 0 ? 100 * diff / sum : 0;
 }
 
 // Mean, p50, p90, p99 of one latency, both sides.
@@ -182,6 +242,7 @@ StatusOr<std::vector<RequestLatency>> SimulatedRequests(
     r.prompt_tokens = q.prompt_len;
     r.output_tokens = q.output_len;
     r.start_s = ToSeconds(q.engine_arrival);
+    r.scheduled_s = ToSeconds(q.first_scheduled - q.engine_arrival);
     r.ttft_s = ToSeconds(q.first_token - q.engine_arrival);
     r.e2e_s = ToSeconds(q.last_token - q.engine_arrival);
     if (q.output_len > 1) {
@@ -225,6 +286,11 @@ StatusOr<RunComparison> CompareRequests(
   c.e2e_median_ape_pct = MedianApePct(m.e2e, p.e2e);
   c.ttft_correlation = Pearson(m.ttft, p.ttft);
   c.e2e_correlation = Pearson(m.e2e, p.e2e);
+  const OverTime mt = OverTimeOf(measured), pt = OverTimeOf(predicted);
+  c.throughput_over_time_error_pct = OverTimeErrorPct(mt.tokens_per_s, pt.tokens_per_s);
+  if (!mt.running.empty() && !pt.running.empty()) {
+    c.running_over_time_error_pct = OverTimeErrorPct(mt.running, pt.running);
+  }
   return c;
 }
 
@@ -246,6 +312,17 @@ std::string ComparisonTable(const RunComparison& c) {
                 static_cast<long long>(c.requests), c.ttft_median_ape_pct,
                 c.e2e_median_ape_pct, c.ttft_correlation, c.e2e_correlation);
   os << buf;
+  std::snprintf(buf, sizeof buf,
+                "over time (%.0f s buckets from the first arrival): output "
+                "tok/s off by %.1f%% of its mean",
+                RunComparison::kBucketS, c.throughput_over_time_error_pct);
+  os << buf;
+  if (c.running_over_time_error_pct >= 0) {
+    std::snprintf(buf, sizeof buf, ", requests running by %.1f%%",
+                  c.running_over_time_error_pct);
+    os << buf;
+  }
+  os << "\n";
   return os.str();
 }
 

@@ -28,6 +28,8 @@ struct MeasuredFields {
   std::string queued = "queued_ts";
   std::string first_token = "first_token_ts";
   std::string last_token = "last_token_ts";
+  // Optional: first scheduled (prefill start), for running over time.
+  std::string scheduled = "scheduled_ts";
 };
 
 // One request's lengths and latencies (seconds); tpot_s < 0 when it has
@@ -36,6 +38,7 @@ struct RequestLatency {
   int64_t prompt_tokens = 0, output_tokens = 0;
   double start_s = 0;  // its anchor (queued), for the makespan
   double ttft_s = 0, tpot_s = -1, e2e_s = 0;
+  double scheduled_s = -1;  // first scheduled, after start_s; < 0: unknown
 };
 
 // Reads the measured log. A record missing a field, a non-number, a
@@ -62,6 +65,14 @@ struct RunComparison {
   // the Pearson correlation of the two, for TTFT and E2E.
   double ttft_median_ape_pct = 0, e2e_median_ape_pct = 0;
   double ttft_correlation = 0, e2e_correlation = 0;
+  // Over time, in kBucketS buckets from each side's first arrival: output
+  // tokens per second (a request's tokens spread evenly from its first to
+  // its last) and requests running (first scheduled to last token; -1 when
+  // the log has no scheduled times). Each is the mean over the measured
+  // run's buckets of |predicted - measured|, as % of the measured mean.
+  static constexpr double kBucketS = 5;
+  double throughput_over_time_error_pct = 0;
+  double running_over_time_error_pct = -1;
 };
 
 // Pairs the two sides request by request: the same count and, per request,

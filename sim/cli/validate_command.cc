@@ -28,11 +28,12 @@ Status SetField(const std::string& spec, MeasuredFields* f) {
                         : key == "queued"        ? &f->queued
                         : key == "first_token"   ? &f->first_token
                         : key == "last_token"    ? &f->last_token
+                        : key == "scheduled"     ? &f->scheduled
                                                  : nullptr;
   if (target == nullptr || name.empty()) {
     return Status::Error("--field " + spec +
                          ": expected KEY=NAME with KEY one of prompt_tokens, "
-                         "output_tokens, queued, first_token, last_token");
+                         "output_tokens, queued, first_token, last_token, scheduled");
   }
   *target = name;
   return Status::Ok();
@@ -106,7 +107,8 @@ Command AddValidateCommand(CLI::App* app) {
                   "A field name of the measured log, KEY=NAME (KEY: "
                   "prompt_tokens input_toks, output_tokens output_toks, queued "
                   "queued_ts, first_token first_token_ts, last_token "
-                  "last_token_ts: vLLM RequestStateStats; seconds)")
+                  "last_token_ts, scheduled scheduled_ts (optional): vLLM "
+                  "RequestStateStats; seconds)")
       ->check(NotAnOption());
   return [cmd, opts]() -> Status {
     if (!cmd->parsed()) return Status::Ok();

@@ -118,6 +118,26 @@ TEST(MeasuredRunTest, ComparisonRowsByHand) {
   EXPECT_NEAR(makespan.predicted, 4.43, 1e-12);
 }
 
+// Over time: one request running from 0 to 10 s delivering 11 tokens
+// (1 at 0, then 1 a second), in 5 s buckets: 1.2 and 1.0 tok/s (its first
+// and 5 evenly spread in the first, 5 in the second), running 1 and 1. The
+// prediction runs it from 0 to 5 s: 2.2 tok/s and 0, running 1 and 0.
+TEST(MeasuredRunTest, OverTimeByHand) {
+  RequestLatency m = Req(10, 11, 0, 0, 10);
+  m.scheduled_s = 0;
+  RequestLatency p = Req(10, 11, 0, 0, 5);
+  p.scheduled_s = 0;
+  StatusOr<RunComparison> c = CompareRequests({m}, {p});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // Tokens: |2.2 - 1.2| + |0 - 1.0| over 2.2 tok/s summed = 90.9%.
+  EXPECT_NEAR(c.value().throughput_over_time_error_pct, 100 * 2.0 / 2.2, 1e-9);
+  // Running: |1 - 1| + |0 - 1| over 2 = 50%.
+  EXPECT_NEAR(c.value().running_over_time_error_pct, 50, 1e-9);
+  // Without scheduled times there is no running comparison.
+  m.scheduled_s = -1;
+  EXPECT_LT(CompareRequests({m}, {p}).value().running_over_time_error_pct, 0);
+}
+
 TEST(MeasuredRunTest, MismatchedRequestsAreRefused) {
   std::vector<RequestLatency> m = {Req(10, 5, 0, 0.1, 1)};
   std::vector<RequestLatency> p = {Req(11, 5, 0, 0.1, 1)};

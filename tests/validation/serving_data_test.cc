@@ -19,8 +19,19 @@ namespace {
 
 struct Tolerance {
   const char* scenario;
+  // The run's own means (ms) as its summary.txt publishes them ("vLLM"
+  // column): the log is read and the latencies defined as the bench did.
+  double ttft_mean_ms, tpot_mean_ms, e2e_mean_ms;
   double ttft_mean_pct, tpot_mean_pct, e2e_mean_pct;
 };
+
+double RowOf(const RunComparison& c, const std::string& metric, bool measured) {
+  for (const ValidationRow& r : c.rows) {
+    if (r.metric == metric) return measured ? r.measured : r.predicted;
+  }
+  ADD_FAILURE() << "no row " << metric;
+  return -1;
+}
 
 RunComparison Replay(const std::string& file) {
   StatusOr<Scenario> sc = LoadScenarioFile(ResolveDataPath(file), {});
@@ -55,13 +66,19 @@ TEST(ServingDataTest, MeasuredVllmRunsWithinTolerance) {
     GTEST_SKIP() << "../shared/serving-data is not beside the repository";
   }
   const Tolerance runs[] = {
-      {"scenarios/measured/vllm-0.19-rtxpro6000-llama-3.1-8b.json", 25, 12, 15},
-      {"scenarios/measured/vllm-0.19-rtxpro6000-qwen3-32b-tp2.json", 40, 30, 35},
-      {"scenarios/measured/vllm-0.19-rtx4090-llama-3.1-8b.json", 15, 10, 12},
+      {"scenarios/measured/vllm-0.19-rtxpro6000-llama-3.1-8b.json", 7097.2, 32.5,
+       28200.7, 25, 12, 15},
+      {"scenarios/measured/vllm-0.19-rtxpro6000-qwen3-32b-tp2.json", 36905.2, 80.3,
+       90408.1, 40, 30, 35},
+      {"scenarios/measured/vllm-0.19-rtx4090-llama-3.1-8b.json", 65456.6, 32.4,
+       86578.3, 15, 10, 12},
   };
   for (const Tolerance& t : runs) {
     const RunComparison c = Replay(t.scenario);
     EXPECT_EQ(c.requests, 300) << t.scenario;
+    EXPECT_NEAR(RowOf(c, "TTFT mean", true), t.ttft_mean_ms, 0.05) << t.scenario;
+    EXPECT_NEAR(RowOf(c, "TPOT mean", true), t.tpot_mean_ms, 0.05) << t.scenario;
+    EXPECT_NEAR(RowOf(c, "E2E mean", true), t.e2e_mean_ms, 0.05) << t.scenario;
     EXPECT_LE(std::fabs(ErrorOf(c, "TTFT mean")), t.ttft_mean_pct) << t.scenario;
     EXPECT_LE(std::fabs(ErrorOf(c, "TPOT mean")), t.tpot_mean_pct) << t.scenario;
     EXPECT_LE(std::fabs(ErrorOf(c, "E2E mean")), t.e2e_mean_pct) << t.scenario;
