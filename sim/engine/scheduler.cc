@@ -1,5 +1,6 @@
 // The scheduling mechanism (see scheduler.h for the rules). The decode
-// group's protocol is in grouped_decode.cc, the invariant checks in
+// group's protocol is in grouped_decode.cc, speculative decoding's drafts
+// and verification in scheduler_spec.cc, the invariant checks in
 // scheduler_checks.cc.
 #include "sim/engine/scheduler.h"
 
@@ -8,7 +9,6 @@
 
 #include "sim/core/check.h"
 #include "sim/engine/block_hashing.h"
-#include "sim/engine/spec_decode.h"
 #include "sim/kv/prefix_cache.h"
 
 namespace servesim {
@@ -293,16 +293,6 @@ PrefixMatch Scheduler::ProbePrefix(int64_t id) {
   return m;
 }
 
-int32_t Scheduler::DraftTokens(const Request& r, int32_t n) const {
-  // Drafts exist after a step that sampled for it (the proposer runs on
-  // every sequence that sampled); a decode verifies them with its token.
-  // Never more than its remaining output can take: delivering the drafts
-  // and the bonus token may not pass output_len.
-  if (!r.spec_ready || n != 1 || r.num_output == 0) return 0;
-  return std::max(0, std::min(config_.spec.num_speculative_tokens,
-                              r.output_len - r.num_output - 1));
-}
-
 void Scheduler::Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t spec) {
   // Blocks become cacheable as soon as their tokens are scheduled, up to
   // the tokens known (never a placeholder's).
@@ -554,28 +544,6 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
     return was_running;
   }
   return false;
-}
-
-int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
-  if (r.spec_rate < 0) {
-    r.spec_rate = static_cast<float>(SpecAcceptanceRate(config_.spec, r.id));
-  }
-  // Draft j proposes output position num_output + j.
-  const int32_t a =
-      SpecAcceptedDrafts(config_.spec, r.id, r.spec_rate, r.num_output, s.spec);
-  ++spec_stats_.drafts;
-  spec_stats_.draft_tokens += s.spec;
-  spec_stats_.accepted += a;
-  // The rejected drafts' KV is dropped: their tokens are no longer
-  // computed, and blocks only they filled go back to the pool.
-  r.num_computed -= s.spec - a;
-  const int32_t keep = blocks_.Blocks(r.num_computed);
-  if (r.blocks.size() > keep) {
-    rejected_blocks_.clear();
-    r.blocks.MoveTail(r.blocks.size() - keep, &rejected_blocks_);
-    kv_.Release(rejected_blocks_);
-  }
-  return a + 1;
 }
 
 void Scheduler::Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
