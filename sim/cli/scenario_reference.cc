@@ -40,6 +40,12 @@ constexpr KeyDoc kKeys[] = {
      "models/gpu/<name>.json or a path; aliases h100 = h100-sxm, a100 = "
      "a100-80gb."},
     {"hardware.tp", "1", "Tensor-parallel degree; must divide the attention heads."},
+    {"hardware.interconnect_gb_per_s", "the GPU file's",
+     "GPU-to-GPU bandwidth per direction as this host provides it (GB/s), "
+     "for tensor-parallel all-reduce: e.g. a PCIe server without "
+     "peer-to-peer, where traffic crosses host memory. On a PCIe topology at "
+     "most the GPU's pcie_gb_per_s; a calibrated profile's measured "
+     "all-reduce is scaled by the ratio to the GPU file's link."},
     {"engine.max_num_seqs", "256", "Most running requests in a step."},
     {"engine.max_num_batched_tokens", "8192", "Token budget per step."},
     {"engine.chunked_prefill", "true",

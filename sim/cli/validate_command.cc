@@ -6,6 +6,7 @@
 #include "sim/analysis/measured_run.h"
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
+#include "sim/report/format.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/scenario/scenario.h"
 
@@ -70,6 +71,10 @@ Status Validate(const ValidateOptions& o) {
             << "  model " << sc->model.Label() << " on "
             << (sc->num_replicas > 1 ? std::to_string(sc->num_replicas) + " replicas of " : "")
             << sc->tp << "x " << sc->gpu.name << " (tp=" << sc->tp
+            << (sc->interconnect_given
+                    ? ", interconnect " + Fmt("%g", sc->gpu.interconnect_bytes_per_s / 1e9) +
+                          " GB/s per direction (given)"
+                    : std::string())
             << "), " << sc->engine.num_gpu_blocks << " KV blocks of "
             << sc->engine.block_size << " tokens"
             << (sc->num_gpu_blocks_given ? " (given)" : " (derived from memory)")

@@ -126,8 +126,9 @@ double CalibratedCostModel::AllReduceTime(double tokens) const {
   const double buffer = tokens * m_.hidden_size * m_.dtype_bytes;
   if (!profile_.allreduce.empty()) {
     const double t = EvalGrid(profile_.allreduce, 1, buffer);
-    if (!projected_) return t;
-    // Another GPU's interconnect: scale by the datasheet link ratio.
+    // Another GPU's interconnect, or a host link other than the datasheet's
+    // (hardware.interconnect_gb_per_s): scale by the link ratio (1 when the
+    // same).
     return t * measured_.interconnect_bytes_per_s /
            target_.interconnect_bytes_per_s;
   }

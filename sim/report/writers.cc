@@ -224,8 +224,12 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << d.link.name << " (pools below; the engine line is the decode pool's)\n";
   } else {
     if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
-    os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp << "), "
-       << sc.engine.num_gpu_blocks << " KV blocks"
+    os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp;
+    if (sc.interconnect_given) {
+      os << ", interconnect " << Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9)
+         << " GB/s per direction (given)";
+    }
+    os << "), " << sc.engine.num_gpu_blocks << " KV blocks"
        << (sc.num_replicas > 1 ? " each" : "") << " of " << sc.engine.block_size
        << " tokens"
        << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)")

@@ -89,9 +89,16 @@ void ParseHardware(const JsonView& root, Scenario* s) {
   // A disaggregated deployment's pools may each name their own.
   if (!root.Has("hardware") && root.Has("disaggregation")) return;
   const JsonView hw = root.Object("hardware");
-  hw.AllowKeys({"gpu", "tp"});
+  hw.AllowKeys({"gpu", "tp", "interconnect_gb_per_s"});
   s->gpu = LoadGpuAt(hw);
   s->tp = ParseTp(hw, s->model, 1);
+  // The GPU-to-GPU link is the host's as much as the card's: a PCIe server
+  // without peer-to-peer sends tensor-parallel traffic through host memory.
+  if (hw.Has("interconnect_gb_per_s")) {
+    s->gpu.interconnect_bytes_per_s =
+        hw.RequireNumber("interconnect_gb_per_s", Range::Closed(0.1, 1e6)) * 1e9;
+    s->interconnect_given = true;
+  }
 }
 
 // engine.speculative_decoding: {num_speculative_tokens, acceptance_rate |

@@ -65,6 +65,7 @@ struct Scenario {
   ModelSpec model;
   GpuSpec gpu;
   int tp = 1;
+  bool interconnect_given = false;  // hardware.interconnect_gb_per_s set
   EngineConfig engine;
   double gpu_memory_utilization = 0.9;
   double activation_reserve_bytes = -1;  // < 0: derived from the model
