@@ -413,10 +413,13 @@ std::string VersionOf(const Provenance& pv, const std::string& gpu_dir,
 std::string EngineOf(const Provenance& pv, const std::string& gpu_dir) {
   const std::string kernels = VersionOf(pv, gpu_dir, "gemm");
   std::string s = "vLLM " + kernels + " kernels";
-  for (const char* t :
-       {"context_attention", "generation_attention", "custom_allreduce"}) {
-    const std::string v = VersionOf(pv, gpu_dir, t);
-    if (v != kernels) s += std::string(" (") + t + ": vLLM " + v + ")";
+  const std::pair<const char*, const char*> others[] = {
+      {"context_attention", "prefill attention"},
+      {"generation_attention", "decode attention"},
+      {"custom_allreduce", "custom all-reduce"}};
+  for (const auto& [table, what] : others) {
+    const std::string v = VersionOf(pv, gpu_dir, table);
+    if (v != kernels) s += std::string(" (") + what + ": vLLM " + v + ")";
   }
   return s + "; NCCL " + VersionOf(pv, gpu_dir, "nccl") + " collectives";
 }

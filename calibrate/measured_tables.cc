@@ -118,18 +118,33 @@ class Csv {
   int data_rows_ = 0;
 };
 
-// Adds a row; a repeated shape is an error (the tables have none).
-void Add(MeasuredTable* t, const Csv& csv, std::vector<double> key,
-         double seconds, bool physical) {
-  if (!(seconds > 0)) csv.Fail("latency: expected > 0");
-  if (!physical) {
-    ++t->dropped_physical;
-    return;
+// A table's rows as read. A shape measured more than once keeps the mean
+// of its times (A100's context_attention.csv times each heads = KV heads
+// shape twice, 1% apart on average); Finish() divides and indexes.
+class Rows {
+ public:
+  explicit Rows(MeasuredTable* t) : t_(t) {}
+  void Add(const Csv& csv, std::vector<double> key, double seconds,
+           bool physical) {
+    if (!(seconds > 0)) csv.Fail("latency: expected > 0");
+    if (!physical) {
+      ++t_->dropped_physical;
+      return;
+    }
+    t_->rows[key] += seconds;
+    ++count_[std::move(key)];
   }
-  if (!t->rows.emplace(std::move(key), seconds).second) {
-    csv.Fail("the same shape twice");
+  void Finish() {
+    for (const auto& [key, n] : count_) {
+      if (n > 1) t_->rows[key] /= n;
+    }
+    IndexAxes(t_);
   }
-}
+
+ private:
+  MeasuredTable* t_;
+  std::map<std::vector<double>, int> count_;
+};
 
 // An attention table without a window_size column, constant or not, holds
 // full attention only (the data's README: A100 and the vLLM 0.19.0 tables).
@@ -153,6 +168,7 @@ void IndexAxes(MeasuredTable* t) {
 MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
                             const std::string& dtype) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"m", "n", "k"};
   const bool fp8 = dtype == "fp8";
   const double in = fp8 ? 1 : 2;  // bytes of weights and inputs
@@ -162,16 +178,17 @@ MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
     const double m = csv.Num("m"), n = csv.Num("n"), k = csv.Num("k");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = 2 * m * n * k, bytes = in * (k * n + m * k) + 2 * m * n;
-    Add(&t, csv, {m, n, k}, s,
+    rows.Add(csv, {m, n, k}, s,
         flops / s <= gpu.GemmPeakFlops(fp8) && bytes / s <= gpu.hbm_bytes_per_s);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
                               const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"heads", "kv_heads", "batch", "context"};
   Csv csv(dir + "/generation_attention.csv",
           ConstantColumns(dir, "generation_attention"));
@@ -187,17 +204,18 @@ MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
     const bool fp8 = f.kv_cache_dtype == "fp8";
     const double kv_bytes = b * 2 * kv * d * (fp8 ? 1 : 2) * c;
     const double flops = b * 4 * h * d * (c + 1);
-    Add(&t, csv, {h, kv, b, c}, s,
+    rows.Add(csv, {h, kv, b, c}, s,
         kv_bytes / s <= gpu.hbm_bytes_per_s &&
             flops / s <= gpu.GemmPeakFlops(fp8));
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
                                const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"heads", "kv_heads", "batch", "isl"};
   Csv csv(dir + "/context_attention.csv",
           ConstantColumns(dir, "context_attention"));
@@ -210,16 +228,17 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
     const double b = csv.Num("batch_size"), n = csv.Num("isl");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
-    Add(&t, csv, {h, kv, b, n}, s,
+    rows.Add(csv, {h, kv, b, n}, s,
         flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
                            const ModelSpec& m) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"moe_tp", "tokens"};
   Csv csv(dir + "/moe.csv", ConstantColumns(dir, "moe"));
   while (csv.Next()) {
@@ -235,10 +254,10 @@ MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
     // Every expert's weights at most once: a floor on the bytes.
     const double weights = 2.0 * m.num_experts * 3 * m.hidden_size * m.intermediate_size / tp;
     const double active = ExpectedActiveExperts(m.num_experts, m.experts_per_token, tokens);
-    Add(&t, csv, {tp, tokens}, s,
+    rows.Add(csv, {tp, tokens}, s,
         active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
@@ -249,6 +268,7 @@ double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
 MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
                                  const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"bytes"};
   const double g = f.num_gpus;
   // interconnect_bytes_per_s is one direction; the datasheet total is 2x.
@@ -256,7 +276,7 @@ MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
   const double custom_max = CustomAllReduceMaxBytes(gpu, f);
   auto add = [&](const Csv& csv, double bytes) {
     const double s = csv.Num("latency") * 1e-3;
-    Add(&t, csv, {bytes}, s, 2 * (g - 1) / g * bytes / s <= link);
+    rows.Add(csv, {bytes}, s, 2 * (g - 1) / g * bytes / s <= link);
   };
   Csv custom(dir + "/custom_allreduce.csv",
              ConstantColumns(dir, "custom_allreduce"));
@@ -277,7 +297,7 @@ MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
     const double bytes = 2 * nccl.Num("message_size");
     if (bytes >= custom_max) add(nccl, bytes);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
