@@ -13,9 +13,9 @@ namespace {
 // models/gpu name -> the data's directory.
 const std::vector<std::pair<std::string, std::string>>& GpuDirs() {
   static const std::vector<std::pair<std::string, std::string>> dirs = {
-      {"h100-sxm", "h100_sxm"},   {"h200", "h200_sxm"},
-      {"b200", "b200_sxm"},       {"a100-80gb", "a100_sxm"},
-      {"l40s", "l40s"},           {"rtx-pro-6000", "rtx_pro_6000_server"}};
+      {"h100-sxm", "h100_sxm"}, {"h200", "h200_sxm"},
+      {"b200", "b200_sxm"},     {"a100-80gb", "a100_sxm"},
+      {"l40s", "l40s"},         {"rtx-pro-6000", "rtx_pro_6000_server"}};
   return dirs;
 }
 

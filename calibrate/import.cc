@@ -235,7 +235,8 @@ TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
                           int gpus) {
   TableFilter f;
   f.num_gpus = gpus;
-  GridBase b = FitAllReduceBase(rows, gpu, gpus, CustomAllReduceMaxBytes(gpu, f));
+  GridBase b =
+      FitAllReduceBase(rows, gpu, gpus, CustomAllReduceMaxBytes(gpu, f));
   if (b.empty()) return TableBase();
   return [b](const std::vector<double>& key) { return b.Seconds(1, key[0]); };
 }
@@ -356,15 +357,16 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     if (const KindError* e = FindError(errors, gpu.name, "allreduce")) {
       p.allreduce_heldout_mape_pct = e->mape_pct;
     }
-    const std::string nccl = "NCCL" + (t.nccl_version.empty()
-                                           ? std::string()
-                                           : " " + t.nccl_version);
+    const std::string nccl =
+        "NCCL" +
+        (t.nccl_version.empty() ? std::string() : " " + t.nccl_version);
     p.allreduce_source =
         (custom_max > 0
              ? "vLLM custom all-reduce (CUDA graph) below 8 MiB, " + nccl +
                    " all_reduce at or above"
-             : nccl + " all_reduce at every size (vLLM's custom all-reduce "
-                      "does not run on more than two PCIe-only GPUs)") +
+             : nccl +
+                   " all_reduce at every size (vLLM's custom all-reduce "
+                   "does not run on more than two PCIe-only GPUs)") +
         ", bf16, " + std::to_string(tp) + " GPUs";
   }
   return p;
@@ -443,7 +445,8 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                           const std::string& gpu, const ImportOptions& o) {
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& e : pv.manifest) {
-    if (e.value("gpu", "") != gpu_dir || e.value("table", "") == "system_yaml") {
+    if (e.value("gpu", "") != gpu_dir ||
+        e.value("table", "") == "system_yaml") {
       continue;
     }
     tables[e.value("table", "")] = {{"source_path", e.value("source_path", "")},
@@ -463,9 +466,8 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
   }
   return {{"source",
            "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
-           "systems/data/" +
-                   gpu_dir + "/ (vLLM " + VersionOf(pv, gpu_dir, "gemm") +
-               " tables)"},
+           "systems/data/" + gpu_dir + "/ (vLLM " +
+               VersionOf(pv, gpu_dir, "gemm") + " tables)"},
           {"commit", pv.commit},
           {"source_date", pv.source_date},
           {"licence", "Apache-2.0"},
@@ -641,9 +643,9 @@ ImportResult ImportAll(const ImportOptions& o0) {
   std::map<std::string, Provenance> provenance;  // by folder
   std::vector<std::string> dirs;
   for (const std::string& gname : o.gpus) {
-    const std::string dir = o.data_dir.empty()
-                                ? FindDataDir(o.data_root, LoadGpuSpec(gname).name)
-                                : o.data_dir;
+    const std::string dir =
+        o.data_dir.empty() ? FindDataDir(o.data_root, LoadGpuSpec(gname).name)
+                           : o.data_dir;
     if (!provenance.count(dir)) provenance.emplace(dir, ReadProvenance(dir));
     dirs.push_back(dir);
   }
@@ -679,7 +681,8 @@ std::string ImportTable(const ImportResult& r) {
   std::ostringstream os;
   char buf[256];
   int w = 9;  // the GPU column: as wide as its longest name
-  for (const KindError& e : r.errors) w = std::max(w, static_cast<int>(e.gpu.size()));
+  for (const KindError& e : r.errors)
+    w = std::max(w, static_cast<int>(e.gpu.size()));
   std::snprintf(buf, sizeof buf,
                 "  %-*s %-18s %7s %7s %8s %8s %8s %8s %8s %8s\n", w, "gpu",
                 "op kind", "rows", "dropped", "held-out", "MAPE", "p90 APE",
@@ -689,9 +692,8 @@ std::string ImportTable(const ImportResult& r) {
     std::snprintf(
         buf, sizeof buf,
         "  %-*s %-18s %7d %7d %8d %7.2f%% %7.2f%% %7.1f%% %8d %7.2f%%\n", w,
-        e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout,
-        e.mape_pct, e.p90_ape_pct, e.max_ape_pct, e.extrapolated,
-        e.extrapolated_mape_pct);
+        e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout, e.mape_pct,
+        e.p90_ape_pct, e.max_ape_pct, e.extrapolated, e.extrapolated_mape_pct);
     os << buf;
   }
   for (const std::string& s : r.skipped) os << "  skipped: " << s << "\n";

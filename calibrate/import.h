@@ -86,8 +86,8 @@ struct ImportResult {
 
 // One profile from loaded tables (tests call this directly).
 struct GpuTables {
-  std::string gpu, device;  // device: the tables' constant "device"
-  std::string nccl_version;  // of nccl.csv, from the manifest
+  std::string gpu, device;     // device: the tables' constant "device"
+  std::string nccl_version;    // of nccl.csv, from the manifest
   bool fp8 = false;            // W8A8 GEMM rows and fp8-KV attention rows
   bool residual_base = true;   // ImportOptions::residual_base
   MeasuredTable gemm, decode, prefill;

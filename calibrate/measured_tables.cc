@@ -10,13 +10,6 @@
 // says so for other versions of these tables).
 #include "calibrate/measured_tables.h"
 
-#include "calibrate/data_manifest.h"
-
-#include "sim/core/paths.h"
-#include "sim/cost/calibration_profile.h"
-#include "sim/cost/kernel_time.h"
-#include "sim/cost/roofline_cost_model.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -27,6 +20,12 @@
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
+
+#include "calibrate/data_manifest.h"
+#include "sim/core/paths.h"
+#include "sim/cost/calibration_profile.h"
+#include "sim/cost/kernel_time.h"
+#include "sim/cost/roofline_cost_model.h"
 
 namespace servesim::calibrate {
 namespace {
@@ -179,7 +178,8 @@ MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
     const double s = csv.Num("latency") * 1e-3;
     const double flops = 2 * m * n * k, bytes = in * (k * n + m * k) + 2 * m * n;
     rows.Add(csv, {m, n, k}, s,
-        flops / s <= gpu.GemmPeakFlops(fp8) && bytes / s <= gpu.hbm_bytes_per_s);
+             flops / s <= gpu.GemmPeakFlops(fp8) &&
+                 bytes / s <= gpu.hbm_bytes_per_s);
   }
   rows.Finish();
   return t;
@@ -205,8 +205,8 @@ MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
     const double kv_bytes = b * 2 * kv * d * (fp8 ? 1 : 2) * c;
     const double flops = b * 4 * h * d * (c + 1);
     rows.Add(csv, {h, kv, b, c}, s,
-        kv_bytes / s <= gpu.hbm_bytes_per_s &&
-            flops / s <= gpu.GemmPeakFlops(fp8));
+             kv_bytes / s <= gpu.hbm_bytes_per_s &&
+                 flops / s <= gpu.GemmPeakFlops(fp8));
   }
   rows.Finish();
   return t;
@@ -229,7 +229,7 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
     const double s = csv.Num("latency") * 1e-3;
     const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
     rows.Add(csv, {h, kv, b, n}, s,
-        flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
+             flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
   }
   rows.Finish();
   return t;
@@ -255,14 +255,15 @@ MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
     const double weights = 2.0 * m.num_experts * 3 * m.hidden_size * m.intermediate_size / tp;
     const double active = ExpectedActiveExperts(m.num_experts, m.experts_per_token, tokens);
     rows.Add(csv, {tp, tokens}, s,
-        active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
+             active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
   }
   rows.Finish();
   return t;
 }
 
 double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
-  return CustomAllReduceRuns(gpu, f.num_gpus) ? f.custom_allreduce_max_bytes : 0;
+  return CustomAllReduceRuns(gpu, f.num_gpus) ? f.custom_allreduce_max_bytes
+                                              : 0;
 }
 
 MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,

@@ -34,7 +34,9 @@ namespace {
 
 std::string DataRoot() { return RepoRoot() + "/../shared/calibration-data"; }
 std::string DataDir() { return DataRoot() + "/aiconfigurator-vllm-0.24.0"; }
-std::string MoreGpusDir() { return DataRoot() + "/aiconfigurator-vllm-more-gpus"; }
+std::string MoreGpusDir() {
+  return DataRoot() + "/aiconfigurator-vllm-more-gpus";
+}
 
 // The H200 tables and the Llama-3.1-8B tp=1 profile built from them, with
 // residual bases (as shipped) and with the plain lookup.
@@ -457,7 +459,7 @@ TEST(ImportTest, EveryShippedProfileRunsTheDefaultScenario) {
   EXPECT_GE(n, 1);
 }
 
-#define REQUIRE_MORE_GPUS()                                      \
+#define REQUIRE_MORE_GPUS()                                       \
   if (!std::filesystem::exists(MoreGpusDir() + "/manifest.json")) \
   GTEST_SKIP() << "no tables at " << MoreGpusDir()
 
@@ -560,8 +562,9 @@ TEST(ImportMoreGpusTest, MissingColumnNamesFileAndColumn) {
     ADD_FAILURE() << "expected a missing-column error";
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()),
-              gemm + ":1: no column \"gemm_dtype\" in the header nor in "
-                     "manifest.json's constant_columns for this table");
+              gemm +
+                  ":1: no column \"gemm_dtype\" in the header nor in "
+                  "manifest.json's constant_columns for this table");
   }
   // The same file with gemm_dtype constant in the folder's manifest reads.
   std::ofstream((root / "manifest.json").string())
