@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 
+#include "calibrate/data_manifest.h"
 #include "calibrate/profile.h"
 #include "calibrate/residual_base.h"
 #include "sim/core/paths.h"
@@ -23,6 +25,8 @@ namespace {
 std::string ReadAll(const std::string& path, const std::string& what) {
   return ReadInputFile(path, what, uintmax_t{16} << 20);
 }
+
+constexpr int kTableHeadDim = 128;  // TableFilter's default
 
 // A table with no usable rows would make a profile `servesim run` rejects.
 void RequireRows(const MeasuredTable& t, const std::string& file,
@@ -78,14 +82,6 @@ OpFit GridFit(ProfileOp op, GridTable g, std::string note) {
 }
 
 }  // namespace
-
-std::string DataGpuDir(const std::string& gpu) {
-  if (gpu == "h100-sxm") return "h100_sxm";
-  if (gpu == "h200") return "h200_sxm";
-  if (gpu == "b200") return "b200_sxm";
-  throw std::runtime_error("no measured tables for GPU " + gpu +
-                           " (h100-sxm, h200, b200)");
-}
 
 KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
                        uint64_t seed, double fraction,
@@ -154,7 +150,39 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
     f.num_gpus = g;
     t.allreduce[g] = LoadAllReduceTable(dir, gpu, f);
   }
+  // A hand-made folder without a manifest leaves both empty.
+  if (std::filesystem::exists(data_dir + "/manifest.json")) {
+    const nlohmann::json m = ReadManifest(data_dir);
+    t.device = TableDevice(m, DataGpuDir(gpu.name));
+    t.nccl_version = TableVersion(m, DataGpuDir(gpu.name), "nccl");
+  }
   return t;
+}
+
+std::string TableGapReason(const GpuTables& t, const ModelSpec& m, int tp) {
+  if (m.head_dim != kTableHeadDim) {
+    return "head_dim " + std::to_string(m.head_dim) +
+           ": the import reads head_dim 128 attention rows only";
+  }
+  const double h = static_cast<double>(m.num_heads) / tp;
+  const double kv = m.KvHeadsPerGpu(tp);
+  char heads[80];
+  std::snprintf(heads, sizeof heads, "%g heads / %g KV heads per GPU", h, kv);
+  if (AttentionGrid(t.decode, h, kv).empty()) {
+    return std::string("no decode attention rows at ") + heads +
+           " (generation_attention.csv)";
+  }
+  if (AttentionGrid(t.prefill, h, kv).empty()) {
+    return std::string("no prefill attention rows at ") + heads +
+           " (context_attention.csv)";
+  }
+  if (tp > 1) {
+    auto it = t.allreduce.find(tp);
+    if (it == t.allreduce.end() || it->second.rows.empty()) {
+      return "no all-reduce rows at " + std::to_string(tp) + " GPUs";
+    }
+  }
+  return "";
 }
 
 namespace {
@@ -177,7 +205,6 @@ double GemmInBytes(const GpuTables& t, bool lm_head) {
   return t.fp8 && !lm_head ? 1 : 2;
 }
 double KvBytes(const GpuTables& t) { return t.fp8 ? 1 : 2; }
-constexpr double kTableHeadDim = 128;  // TableFilter's default
 
 std::string PresetSource(const char* kind) {
   return std::string("roofline kernels preset, ") + kind +
@@ -206,8 +233,10 @@ TableBase PrefillBaseOf(const GpuTables& t, const GpuSpec& gpu) {
 }
 TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
                           int gpus) {
+  TableFilter f;
+  f.num_gpus = gpus;
   GridBase b =
-      FitAllReduceBase(rows, gpu, gpus, TableFilter{}.custom_allreduce_max_bytes);
+      FitAllReduceBase(rows, gpu, gpus, CustomAllReduceMaxBytes(gpu, f));
   if (b.empty()) return TableBase();
   return [b](const std::vector<double>& key) { return b.Seconds(1, key[0]); };
 }
@@ -319,17 +348,26 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
       line.t_s.push_back(sec);
     }
     p.allreduce.lines.push_back(std::move(line));
+    TableFilter f;
+    f.num_gpus = tp;
+    const double custom_max = CustomAllReduceMaxBytes(gpu, f);
     if (t.residual_base) {
-      p.allreduce.base = FitAllReduceBase(
-          it->second, gpu, tp, TableFilter{}.custom_allreduce_max_bytes);
+      p.allreduce.base = FitAllReduceBase(it->second, gpu, tp, custom_max);
     }
     if (const KindError* e = FindError(errors, gpu.name, "allreduce")) {
       p.allreduce_heldout_mape_pct = e->mape_pct;
     }
+    const std::string nccl =
+        "NCCL" +
+        (t.nccl_version.empty() ? std::string() : " " + t.nccl_version);
     p.allreduce_source =
-        "vLLM custom all-reduce (CUDA graph) below 8 MiB, NCCL 2.29.2 "
-        "all_reduce at or above, bf16, " +
-        std::to_string(tp) + " GPUs";
+        (custom_max > 0
+             ? "vLLM custom all-reduce (CUDA graph) below 8 MiB, " + nccl +
+                   " all_reduce at or above"
+             : nccl +
+                   " all_reduce at every size (vLLM's custom all-reduce "
+                   "does not run on more than two PCIe-only GPUs)") +
+        ", bf16, " + std::to_string(tp) + " GPUs";
   }
   return p;
 }
@@ -337,7 +375,7 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
 namespace {
 
 struct Provenance {
-  std::string commit, source_date;
+  std::string data_dir, commit, source_date;
   nlohmann::json manifest;
 };
 
@@ -353,13 +391,53 @@ Provenance ReadProvenance(const std::string& data_dir) {
     throw std::runtime_error(data_dir +
                              "/README.md: no \"commit <sha> (<date>)\"");
   }
-  try {
-    p.manifest = nlohmann::json::parse(
-        ReadAll(data_dir + "/manifest.json", "data manifest"));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(data_dir + "/manifest.json: " + e.what());
-  }
+  p.manifest = ReadManifest(data_dir);
+  p.data_dir = data_dir;
   return p;
+}
+
+// A table's engine version from the manifest, or a one-line error: a
+// profile must not claim a version the data does not state.
+std::string VersionOf(const Provenance& pv, const std::string& gpu_dir,
+                      const std::string& table) {
+  const std::string v = TableVersion(pv.manifest, gpu_dir, table);
+  if (v.empty()) {
+    throw std::runtime_error(pv.data_dir + "/manifest.json: no " + gpu_dir +
+                             " " + table +
+                             " entry with framework_version or a constant "
+                             "version column; expected the engine version");
+  }
+  return v;
+}
+
+// "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives", naming any table the
+// import reads that was measured with another vLLM version.
+std::string EngineOf(const Provenance& pv, const std::string& gpu_dir) {
+  const std::string kernels = VersionOf(pv, gpu_dir, "gemm");
+  std::string s = "vLLM " + kernels + " kernels";
+  const std::pair<const char*, const char*> others[] = {
+      {"context_attention", "prefill attention"},
+      {"generation_attention", "decode attention"},
+      {"custom_allreduce", "custom all-reduce"}};
+  for (const auto& [table, what] : others) {
+    const std::string v = VersionOf(pv, gpu_dir, table);
+    if (v != kernels) s += std::string(" (") + what + ": vLLM " + v + ")";
+  }
+  return s + "; NCCL " + VersionOf(pv, gpu_dir, "nccl") + " collectives";
+}
+
+// The folder as the docs name it when it lies in the shared data
+// (../shared/calibration-data/<folder>), else as given.
+std::string ImportedFrom(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec1, ec2;
+  const fs::path shared = fs::weakly_canonical(
+      fs::path(RepoRoot()) / ".." / "shared" / "calibration-data", ec1);
+  const fs::path dir = fs::weakly_canonical(data_dir, ec2);
+  if (!ec1 && !ec2 && dir.parent_path() == shared) {
+    return "../shared/calibration-data/" + dir.filename().string();
+  }
+  return data_dir;
 }
 
 nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
@@ -367,7 +445,10 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                           const std::string& gpu, const ImportOptions& o) {
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& e : pv.manifest) {
-    if (e.value("gpu", "") != gpu_dir) continue;
+    if (e.value("gpu", "") != gpu_dir ||
+        e.value("table", "") == "system_yaml") {
+      continue;
+    }
     tables[e.value("table", "")] = {{"source_path", e.value("source_path", "")},
                                     {"sha256", e.value("source_sha256", "")}};
   }
@@ -385,14 +466,13 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
   }
   return {{"source",
            "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
-           "systems/data/" +
-               gpu_dir + "/ (vLLM 0.24.0 tables)"},
+           "systems/data/" + gpu_dir + "/ (vLLM " +
+               VersionOf(pv, gpu_dir, "gemm") + " tables)"},
           {"commit", pv.commit},
           {"source_date", pv.source_date},
           {"licence", "Apache-2.0"},
-          {"engine", "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives"},
-          {"imported_from",
-           "../shared/calibration-data/aiconfigurator-vllm-0.24.0"},
+          {"engine", EngineOf(pv, gpu_dir)},
+          {"imported_from", ImportedFrom(pv.data_dir)},
           {"imported_on", o.date},
           {"lookup",
            o.residual_base
@@ -521,7 +601,9 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
   for (const std::string& mname : o.models) {
     const ModelSpec m = ImportedModel(mname, o);
     for (int tp : o.tps) {
-      if (const std::string why = SkipReason(m, tp, gpu); !why.empty()) {
+      std::string why = SkipReason(m, tp, gpu);
+      if (why.empty()) why = TableGapReason(t, m, tp);
+      if (!why.empty()) {
         r->skipped.push_back(mname + " tp=" + std::to_string(tp) + " on " +
                              gpu.name + ": " + why);
         continue;
@@ -540,30 +622,57 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
   }
 }
 
+// Why a GPU gets no fp8 profile at all ("" when its tables may have fp8
+// rows): the manifest says its GEMMs hold one dtype and it is not fp8
+// (A100: bfloat16 only, no fp8 tensor cores).
+std::string NoFp8Reason(const std::string& data_dir, const GpuSpec& gpu) {
+  const auto c = ConstantColumns(data_dir + "/" + DataGpuDir(gpu.name), "gemm");
+  auto it = c.find("gemm_dtype");
+  if (it == c.end() || it->second == "fp8") return "";
+  return "no fp8 rows: every gemm.csv row is gemm_dtype " + it->second +
+         " (manifest.json constant_columns)";
+}
+
 }  // namespace
 
 ImportResult ImportAll(const ImportOptions& o0) {
   ImportOptions o = o0;
   if (o.date.empty()) o.date = UtcNow().substr(0, 10);
   RequireSomeProfile(o);
-  const Provenance pv = ReadProvenance(o.data_dir);
+  // Each GPU's folder and its provenance, all found before any is read.
+  std::map<std::string, Provenance> provenance;  // by folder
+  std::vector<std::string> dirs;
+  for (const std::string& gname : o.gpus) {
+    const std::string dir =
+        o.data_dir.empty() ? FindDataDir(o.data_root, LoadGpuSpec(gname).name)
+                           : o.data_dir;
+    if (!provenance.count(dir)) provenance.emplace(dir, ReadProvenance(dir));
+    dirs.push_back(dir);
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw std::runtime_error(o.out_dir + ": " + ec.message());
   ImportResult r;
-  for (const std::string& gname : o.gpus) {
-    const GpuSpec gpu = LoadGpuSpec(gname);
-    GpuTables t = LoadGpuTables(o.data_dir, gpu, o.fp8);
-    t.residual_base = o.residual_base;
-    for (const auto& e : pv.manifest) {
-      if (e.value("gpu", "") == DataGpuDir(gpu.name) &&
-          e.contains("constant_columns")) {
-        t.device = e["constant_columns"].value("device", t.device);
+  for (size_t i = 0; i < o.gpus.size(); ++i) {
+    const GpuSpec gpu = LoadGpuSpec(o.gpus[i]);
+    if (o.fp8) {
+      if (std::string why = NoFp8Reason(dirs[i], gpu); !why.empty()) {
+        r.skipped.push_back(gpu.name + " (every model): " + why);
+        continue;
       }
     }
+    GpuTables t = LoadGpuTables(dirs[i], gpu, o.fp8);
+    t.residual_base = o.residual_base;
     const std::vector<KindError> errs = GpuHeldoutErrors(t, gpu, o);
     r.errors.insert(r.errors.end(), errs.begin(), errs.end());
-    WriteGpuProfiles(t, gpu, errs, pv, o, &r);
+    WriteGpuProfiles(t, gpu, errs, provenance.at(dirs[i]), o, &r);
+  }
+  if (r.written.empty()) {
+    std::string why;
+    for (const std::string& s : r.skipped) why += (why.empty() ? "" : "; ") + s;
+    throw std::runtime_error("no profile written (" + why +
+                             "); expected a --gpu, --model and --tp the "
+                             "tables cover");
   }
   return r;
 }
@@ -571,18 +680,20 @@ ImportResult ImportAll(const ImportOptions& o0) {
 std::string ImportTable(const ImportResult& r) {
   std::ostringstream os;
   char buf[256];
+  int w = 9;  // the GPU column: as wide as its longest name
+  for (const KindError& e : r.errors)
+    w = std::max(w, static_cast<int>(e.gpu.size()));
   std::snprintf(buf, sizeof buf,
-                "  %-9s %-18s %7s %7s %8s %8s %8s %8s %8s %8s\n", "gpu",
+                "  %-*s %-18s %7s %7s %8s %8s %8s %8s %8s %8s\n", w, "gpu",
                 "op kind", "rows", "dropped", "held-out", "MAPE", "p90 APE",
                 "max APE", "extrap", "MAPE");
   os << buf;
   for (const KindError& e : r.errors) {
     std::snprintf(
         buf, sizeof buf,
-        "  %-9s %-18s %7d %7d %8d %7.2f%% %7.2f%% %7.1f%% %8d %7.2f%%\n",
-        e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout,
-        e.mape_pct, e.p90_ape_pct, e.max_ape_pct, e.extrapolated,
-        e.extrapolated_mape_pct);
+        "  %-*s %-18s %7d %7d %8d %7.2f%% %7.2f%% %7.1f%% %8d %7.2f%%\n", w,
+        e.gpu.c_str(), e.kind.c_str(), e.rows, e.dropped, e.heldout, e.mape_pct,
+        e.p90_ape_pct, e.max_ape_pct, e.extrapolated, e.extrapolated_mape_pct);
     os << buf;
   }
   for (const std::string& s : r.skipped) os << "  skipped: " << s << "\n";

@@ -1,7 +1,9 @@
 // servesim-calibrate import: calibrated profiles from public measured
-// kernel tables (aiconfigurator's vLLM 0.24.0 timings on H100-SXM, H200 and
-// B200, read in place from ../shared/calibration-data/), in the same
-// profile format the GPU harness writes.
+// kernel tables (aiconfigurator's vLLM timings: 0.24.0 on H100-SXM, H200,
+// B200, L40S and RTX PRO 6000, 0.14.0 on A100; read in place from
+// ../shared/calibration-data/, data_folders.h), in the same profile format
+// the GPU harness writes. Provenance (engine and NCCL versions, device,
+// source files) comes from the folder's manifest.json.
 //
 // Per model, tp and GPU: each layer GEMM and the LM head is a line over M
 // (the table interpolated in log n and log k to the model's shard, at every
@@ -31,14 +33,18 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/data_folders.h"
 #include "calibrate/measured_tables.h"
 #include "sim/cost/calibration_profile.h"
 
 namespace servesim::calibrate {
 
 struct ImportOptions {
-  std::string data_dir;  // .../aiconfigurator-vllm-0.24.0
-  std::string out_dir;   // profiles are written here
+  // One table folder for every GPU (.../aiconfigurator-vllm-0.24.0);
+  // empty: per GPU, the folder under data_root whose manifest lists it.
+  std::string data_dir;
+  std::string data_root;  // .../calibration-data
+  std::string out_dir;    // profiles are written here
   uint64_t seed = 1;
   double heldout_fraction = 0.2;
   std::vector<std::string> gpus = {"h100-sxm", "h200", "b200"};
@@ -78,12 +84,10 @@ struct ImportResult {
   std::vector<std::string> skipped;  // "model tp=N on gpu: why"
 };
 
-// Map a models/gpu name to the data's directory name (h200 -> h200_sxm).
-std::string DataGpuDir(const std::string& gpu);
-
 // One profile from loaded tables (tests call this directly).
 struct GpuTables {
-  std::string gpu, device;
+  std::string gpu, device;     // device: the tables' constant "device"
+  std::string nccl_version;    // of nccl.csv, from the manifest
   bool fp8 = false;            // W8A8 GEMM rows and fp8-KV attention rows
   bool residual_base = true;   // ImportOptions::residual_base
   MeasuredTable gemm, decode, prefill;
@@ -93,8 +97,13 @@ struct GpuTables {
 CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
                                  const GpuSpec& gpu, int tp,
                                  const std::vector<KindError>& errors);
+// Throws naming the file (and column) on unreadable tables.
 GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu,
                         bool fp8 = false);
+
+// Why `m` at `tp` gets no profile from tables `t` ("" when it gets one):
+// attention rows missing at its per-GPU heads, all-reduce rows at tp GPUs.
+std::string TableGapReason(const GpuTables& t, const ModelSpec& m, int tp);
 
 // The residual bases of an import (residual_base.h) per table of `t`:
 // GEMMs (the LM head's bf16 table too), decode and prefill attention at

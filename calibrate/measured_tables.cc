@@ -10,10 +10,6 @@
 // says so for other versions of these tables).
 #include "calibrate/measured_tables.h"
 
-#include "sim/core/paths.h"
-#include "sim/cost/calibration_profile.h"
-#include "sim/cost/roofline_cost_model.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -23,15 +19,25 @@
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
+
+#include "calibrate/data_manifest.h"
+#include "sim/core/paths.h"
+#include "sim/cost/calibration_profile.h"
+#include "sim/cost/kernel_time.h"
+#include "sim/cost/roofline_cost_model.h"
 
 namespace servesim::calibrate {
 namespace {
 
 // A CSV file with a header and at least one data row; fields hold no
-// commas or quotes. Errors name the file and its 1-based line.
+// commas or quotes. Errors name the file and its 1-based line. A column
+// the file lacks is read from `constants` (the manifest's constant_columns
+// for this table: the conversion dropped columns holding one value).
 class Csv {
  public:
-  explicit Csv(const std::string& path) : path_(path) {
+  Csv(const std::string& path, std::map<std::string, std::string> constants)
+      : path_(path), constants_(std::move(constants)) {
     // A directory or a device is refused with its reason (paths.h).
     CheckInputFile(path, "measured table");
     in_.open(path, std::ios::binary);
@@ -63,13 +69,17 @@ class Csv {
     if (data_rows_ == 0) Fail("expected data rows after the header, got none");
     return false;
   }
+  bool Has(const std::string& c) const {
+    return col_.count(c) > 0 || constants_.count(c) > 0;
+  }
   const std::string& Str(const std::string& c) const {
     auto it = col_.find(c);
-    if (it == col_.end()) {
-      throw std::runtime_error(path_ + ":1: no column \"" + c +
-                               "\" in the header");
-    }
-    return fields_[it->second];
+    if (it != col_.end()) return fields_[it->second];
+    auto k = constants_.find(c);
+    if (k != constants_.end()) return k->second;
+    throw std::runtime_error(path_ + ":1: no column \"" + c +
+                             "\" in the header nor in manifest.json's "
+                             "constant_columns for this table");
   }
   double Num(const std::string& c) const {
     const std::string& s = Str(c);
@@ -99,6 +109,7 @@ class Csv {
     return out;
   }
   std::string path_;
+  std::map<std::string, std::string> constants_;
   std::ifstream in_;
   std::unordered_map<std::string, size_t> col_;
   std::vector<std::string> fields_;
@@ -106,17 +117,38 @@ class Csv {
   int data_rows_ = 0;
 };
 
-// Adds a row; a repeated shape is an error (the tables have none).
-void Add(MeasuredTable* t, const Csv& csv, std::vector<double> key,
-         double seconds, bool physical) {
-  if (!(seconds > 0)) csv.Fail("latency: expected > 0");
-  if (!physical) {
-    ++t->dropped_physical;
-    return;
+// A table's rows as read. A shape measured more than once keeps the mean
+// of its times (A100's context_attention.csv times each heads = KV heads
+// shape twice, 1% apart on average); Finish() divides and indexes.
+class Rows {
+ public:
+  explicit Rows(MeasuredTable* t) : t_(t) {}
+  void Add(const Csv& csv, std::vector<double> key, double seconds,
+           bool physical) {
+    if (!(seconds > 0)) csv.Fail("latency: expected > 0");
+    if (!physical) {
+      ++t_->dropped_physical;
+      return;
+    }
+    t_->rows[key] += seconds;
+    ++count_[std::move(key)];
   }
-  if (!t->rows.emplace(std::move(key), seconds).second) {
-    csv.Fail("the same shape twice");
+  void Finish() {
+    for (const auto& [key, n] : count_) {
+      if (n > 1) t_->rows[key] /= n;
+    }
+    IndexAxes(t_);
   }
+
+ private:
+  MeasuredTable* t_;
+  std::map<std::vector<double>, int> count_;
+};
+
+// An attention table without a window_size column, constant or not, holds
+// full attention only (the data's README: A100 and the vLLM 0.19.0 tables).
+double WindowSize(const Csv& csv) {
+  return csv.Has("window_size") ? csv.Num("window_size") : 0;
 }
 
 }  // namespace
@@ -135,29 +167,33 @@ void IndexAxes(MeasuredTable* t) {
 MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
                             const std::string& dtype) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"m", "n", "k"};
   const bool fp8 = dtype == "fp8";
   const double in = fp8 ? 1 : 2;  // bytes of weights and inputs
-  Csv csv(dir + "/gemm.csv");
+  Csv csv(dir + "/gemm.csv", ConstantColumns(dir, "gemm"));
   while (csv.Next()) {
     if (csv.Str("gemm_dtype") != dtype) continue;
     const double m = csv.Num("m"), n = csv.Num("n"), k = csv.Num("k");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = 2 * m * n * k, bytes = in * (k * n + m * k) + 2 * m * n;
-    Add(&t, csv, {m, n, k}, s,
-        flops / s <= gpu.GemmPeakFlops(fp8) && bytes / s <= gpu.hbm_bytes_per_s);
+    rows.Add(csv, {m, n, k}, s,
+             flops / s <= gpu.GemmPeakFlops(fp8) &&
+                 bytes / s <= gpu.hbm_bytes_per_s);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
                               const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"heads", "kv_heads", "batch", "context"};
-  Csv csv(dir + "/generation_attention.csv");
+  Csv csv(dir + "/generation_attention.csv",
+          ConstantColumns(dir, "generation_attention"));
   while (csv.Next()) {
-    if (csv.Num("head_dim") != f.head_dim || csv.Num("window_size") != 0 ||
+    if (csv.Num("head_dim") != f.head_dim || WindowSize(csv) != 0 ||
         csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
       continue;
     }
@@ -168,21 +204,23 @@ MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
     const bool fp8 = f.kv_cache_dtype == "fp8";
     const double kv_bytes = b * 2 * kv * d * (fp8 ? 1 : 2) * c;
     const double flops = b * 4 * h * d * (c + 1);
-    Add(&t, csv, {h, kv, b, c}, s,
-        kv_bytes / s <= gpu.hbm_bytes_per_s &&
-            flops / s <= gpu.GemmPeakFlops(fp8));
+    rows.Add(csv, {h, kv, b, c}, s,
+             kv_bytes / s <= gpu.hbm_bytes_per_s &&
+                 flops / s <= gpu.GemmPeakFlops(fp8));
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
                                const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"heads", "kv_heads", "batch", "isl"};
-  Csv csv(dir + "/context_attention.csv");
+  Csv csv(dir + "/context_attention.csv",
+          ConstantColumns(dir, "context_attention"));
   while (csv.Next()) {
-    if (csv.Num("head_dim") != f.head_dim || csv.Num("window_size") != 0 ||
+    if (csv.Num("head_dim") != f.head_dim || WindowSize(csv) != 0 ||
         csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
       continue;
     }
@@ -190,18 +228,19 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
     const double b = csv.Num("batch_size"), n = csv.Num("isl");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = b * 4 * h * f.head_dim * n * (n + 1) / 2;
-    Add(&t, csv, {h, kv, b, n}, s,
-        flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
+    rows.Add(csv, {h, kv, b, n}, s,
+             flops / s <= gpu.GemmPeakFlops(f.kv_cache_dtype == "fp8"));
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 
 MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
                            const ModelSpec& m) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"moe_tp", "tokens"};
-  Csv csv(dir + "/moe.csv");
+  Csv csv(dir + "/moe.csv", ConstantColumns(dir, "moe"));
   while (csv.Next()) {
     if (csv.Num("hidden_size") != m.hidden_size ||
         csv.Num("inter_size") != m.intermediate_size ||
@@ -215,43 +254,51 @@ MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
     // Every expert's weights at most once: a floor on the bytes.
     const double weights = 2.0 * m.num_experts * 3 * m.hidden_size * m.intermediate_size / tp;
     const double active = ExpectedActiveExperts(m.num_experts, m.experts_per_token, tokens);
-    Add(&t, csv, {tp, tokens}, s,
-        active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
+    rows.Add(csv, {tp, tokens}, s,
+             active / m.num_experts * weights / s <= gpu.hbm_bytes_per_s);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
+}
+
+double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
+  return CustomAllReduceRuns(gpu, f.num_gpus) ? f.custom_allreduce_max_bytes
+                                              : 0;
 }
 
 MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
                                  const TableFilter& f) {
   MeasuredTable t;
+  Rows rows(&t);
   t.axes = {"bytes"};
   const double g = f.num_gpus;
   // interconnect_bytes_per_s is one direction; the datasheet total is 2x.
   const double link = 2 * gpu.interconnect_bytes_per_s;
+  const double custom_max = CustomAllReduceMaxBytes(gpu, f);
   auto add = [&](const Csv& csv, double bytes) {
     const double s = csv.Num("latency") * 1e-3;
-    Add(&t, csv, {bytes}, s, 2 * (g - 1) / g * bytes / s <= link);
+    rows.Add(csv, {bytes}, s, 2 * (g - 1) / g * bytes / s <= link);
   };
-  Csv custom(dir + "/custom_allreduce.csv");
+  Csv custom(dir + "/custom_allreduce.csv",
+             ConstantColumns(dir, "custom_allreduce"));
   while (custom.Next()) {
     if (custom.Num("num_gpus") != g ||
         custom.Str("kernel_source") != "vLLM_custom_graph") {
       continue;
     }
     const double bytes = 2 * custom.Num("message_size");
-    if (bytes < f.custom_allreduce_max_bytes) add(custom, bytes);
+    if (bytes < custom_max) add(custom, bytes);
   }
-  Csv nccl(dir + "/nccl.csv");
+  Csv nccl(dir + "/nccl.csv", ConstantColumns(dir, "nccl"));
   while (nccl.Next()) {
     if (nccl.Num("num_gpus") != g || nccl.Str("op_name") != "all_reduce" ||
         nccl.Str("nccl_dtype") != "half") {
       continue;
     }
     const double bytes = 2 * nccl.Num("message_size");
-    if (bytes >= f.custom_allreduce_max_bytes) add(nccl, bytes);
+    if (bytes >= custom_max) add(nccl, bytes);
   }
-  IndexAxes(&t);
+  rows.Finish();
   return t;
 }
 

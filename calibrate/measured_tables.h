@@ -1,7 +1,8 @@
-// Public measured kernel tables (aiconfigurator's vLLM 0.24.0 timings, read
-// in place from ../shared/calibration-data/, never copied): CSV reading,
-// the physical-limits filter, and log-space interpolation along the
-// measured grid.
+// Public measured kernel tables (aiconfigurator's vLLM timings, read in
+// place from ../shared/calibration-data/, never copied): CSV reading (a
+// column the conversion dropped as constant comes from manifest.json,
+// data_manifest.h), the physical-limits filter, and log-space
+// interpolation along the measured grid.
 //
 // A table is a set of rows on a (possibly incomplete) rectilinear grid:
 // each row has one coordinate per axis and a measured time. Interpolation
@@ -54,13 +55,17 @@ MeasuredTable LoadDecodeTable(const std::string& gpu_dir, const GpuSpec& gpu,
 // batch, isl.
 MeasuredTable LoadPrefillTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                const TableFilter& f);
-// All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
-// all-reduce below f.custom_allreduce_max_bytes, NCCL all_reduce above.
 // Fused MoE (moe.csv, bf16, expert parallelism 1, balanced routing) of one
 // model's expert shape: axes moe_tp (the expert MLPs' tensor-parallel
 // split), tokens.
 MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
                            const ModelSpec& model);
+// Where vLLM switches from its custom all-reduce to NCCL at f.num_gpus
+// GPUs: f.custom_allreduce_max_bytes, or 0 where the custom all-reduce
+// does not run (more than two PCIe-only GPUs, kernel_time.h).
+double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f);
+// All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
+// all-reduce below CustomAllReduceMaxBytes, NCCL all_reduce above.
 MeasuredTable LoadAllReduceTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                  const TableFilter& f);
 

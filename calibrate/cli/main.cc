@@ -275,10 +275,8 @@ Status KernelSpeedCommand(const Options& o) {
 
 // Profiles from the public measured tables (import.h).
 Status ImportCommand(ImportOptions o) {
-  if (o.data_dir.empty()) {
-    o.data_dir =
-        RepoRoot() + "/../shared/calibration-data/aiconfigurator-vllm-0.24.0";
-  }
+  // Without --data each GPU's folder is found there (data_folders.h).
+  o.data_root = RepoRoot() + "/../shared/calibration-data";
   ImportResult r;
   try {
     r = ImportAll(o);
@@ -409,14 +407,19 @@ int main(int argc, char** argv) {
   CLI::App* imp = app.add_subcommand(
       "import",
       "Profiles from public measured kernel tables (aiconfigurator, vLLM "
-      "0.24.0) for each GPU x model x tp, with held-out errors");
-  imp->add_option("--data", imp_o.data_dir,
-                  "Table directory (default "
-                  "../shared/calibration-data/aiconfigurator-vllm-0.24.0 "
-                  "beside the repository)");
+      "0.24.0 and 0.14.0) for each GPU x model x tp, with held-out errors");
+  imp->add_option(
+      "--data", imp_o.data_dir,
+      "Table directory for every GPU (default: per GPU, the "
+      "folder under ../shared/calibration-data beside the "
+      "repository whose manifest lists it: "
+      "aiconfigurator-vllm-0.24.0 or aiconfigurator-vllm-more-gpus)");
   imp->add_option("--out-dir", imp_o.out_dir, "Where profiles are written")
       ->required();
-  imp->add_option("--gpu", imp_o.gpus, "models/gpu names (default all three)");
+  imp->add_option(
+      "--gpu", imp_o.gpus,
+      "models/gpu names (default h100-sxm, h200, b200; also a100-80gb, "
+      "l40s, rtx-pro-6000)");
   imp->add_option("--model", imp_o.models, "models/llm names");
   imp->add_option("--tp", imp_o.tps, "Tensor-parallel degrees")
       ->check(CLI::Range(1, 1024));

@@ -4,8 +4,10 @@
 // the roofline's price of the kernel (worked here with the roofline's own
 // functions) and lie between them, the plain lookup is unchanged, the
 // held-out evaluation builds its base from training rows only, and every
-// shipped profile runs the default scenario. The tables are read in place
-// from ../shared/; without them these skip.
+// shipped profile runs the default scenario; the second data folder
+// (A100, L40S, RTX PRO 6000) is found per GPU, its dropped constant
+// columns come from its manifest and its provenance from the data. The
+// tables are read in place from ../shared/; without them these skip.
 #include "calibrate/import.h"
 
 #include <gtest/gtest.h>
@@ -13,9 +15,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <tuple>
 
+#include "calibrate/data_folders.h"
 #include "calibrate/profile.h"
 #include "calibrate/roofline_fit.h"
 #include "sim/core/paths.h"
@@ -28,8 +32,10 @@
 namespace servesim::calibrate {
 namespace {
 
-std::string DataDir() {
-  return RepoRoot() + "/../shared/calibration-data/aiconfigurator-vllm-0.24.0";
+std::string DataRoot() { return RepoRoot() + "/../shared/calibration-data"; }
+std::string DataDir() { return DataRoot() + "/aiconfigurator-vllm-0.24.0"; }
+std::string MoreGpusDir() {
+  return DataRoot() + "/aiconfigurator-vllm-more-gpus";
 }
 
 // The H200 tables and the Llama-3.1-8B tp=1 profile built from them, with
@@ -451,6 +457,121 @@ TEST(ImportTest, EveryShippedProfileRunsTheDefaultScenario) {
     ++n;
   }
   EXPECT_GE(n, 1);
+}
+
+#define REQUIRE_MORE_GPUS()                                       \
+  if (!std::filesystem::exists(MoreGpusDir() + "/manifest.json")) \
+  GTEST_SKIP() << "no tables at " << MoreGpusDir()
+
+// Without --data each GPU's folder is the one whose manifest lists it.
+TEST(ImportMoreGpusTest, EachGpuFindsItsFolder) {
+  REQUIRE_DATA();
+  REQUIRE_MORE_GPUS();
+  EXPECT_EQ(FindDataDir(DataRoot(), "h200"), DataDir());
+  EXPECT_EQ(FindDataDir(DataRoot(), "rtx-pro-6000"), MoreGpusDir());
+  EXPECT_EQ(FindDataDir(DataRoot(), "a100-80gb"), MoreGpusDir());
+  EXPECT_EQ(DataGpuDir("l40s"), "l40s");
+  EXPECT_THROW(DataGpuDir("rtx-4090"), std::runtime_error);
+}
+
+// An RTX PRO 6000 profile from the second folder, with that folder, its
+// vLLM and NCCL versions and its device string in the profile; a model
+// whose per-GPU heads the attention tables lack is skipped, saying so.
+TEST(ImportMoreGpusTest, RtxPro6000ProfileNamesItsSource) {
+  REQUIRE_MORE_GPUS();
+  ImportOptions o;
+  o.data_root = DataRoot();
+  o.out_dir = (std::filesystem::temp_directory_path() / "import_rtx").string();
+  o.gpus = {"rtx-pro-6000"};
+  o.models = {"llama-3.1-8b", "qwen2.5-7b"};
+  o.tps = {2};
+  o.date = "2026-12-06";
+  const ImportResult r = ImportAll(o);
+  ASSERT_EQ(r.written.size(), 1u);
+  EXPECT_EQ(r.skipped, std::vector<std::string>{
+                           "qwen2.5-7b tp=2 on rtx-pro-6000: no decode "
+                           "attention rows at 14 heads / 2 KV heads per GPU "
+                           "(generation_attention.csv)"});
+  const CalibrationProfile p = LoadCalibrationProfile(r.written[0]);
+  EXPECT_EQ(p.device.name, "NVIDIA RTX PRO 6000 Blackwell Server Edition");
+  EXPECT_EQ(p.import_info.value("engine", ""),
+            "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives");
+  EXPECT_EQ(p.import_info.value("imported_from", ""),
+            "../shared/calibration-data/aiconfigurator-vllm-more-gpus");
+  EXPECT_NE(p.import_info.value("source", "").find("rtx_pro_6000_server/"),
+            std::string::npos);
+  EXPECT_NE(p.allreduce_source.find("NCCL 2.29.2"), std::string::npos);
+  std::filesystem::remove_all(o.out_dir);
+}
+
+// A100's tables lack gemm_dtype, head_dim, kv_cache_dtype and window_size:
+// the manifest's constant columns (and full attention) stand in, and a
+// shape measured twice keeps the mean of its two rows.
+TEST(ImportMoreGpusTest, A100ConstantColumnsFallBackToTheManifest) {
+  REQUIRE_MORE_GPUS();
+  const GpuSpec gpu = LoadGpuSpec("a100-80gb");
+  const std::string dir = MoreGpusDir() + "/a100_sxm";
+  EXPECT_EQ(LoadGemmTable(dir, gpu).rows.size(), 9240u);
+  EXPECT_TRUE(LoadGemmTable(dir, gpu, "fp8").rows.empty());
+  EXPECT_EQ(LoadDecodeTable(dir, gpu, TableFilter{}).rows.size(), 5431u);
+  const MeasuredTable pre = LoadPrefillTable(dir, gpu, TableFilter{});
+  // context_attention.csv: batch 1, isl 16384, 8 heads / 8 KV heads twice.
+  EXPECT_DOUBLE_EQ(pre.rows.at({8, 8, 1, 16384}),
+                   (3.2833919525146484 + 3.3152106602986655) / 2 * 1e-3);
+  const GpuTables t = LoadGpuTables(MoreGpusDir(), gpu);
+  EXPECT_EQ(t.device, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(t.nccl_version, "2.27.3");
+}
+
+// --fp8 skips the A100 (bf16 GEMMs only) with its reason; with nothing
+// else asked for, nothing is written and the import says why.
+TEST(ImportMoreGpusTest, A100Fp8IsSkippedWithItsReason) {
+  REQUIRE_MORE_GPUS();
+  ImportOptions o;
+  o.data_root = DataRoot();
+  o.out_dir = (std::filesystem::temp_directory_path() / "import_a100").string();
+  o.gpus = {"a100-80gb"};
+  o.models = {"llama-3.1-8b"};
+  o.tps = {1};
+  o.fp8 = true;
+  try {
+    ImportAll(o);
+    ADD_FAILURE() << "expected no profile written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "a100-80gb (every model): no fp8 rows: every gemm.csv row "
+                  "is gemm_dtype bfloat16"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(o.out_dir);
+}
+
+// A column neither in the CSV nor among the manifest's constant columns is
+// a one-line error naming the file and the column.
+TEST(ImportMoreGpusTest, MissingColumnNamesFileAndColumn) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "import_missing_col";
+  fs::remove_all(root);
+  fs::create_directories(root / "x_gpu");
+  const std::string gemm = (root / "x_gpu" / "gemm.csv").string();
+  std::ofstream(gemm) << "m,n,k,latency\n1,4096,4096,0.05\n";
+  const GpuSpec gpu = LoadGpuSpec("h200");
+  try {
+    LoadGemmTable((root / "x_gpu").string(), gpu);
+    ADD_FAILURE() << "expected a missing-column error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              gemm +
+                  ":1: no column \"gemm_dtype\" in the header nor in "
+                  "manifest.json's constant_columns for this table");
+  }
+  // The same file with gemm_dtype constant in the folder's manifest reads.
+  std::ofstream((root / "manifest.json").string())
+      << R"([{"gpu": "x_gpu", "table": "gemm",)"
+      << R"( "constant_columns": {"gemm_dtype": "bfloat16"}}])";
+  EXPECT_EQ(LoadGemmTable((root / "x_gpu").string(), gpu).rows.size(), 1u);
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// GPU names against measured-table folders (see data_folders.h).
+#include "calibrate/data_folders.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "calibrate/data_manifest.h"
+
+namespace servesim::calibrate {
+namespace {
+
+// models/gpu name -> the data's directory.
+const std::vector<std::pair<std::string, std::string>>& GpuDirs() {
+  static const std::vector<std::pair<std::string, std::string>> dirs = {
+      {"h100-sxm", "h100_sxm"}, {"h200", "h200_sxm"},
+      {"b200", "b200_sxm"},     {"a100-80gb", "a100_sxm"},
+      {"l40s", "l40s"},         {"rtx-pro-6000", "rtx_pro_6000_server"}};
+  return dirs;
+}
+
+bool ListsGpu(const nlohmann::json& manifest, const std::string& gpu_dir) {
+  for (const nlohmann::json& e : manifest) {
+    if (e.value("gpu", "") == gpu_dir) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DataGpuDir(const std::string& gpu) {
+  std::string known;
+  for (const auto& [name, dir] : GpuDirs()) {
+    if (name == gpu) return dir;
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  throw std::runtime_error("no measured tables for GPU " + gpu + " (" + known +
+                           ")");
+}
+
+const std::vector<std::string>& VllmDataFolders() {
+  static const std::vector<std::string> folders = {
+      "aiconfigurator-vllm-0.24.0", "aiconfigurator-vllm-more-gpus"};
+  return folders;
+}
+
+std::string FindDataDir(const std::string& root, const std::string& gpu) {
+  const std::string gpu_dir = DataGpuDir(gpu);
+  std::string searched;
+  for (const std::string& f : VllmDataFolders()) {
+    const std::string dir = root + "/" + f;
+    searched += (searched.empty() ? "" : ", ") + f;
+    if (!std::filesystem::exists(dir + "/manifest.json")) continue;
+    if (ListsGpu(ReadManifest(dir), gpu_dir)) return dir;
+  }
+  throw std::runtime_error(root + ": no manifest.json lists " + gpu_dir +
+                           " (GPU " + gpu + "); searched " + searched);
+}
+
+}  // namespace servesim::calibrate

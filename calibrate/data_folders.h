@@ -1,0 +1,23 @@
+// Which measured-table folder holds a GPU's tables: servesim's GPU names
+// (models/gpu/) against the data's directory names, and the folders under
+// ../shared/calibration-data/ that hold vLLM kernel tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace servesim::calibrate {
+
+// The data's directory of a models/gpu name (h200 -> h200_sxm,
+// rtx-pro-6000 -> rtx_pro_6000_server); throws naming the GPUs it knows.
+std::string DataGpuDir(const std::string& gpu);
+
+// The vLLM table folders under the calibration-data root, searched in this
+// order (aiconfigurator-vllm-0.24.0 first: H100-SXM, H200, B200).
+const std::vector<std::string>& VllmDataFolders();
+
+// <root>/<folder> of the first VllmDataFolders() entry whose manifest.json
+// lists the GPU's data directory; throws naming the folders searched.
+std::string FindDataDir(const std::string& root, const std::string& gpu);
+
+}  // namespace servesim::calibrate
