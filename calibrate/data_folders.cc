@@ -44,8 +44,9 @@ const std::vector<std::string>& VllmDataFolders() {
   return folders;
 }
 
-std::string FindDataDir(const std::string& root, const std::string& gpu) {
-  const std::string gpu_dir = DataGpuDir(gpu);
+std::string FindDataDir(const std::string& root, const std::string& gpu,
+                        const std::string& gpu_dir0) {
+  const std::string gpu_dir = gpu_dir0.empty() ? DataGpuDir(gpu) : gpu_dir0;
   std::string searched;
   for (const std::string& f : VllmDataFolders()) {
     const std::string dir = root + "/" + f;

@@ -17,7 +17,9 @@ std::string DataGpuDir(const std::string& gpu);
 const std::vector<std::string>& VllmDataFolders();
 
 // <root>/<folder> of the first VllmDataFolders() entry whose manifest.json
-// lists the GPU's data directory; throws naming the folders searched.
-std::string FindDataDir(const std::string& root, const std::string& gpu);
+// lists the GPU's data directory (gpu_dir: another of its directories, e.g.
+// one vLLM version's tables); throws naming the folders searched.
+std::string FindDataDir(const std::string& root, const std::string& gpu,
+                        const std::string& gpu_dir = "");
 
 }  // namespace servesim::calibrate

@@ -128,8 +128,14 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
   return e;
 }
 
-GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp8) {
-  const std::string dir = data_dir + "/" + DataGpuDir(gpu.name);
+GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp8,
+                        const std::string& gpu_dir0) {
+  const std::string gpu_dir = gpu_dir0.empty() ? DataGpuDir(gpu.name) : gpu_dir0;
+  const std::string dir = data_dir + "/" + gpu_dir;
+  // A versioned folder without collectives takes the GPU's main folder's.
+  const std::string main_dir = data_dir + "/" + DataGpuDir(gpu.name);
+  const std::string nccl_dir =
+      std::filesystem::exists(dir + "/nccl.csv") ? dir : main_dir;
   GpuTables t;
   t.gpu = gpu.name;
   t.fp8 = fp8;
@@ -148,13 +154,14 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   RequireRows(t.prefill, dir + "/context_attention.csv", attention);
   for (int g : {2, 4, 8}) {
     f.num_gpus = g;
-    t.allreduce[g] = LoadAllReduceTable(dir, gpu, f);
+    t.allreduce[g] = LoadAllReduceTable(dir, gpu, f, nccl_dir);
   }
   // A hand-made folder without a manifest leaves both empty.
   if (std::filesystem::exists(data_dir + "/manifest.json")) {
     const nlohmann::json m = ReadManifest(data_dir);
-    t.device = TableDevice(m, DataGpuDir(gpu.name));
-    t.nccl_version = TableVersion(m, DataGpuDir(gpu.name), "nccl");
+    t.device = TableDevice(m, gpu_dir);
+    t.nccl_version =
+        TableVersion(m, nccl_dir == dir ? gpu_dir : DataGpuDir(gpu.name), "nccl");
   }
   return t;
 }
@@ -410,6 +417,19 @@ std::string VersionOf(const Provenance& pv, const std::string& gpu_dir,
   return v;
 }
 
+// The GPU's main directory of a versioned one ("x-vllm-0.19.0" -> "x").
+std::string MainGpuDir(const std::string& gpu_dir) {
+  const size_t at = gpu_dir.find("-vllm-");
+  return at == std::string::npos ? gpu_dir : gpu_dir.substr(0, at);
+}
+
+// Where the GPU's NCCL table is: its own directory, else the main one's
+// (LoadGpuTables reads it there too).
+std::string NcclDirOf(const Provenance& pv, const std::string& gpu_dir) {
+  return TableVersion(pv.manifest, gpu_dir, "nccl").empty() ? MainGpuDir(gpu_dir)
+                                                            : gpu_dir;
+}
+
 // "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives", naming any table the
 // import reads that was measured with another vLLM version.
 std::string EngineOf(const Provenance& pv, const std::string& gpu_dir) {
@@ -423,7 +443,8 @@ std::string EngineOf(const Provenance& pv, const std::string& gpu_dir) {
     const std::string v = VersionOf(pv, gpu_dir, table);
     if (v != kernels) s += std::string(" (") + what + ": vLLM " + v + ")";
   }
-  return s + "; NCCL " + VersionOf(pv, gpu_dir, "nccl") + " collectives";
+  return s + "; NCCL " + VersionOf(pv, NcclDirOf(pv, gpu_dir), "nccl") +
+         " collectives";
 }
 
 // The folder as the docs name it when it lies in the shared data
@@ -445,7 +466,9 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                           const std::string& gpu, const ImportOptions& o) {
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& e : pv.manifest) {
-    if (e.value("gpu", "") != gpu_dir ||
+    const bool nccl_beside = e.value("table", "") == "nccl" &&
+                             e.value("gpu", "") == NcclDirOf(pv, gpu_dir);
+    if ((e.value("gpu", "") != gpu_dir && !nccl_beside) ||
         e.value("table", "") == "system_yaml") {
       continue;
     }
@@ -596,6 +619,7 @@ void RequireSomeProfile(const ImportOptions& o) {
 
 // One GPU's profiles, each model x tp that fits (the rest: r->skipped).
 void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
+                      const std::string& gpu_dir,
                       const std::vector<KindError>& errs, const Provenance& pv,
                       const ImportOptions& o, ImportResult* r) {
   for (const std::string& mname : o.models) {
@@ -610,10 +634,11 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
       }
       CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
       p.date = pv.source_date;
-      p.import_info = ImportInfo(pv, DataGpuDir(gpu.name), errs, gpu.name, o);
-      const std::string path = o.out_dir + "/" + gpu.name + "-" + mname +
-                               "-tp" + std::to_string(tp) +
-                               (o.fp8 ? "-fp8" : "") + ".json";
+      p.import_info = ImportInfo(pv, gpu_dir, errs, gpu.name, o);
+      const std::string path =
+          o.out_dir + "/" + gpu.name + "-" + mname + "-tp" + std::to_string(tp) +
+          (o.fp8 ? "-fp8" : "") +
+          (o.engine_version.empty() ? "" : "-vllm-" + o.engine_version) + ".json";
       if (Status st = WriteProfile(path, p); !st.ok()) {
         throw std::runtime_error(st.message());
       }
@@ -625,8 +650,8 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
 // Why a GPU gets no fp8 profile at all ("" when its tables may have fp8
 // rows): the manifest says its GEMMs hold one dtype and it is not fp8
 // (A100: bfloat16 only, no fp8 tensor cores).
-std::string NoFp8Reason(const std::string& data_dir, const GpuSpec& gpu) {
-  const auto c = ConstantColumns(data_dir + "/" + DataGpuDir(gpu.name), "gemm");
+std::string NoFp8Reason(const std::string& dir) {
+  const auto c = ConstantColumns(dir, "gemm");
   auto it = c.find("gemm_dtype");
   if (it == c.end() || it->second == "fp8") return "";
   return "no fp8 rows: every gemm.csv row is gemm_dtype " + it->second +
@@ -637,15 +662,27 @@ std::string NoFp8Reason(const std::string& data_dir, const GpuSpec& gpu) {
 
 ImportResult ImportAll(const ImportOptions& o0) {
   ImportOptions o = o0;
+  if (o.fp8 && !o.engine_version.empty()) {
+    // RTX PRO 6000 0.19.0: its fp8-KV attention rows beat the FP8 peak by
+    // up to 390x (the data README's cautions).
+    throw std::runtime_error(
+        "--fp8 with --engine-version: the versioned tables' fp8 attention "
+        "rows are not trusted (see the data README's cautions); expected "
+        "bf16 profiles");
+  }
   if (o.date.empty()) o.date = UtcNow().substr(0, 10);
   RequireSomeProfile(o);
   // Each GPU's folder and its provenance, all found before any is read.
   std::map<std::string, Provenance> provenance;  // by folder
   std::vector<std::string> dirs;
+  std::vector<std::string> gpu_dirs;  // each GPU's table directory
   for (const std::string& gname : o.gpus) {
-    const std::string dir =
-        o.data_dir.empty() ? FindDataDir(o.data_root, LoadGpuSpec(gname).name)
-                           : o.data_dir;
+    const std::string name = LoadGpuSpec(gname).name;
+    gpu_dirs.push_back(DataGpuDir(name) +
+                       (o.engine_version.empty() ? "" : "-vllm-" + o.engine_version));
+    const std::string dir = o.data_dir.empty()
+                                ? FindDataDir(o.data_root, name, gpu_dirs.back())
+                                : o.data_dir;
     if (!provenance.count(dir)) provenance.emplace(dir, ReadProvenance(dir));
     dirs.push_back(dir);
   }
@@ -656,16 +693,16 @@ ImportResult ImportAll(const ImportOptions& o0) {
   for (size_t i = 0; i < o.gpus.size(); ++i) {
     const GpuSpec gpu = LoadGpuSpec(o.gpus[i]);
     if (o.fp8) {
-      if (std::string why = NoFp8Reason(dirs[i], gpu); !why.empty()) {
+      if (std::string why = NoFp8Reason(dirs[i] + "/" + gpu_dirs[i]); !why.empty()) {
         r.skipped.push_back(gpu.name + " (every model): " + why);
         continue;
       }
     }
-    GpuTables t = LoadGpuTables(dirs[i], gpu, o.fp8);
+    GpuTables t = LoadGpuTables(dirs[i], gpu, o.fp8, gpu_dirs[i]);
     t.residual_base = o.residual_base;
     const std::vector<KindError> errs = GpuHeldoutErrors(t, gpu, o);
     r.errors.insert(r.errors.end(), errs.begin(), errs.end());
-    WriteGpuProfiles(t, gpu, errs, provenance.at(dirs[i]), o, &r);
+    WriteGpuProfiles(t, gpu, gpu_dirs[i], errs, provenance.at(dirs[i]), o, &r);
   }
   if (r.written.empty()) {
     std::string why;

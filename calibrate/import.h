@@ -54,6 +54,13 @@ struct ImportOptions {
   // fp8 weights (W8A8 GEMM rows) and an fp8 KV cache (fp8 attention rows):
   // profiles <gpu>-<model>-tp<N>-fp8.json.
   bool fp8 = false;
+  // The tables of one vLLM version where a data folder keeps them beside
+  // the GPU's newest (<gpu dir>-vllm-<version>, e.g. RTX PRO 6000's 0.19.0,
+  // the engine of the measured serving runs); "" the newest. Profiles are
+  // named <gpu>-<model>-tp<N>-vllm-<version>.json; NCCL collectives come
+  // from the GPU's main folder when the versioned one has none (they are
+  // NCCL's, not vLLM's).
+  std::string engine_version;
   // Interpolate log(t / roofline) between grid neighbours (residual_base.h)
   // rather than log t; false reproduces the plain log-log lookup.
   bool residual_base = true;
@@ -97,9 +104,10 @@ struct GpuTables {
 CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
                                  const GpuSpec& gpu, int tp,
                                  const std::vector<KindError>& errors);
-// Throws naming the file (and column) on unreadable tables.
+// Throws naming the file (and column) on unreadable tables. gpu_dir: the
+// GPU's table directory in data_dir ("" : DataGpuDir of the GPU).
 GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu,
-                        bool fp8 = false);
+                        bool fp8 = false, const std::string& gpu_dir = "");
 
 // Why `m` at `tp` gets no profile from tables `t` ("" when it gets one):
 // attention rows missing at its per-GPU heads, all-reduce rows at tp GPUs.

@@ -267,7 +267,9 @@ double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
 }
 
 MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
-                                 const TableFilter& f) {
+                                 const TableFilter& f,
+                                 const std::string& nccl_dir0) {
+  const std::string nccl_dir = nccl_dir0.empty() ? dir : nccl_dir0;
   MeasuredTable t;
   Rows rows(&t);
   t.axes = {"bytes"};
@@ -289,7 +291,7 @@ MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
     const double bytes = 2 * custom.Num("message_size");
     if (bytes < custom_max) add(custom, bytes);
   }
-  Csv nccl(dir + "/nccl.csv", ConstantColumns(dir, "nccl"));
+  Csv nccl(nccl_dir + "/nccl.csv", ConstantColumns(nccl_dir, "nccl"));
   while (nccl.Next()) {
     if (nccl.Num("num_gpus") != g || nccl.Str("op_name") != "all_reduce" ||
         nccl.Str("nccl_dtype") != "half") {

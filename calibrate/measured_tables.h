@@ -65,9 +65,11 @@ MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
 // does not run (more than two PCIe-only GPUs, kernel_time.h).
 double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f);
 // All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
-// all-reduce below CustomAllReduceMaxBytes, NCCL all_reduce above.
+// all-reduce below CustomAllReduceMaxBytes, NCCL all_reduce above (from
+// nccl_dir's nccl.csv; empty: gpu_dir's).
 MeasuredTable LoadAllReduceTable(const std::string& gpu_dir, const GpuSpec& gpu,
-                                 const TableFilter& f);
+                                 const TableFilter& f,
+                                 const std::string& nccl_dir = "");
 
 // A physical model of a table's times over its keys (residual_base.h);
 // empty: none.

@@ -431,6 +431,11 @@ int main(int argc, char** argv) {
   imp->add_flag("--fp8", imp_o.fp8,
                 "fp8 weights (W8A8 GEMM rows) and KV cache (fp8 attention rows): "
                 "profiles named <gpu>-<model>-tp<N>-fp8.json");
+  imp->add_option("--engine-version", imp_o.engine_version,
+                  "One vLLM version's tables where the data keeps them beside "
+                  "the newest (<gpu dir>-vllm-<version>: RTX PRO 6000 0.19.0, "
+                  "the measured serving runs' engine); bf16 only; profiles "
+                  "named <gpu>-<model>-tp<N>-vllm-<version>.json");
   bool plain_interpolation = false;
   imp->add_flag("--plain-interpolation", plain_interpolation,
                 "Interpolate log t between grid neighbours (the lookup "

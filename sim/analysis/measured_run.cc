@@ -294,17 +294,67 @@ StatusOr<RunComparison> CompareRequests(
   return c;
 }
 
+Status AddPeerErrors(const std::string& path, RunComparison* c) {
+  std::ifstream in(ResolveDataPath(path));
+  if (!in) return Status::Error(path + ": cannot be opened; expected a peer summary");
+  std::string line;
+  int64_t n = 0, matched = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    std::istringstream ls(line);
+    std::string name, stat, diff;
+    double measured = 0, simulated = 0;
+    if (!(ls >> name >> stat >> measured >> simulated)) continue;  // headers
+    // The peer's own printed error when the line has one ("-1.0%"), else
+    // computed from its rounded values.
+    double peer_pct = 100 * (simulated - measured) / measured;
+    if (ls >> diff && diff.size() > 1 && diff.back() == '%') {
+      try {
+        peer_pct = std::stod(diff.substr(0, diff.size() - 1));
+      } catch (const std::exception&) {
+      }
+    }
+    const std::string metric = name == "Latency" ? "E2E" : name;
+    std::string suffix = stat == "Mean" ? " mean" : stat == "Median" ? " p50" : "";
+    if (suffix.empty() && stat.size() > 1 && stat[0] == 'P') suffix = " p" + stat.substr(1);
+    for (ValidationRow& r : c->rows) {
+      if (r.metric != metric + suffix) continue;
+      // The summary prints one decimal.
+      if (std::fabs(measured - r.measured) > std::max(0.051, 1e-3 * std::fabs(r.measured))) {
+        return Status::Error(path + ":" + std::to_string(n) + ": " + name + " " + stat +
+                             " measured " + Fmt("%.1f", measured) + ", the log gives " +
+                             Fmt("%.1f", r.measured) +
+                             "; expected the peer's comparison of the same run");
+      }
+      r.peer_error_pct = peer_pct;
+      ++matched;
+    }
+  }
+  if (matched == 0) {
+    return Status::Error(path + ": no \"TTFT|TPOT|Latency Mean|Median|P<n> <measured> "
+                         "<simulated>\" line matched; expected a peer summary");
+  }
+  c->peer = path;
+  return Status::Ok();
+}
+
 std::string ComparisonTable(const RunComparison& c) {
   std::ostringstream os;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-18s %-6s %12s %12s %9s\n", "metric", "unit",
-                "measured", "predicted", "error");
+  const bool peer = !c.peer.empty();
+  std::snprintf(buf, sizeof buf, "  %-18s %-6s %12s %12s %9s%s\n", "metric", "unit",
+                "measured", "predicted", "error", peer ? "  peer error" : "");
   os << buf;
   for (const ValidationRow& r : c.rows) {
-    std::snprintf(buf, sizeof buf, "  %-18s %-6s %12.1f %12.1f %+8.1f%%\n",
+    std::snprintf(buf, sizeof buf, "  %-18s %-6s %12.1f %12.1f %+8.1f%%",
                   r.metric.c_str(), r.unit.c_str(), r.measured, r.predicted,
                   r.error_pct());
     os << buf;
+    if (peer && !std::isnan(r.peer_error_pct)) {
+      std::snprintf(buf, sizeof buf, "  %+9.1f%%", r.peer_error_pct);
+      os << buf;
+    }
+    os << "\n";
   }
   std::snprintf(buf, sizeof buf,
                 "per request (%lld): median |error| TTFT %.1f%%, E2E %.1f%%; "

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct ValidationRow {
   std::string unit;    // "ms", "s", "tok/s"
   double measured = 0, predicted = 0;
   double error_pct() const;  // (predicted - measured) / measured, %
+  // Another simulator's published error on the same metric (%), when a
+  // peer summary was read; NaN otherwise.
+  double peer_error_pct = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunComparison {
@@ -73,7 +77,17 @@ struct RunComparison {
   static constexpr double kBucketS = 5;
   double throughput_over_time_error_pct = 0;
   double running_over_time_error_pct = -1;
+  std::string peer;  // the peer summary read ("" none)
 };
+
+// A peer simulator's published comparison of the same run, in
+// LLMServingSim's validation/summary.txt layout: lines "<metric words>
+// <measured> <simulated> <diff>%" with TTFT, TPOT or Latency and Mean,
+// Median, P90, P95 or P99 (ms). Fills peer_error_pct of the matching rows
+// (Latency = E2E, Median = p50). A peer whose measured value differs from
+// ours by more than its rounding (0.05 ms) or 0.1% (another definition or
+// another run) is an error.
+Status AddPeerErrors(const std::string& path, RunComparison* c);
 
 // Pairs the two sides request by request: the same count and, per request,
 // the same prompt and output lengths, else an error naming the first

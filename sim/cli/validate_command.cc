@@ -1,11 +1,13 @@
 // `servesim validate`: replay a measured serving run and compare, per
 // request and in aggregate (sim/analysis/measured_run.h).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "sim/analysis/measured_run.h"
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
+#include "sim/core/paths.h"
 #include "sim/report/format.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/scenario/scenario.h"
@@ -18,7 +20,18 @@ struct ValidateOptions {
   std::vector<std::string> sets;
   std::string measured;             // default: the scenario's trace
   std::vector<std::string> fields;  // key=name
+  std::string peer;                 // a peer's summary ("" : beside the log)
 };
+
+// LLMServingSim's bench layout: <run>/vllm/requests.jsonl beside
+// <run>/validation/summary.txt.
+std::string PeerBesideLog(const std::string& log) {
+  const std::filesystem::path p =
+      std::filesystem::path(ResolveDataPath(log)).parent_path().parent_path() /
+      "validation" / "summary.txt";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec) ? p.string() : "";
+}
 
 Status SetField(const std::string& spec, MeasuredFields* f) {
   const size_t eq = spec.find('=');
@@ -67,6 +80,10 @@ Status Validate(const ValidateOptions& o) {
   if (!p.ok()) return p.status();
   StatusOr<RunComparison> c = CompareRequests(m.value(), p.value());
   if (!c.ok()) return Status::Error(measured + ": " + c.status().message());
+  const std::string peer = o.peer.empty() ? PeerBesideLog(measured) : o.peer;
+  if (!peer.empty()) {
+    if (Status st = AddPeerErrors(peer, &c.value()); !st.ok()) return st;
+  }
   std::cout << "servesim validate: " << sc->file << "\n"
             << "  model " << sc->model.Label() << " on "
             << (sc->num_replicas > 1 ? std::to_string(sc->num_replicas) + " replicas of " : "")
@@ -87,6 +104,11 @@ Status Validate(const ValidateOptions& o) {
             << sc->seed << "; every request compared (no warm-up excluded)\n"
             << "  measured " << measured << ": latencies from " << fields.queued
             << " (servesim: engine arrival), percentiles numpy-linear\n";
+  if (!peer.empty()) {
+    std::cout << "  peer error: another simulator's published (simulated - "
+                 "measured) / measured, from "
+              << (o.peer.empty() ? "the summary beside the log" : peer) << "\n";
+  }
   std::cout << ComparisonTable(c.value());
   return Status::Ok();
 }
@@ -114,6 +136,12 @@ Command AddValidateCommand(CLI::App* app) {
                   "queued_ts, first_token first_token_ts, last_token "
                   "last_token_ts, scheduled scheduled_ts (optional): vLLM "
                   "RequestStateStats; seconds)")
+      ->check(NotAnOption());
+  cmd->add_option("--peer-summary", opts->peer,
+                  "Another simulator's published comparison of the same run "
+                  "(LLMServingSim's summary.txt layout), shown as a peer error "
+                  "column (default: validation/summary.txt beside the log's "
+                  "folder, when there is one)")
       ->check(NotAnOption());
   return [cmd, opts]() -> Status {
     if (!cmd->parsed()) return Status::Ok();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 
@@ -136,6 +137,34 @@ TEST(MeasuredRunTest, OverTimeByHand) {
   // Without scheduled times there is no running comparison.
   m.scheduled_s = -1;
   EXPECT_LT(CompareRequests({m}, {p}).value().running_over_time_error_pct, 0);
+}
+
+// A peer's summary (LLMServingSim's layout): its printed error is quoted
+// beside the matching rows; a summary of another run is refused.
+TEST(MeasuredRunTest, PeerSummaryColumn) {
+  std::vector<RequestLatency> m, p;
+  for (int i = 0; i < 4; ++i) {
+    m.push_back(Req(10, 5, i, 0.1 * (i + 1), 1.0 + 0.1 * i));
+    p.push_back(Req(10, 5, i, 0.11 * (i + 1), 1.1 + 0.11 * i));
+  }
+  RunComparison c = CompareRequests(m, p).value();
+  const std::string ok = WriteLog(
+      "peer_ok.txt",
+      "Metric   vLLM   Sim   Diff%\n-----\nTTFT Mean   250.0   240.0   -4.0%\n"
+      "Latency Median   1150.0   1160.0   +0.9%\nTPOT P95 1 1 +0.0%\n");
+  ASSERT_TRUE(AddPeerErrors(ok, &c).ok());
+  EXPECT_DOUBLE_EQ(c.rows[0].peer_error_pct, -4.0);  // TTFT mean
+  EXPECT_EQ(c.rows[9].metric, "E2E p50");
+  EXPECT_DOUBLE_EQ(c.rows[9].peer_error_pct, 0.9);
+  EXPECT_TRUE(std::isnan(c.rows[1].peer_error_pct));
+  EXPECT_NE(ComparisonTable(c).find("peer error"), std::string::npos);
+  const std::string other =
+      WriteLog("peer_other.txt", "TTFT Mean   260.0   240.0   -7.7%\n");
+  const Status st = AddPeerErrors(other, &c);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(":1: TTFT Mean measured 260.0, the log gives 250.0"),
+            std::string::npos)
+      << st.message();
 }
 
 TEST(MeasuredRunTest, MismatchedRequestsAreRefused) {

@@ -504,6 +504,44 @@ TEST(ImportMoreGpusTest, RtxPro6000ProfileNamesItsSource) {
   std::filesystem::remove_all(o.out_dir);
 }
 
+// --engine-version 0.19.0: RTX PRO 6000's older tables (the measured
+// serving runs' vLLM), named so; its folder has no NCCL table, so the
+// collectives above the custom all-reduce's limit are the main folder's.
+// Its GEMMs are slower than 0.24.0's at prefill sizes (the data's own
+// rows), so the profile prices a 2048-token GEMM above the newest one.
+TEST(ImportMoreGpusTest, EngineVersionTablesAndTheirNccl) {
+  REQUIRE_MORE_GPUS();
+  ImportOptions o;
+  o.data_root = DataRoot();
+  o.out_dir = (std::filesystem::temp_directory_path() / "import_v019").string();
+  o.gpus = {"rtx-pro-6000"};
+  o.models = {"llama-3.1-8b"};
+  o.tps = {2};
+  o.date = "2026-12-06";
+  o.engine_version = "0.19.0";
+  const ImportResult r = ImportAll(o);
+  ASSERT_EQ(r.written.size(), 1u);
+  EXPECT_EQ(std::filesystem::path(r.written[0]).filename(),
+            "rtx-pro-6000-llama-3.1-8b-tp2-vllm-0.19.0.json");
+  const CalibrationProfile old_p = LoadCalibrationProfile(r.written[0]);
+  EXPECT_EQ(old_p.import_info.value("engine", ""),
+            "vLLM 0.19.0 kernels; NCCL 2.29.2 collectives");
+  EXPECT_TRUE(old_p.import_info["tables"].contains("nccl"));
+  // Above 8 MiB the all-reduce grid has NCCL's rows.
+  ASSERT_FALSE(old_p.allreduce.lines.empty());
+  EXPECT_GE(old_p.allreduce.lines[0].x.back(), 64.0 * (1 << 20));
+  o.engine_version = "";
+  const ImportResult r24 = ImportAll(o);
+  const CalibrationProfile new_p = LoadCalibrationProfile(r24.written[0]);
+  const double tokens = 2048;
+  EXPECT_GT(EvalGrid(old_p.Fit(ProfileOp::kGemmQkv).grid, 1, tokens),
+            1.1 * EvalGrid(new_p.Fit(ProfileOp::kGemmQkv).grid, 1, tokens));
+  o.fp8 = true;
+  o.engine_version = "0.19.0";
+  EXPECT_THROW(ImportAll(o), std::runtime_error);
+  std::filesystem::remove_all(o.out_dir);
+}
+
 // A100's tables lack gemm_dtype, head_dim, kv_cache_dtype and window_size:
 // the manifest's constant columns (and full attention) stand in, and a
 // shape measured twice keeps the mean of its two rows.

@@ -67,9 +67,9 @@ TEST(ServingDataTest, MeasuredVllmRunsWithinTolerance) {
   }
   const Tolerance runs[] = {
       {"scenarios/measured/vllm-0.19-rtxpro6000-llama-3.1-8b.json", 7097.2, 32.5,
-       28200.7, 25, 12, 15},
+       28200.7, 8, 5, 5},
       {"scenarios/measured/vllm-0.19-rtxpro6000-qwen3-32b-tp2.json", 36905.2, 80.3,
-       90408.1, 40, 30, 35},
+       90408.1, 25, 15, 18},
       {"scenarios/measured/vllm-0.19-rtx4090-llama-3.1-8b.json", 65456.6, 32.4,
        86578.3, 15, 10, 12},
   };
