@@ -894,6 +894,9 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
     Status st = ApplyOverride(&j, o);
     if (!st.ok()) return st;
   }
+  if (options.edit) {
+    if (Status st = options.edit(&j); !st.ok()) return st;
+  }
   return CatchConfigErrors([&] { return ParseOrThrow(std::move(j), label, options); });
 }
 
