@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/analysis/runs.h"
+#include "sim/cli/bench_flags.h"
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
 #include "sim/scenario/run_memory.h"
@@ -32,6 +33,7 @@ struct RunOptions {
   bool check_invariants = false;
   bool quiet = false;
   bool reference_markdown = false;  // print the scenario keys as Markdown
+  BenchFlags bench;                  // vllm bench serve's flags
 };
 
 
@@ -46,11 +48,17 @@ Status Run(const RunOptions& o) {
       !st.ok()) {
     return st;
   }
+  // The flags' own conflicts fail before the scenario is read.
+  if (Status st = CheckBenchFlags(o.bench); !st.ok()) return st;
+  ScenarioParseOptions parse;
+  if (o.bench.any()) {
+    parse.edit = [&o](nlohmann::json* j) { return ApplyBenchFlags(o.bench, j); };
+  }
   StatusOr<Scenario> sc =
       o.scenario.empty()
           ? ParseScenario(EmbeddedDefaultScenario(),
-                          "<embedded default: scenarios/default_chat.json>", o.sets)
-          : LoadScenarioFile(o.scenario, o.sets);
+                          "<embedded default: scenarios/default_chat.json>", o.sets, parse)
+          : LoadScenarioFile(o.scenario, o.sets, parse);
   if (!sc.ok()) return sc.status();
   const bool keeps_requests =
       !o.save_timeline.empty() || o.check_invariants || RunKeepsRequests(*sc);
@@ -182,6 +190,7 @@ Command AddRunCommand(CLI::App* app) {
                 "conservation, Little's law); a violation is printed and exits "
                 "non-zero");
   run->add_flag("-q,--quiet", opts->quiet, "Do not print the console report");
+  AddBenchFlags(run, &opts->bench);
   run->add_flag("--scenario-reference-markdown", opts->reference_markdown,
                 "Print the scenario key table below as Markdown and exit "
                 "(docs/reference/scenario.md is made from it)");

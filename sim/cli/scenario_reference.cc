@@ -187,6 +187,11 @@ constexpr KeyDoc kKeys[] = {
     {"metrics.warmup_requests", "0",
      "Exclude the first N requests; the report says how many were excluded."},
     {"metrics.percentiles", "[50, 90, 95, 99, 99.9]", "Percentile set of every latency."},
+    {"metrics.goodput", "null",
+     "vllm bench serve --goodput: {ttft_ms, tpot_ms, e2el_ms}, any subset (>= 0): "
+     "a completed request is good when it meets every one given (TPOT = (E2E - TTFT) "
+     "/ (output tokens - 1), 0 for one token); request_goodput = good requests / "
+     "the run's duration (run --goodput ttft:500 sets it)."},
     {"limits.max_queued", "100000",
      "Stop the run (unstable) when more requests than this are queued."},
     {"frontend.enabled", "false",

@@ -32,7 +32,8 @@
 //             unless a JSONL trace's records give them.
 //  clients    max_concurrency: never more than that many requests sent and
 //             unfinished at once (a sweep over send/finish, finishes first
-//             at equal times); closed loop: at most `concurrency` in flight,
+//             at equal times), sent in arrival order, waiting only while
+//             every slot is taken (run_invariants_slots.cc); closed loop: at most `concurrency` in flight,
 //             each client's next request sent only after its previous one
 //             finished; sessions: turn k+1 of a session is created no
 //             earlier than turn k finished plus the think time, never after
@@ -670,6 +671,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   CheckRequests(in, out, reps, &v);
   CheckClasses(in, out, &v);
   CheckClients(in, out, &v);
+  CheckSlotWaits(in, out, &v);
   CheckSessions(in, out, &v);
   CheckTraceSessions(in, out, &v);
   // Disaggregated: routing is per pool (a request has a prefill and a

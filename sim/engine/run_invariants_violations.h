@@ -71,6 +71,10 @@ bool SpecOn(const SimulationInput& in, int32_t replica);
 void CheckFrontend(const SimulationInput& in, const SimulationOutput& out,
                    Violations* v);
 
+// max_concurrency slots (run_invariants_slots.cc): sent first come, first
+// served, a wait only while every slot is taken, a send as one is freed.
+void CheckSlotWaits(const SimulationInput& in, const SimulationOutput& out, Violations* v);
+
 // KV offload (run_invariants_offload.cc): transfers, stalls, swap space.
 void CheckOffloadInvariants(const SimulationInput& in, const SimulationOutput& out,
                             Violations* v);

@@ -18,6 +18,7 @@
 #include "sim/engine/request.h"
 #include "sim/engine/spec_decode.h"
 #include "sim/engine/step_record.h"
+#include "sim/metrics/goodput.h"
 #include "sim/metrics/recorder.h"
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/length_distribution.h"
@@ -57,6 +58,7 @@ struct MetricsConfig {
   double warmup_s = 0;
   int64_t warmup_requests = 0;
   std::vector<double> percentiles = {50, 90, 95, 99, 99.9};
+  GoodputSlo goodput;  // metrics.goodput (vllm bench serve --goodput); empty: none
 };
 
 struct LimitsConfig {

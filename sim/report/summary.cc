@@ -201,9 +201,18 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   if (recorder.output_tokens() > 0 || s.completed == 0) {
     s.max_output_tokens_per_s = recorder.max_output_tokens_per_s();
   }
+  s.goodput_slo = in.metrics.goodput;
+  if (!s.goodput_slo.empty()) {
+    for (size_t i = 0; i < count; ++i) {
+      const RequestOutcome o = done[i];
+      s.good += MeetsGoodput(s.goodput_slo, ToMillis(o.first_token - o.send),
+                             ToMillis(o.finish - o.send), o.output_len);
+    }
+  }
   if (s.completed > 0 && last_finish > first_arrival) {
     s.duration_s = ToSeconds(last_finish - first_arrival);
     s.request_throughput = s.completed / s.duration_s;
+    s.request_goodput = s.good / s.duration_s;
     s.input_throughput = s.total_input_tokens / s.duration_s;
     s.output_throughput = s.total_output_tokens / s.duration_s;
     s.total_token_throughput = s.input_throughput + s.output_throughput;

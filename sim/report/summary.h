@@ -63,6 +63,14 @@ struct RunSummary {
   int64_t max_concurrent_requests = 0;
   int64_t max_output_tokens_per_s = -1;
 
+  // vllm bench serve --goodput (metrics.goodput; empty: not asked for):
+  // completed requests meeting every SLO (sim/metrics/goodput.h), and
+  // request_goodput = good / duration_s, the window request_throughput
+  // divides by (vLLM divides both by its benchmark duration).
+  GoodputSlo goodput_slo;
+  int64_t good = 0;
+  double request_goodput = 0;
+
   // Latencies in milliseconds. TTFT and E2E are from the actual send time
   // (what a load generator measures); *_from_arrival include the wait for
   // a max_concurrency slot, from the intended arrival time.

@@ -314,6 +314,11 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << "  " << Fmt("%.3f", s.request_throughput) << " req/s, "
      << Fmt("%.1f", s.output_throughput) << " output tok/s, "
      << Fmt("%.1f", s.total_token_throughput) << " total tok/s\n";
+  if (!s.goodput_slo.empty()) {
+    os << "  request goodput " << Fmt("%.3f", s.request_goodput) << " req/s: " << s.good
+       << " of " << s.completed << " completed requests met " << DescribeGoodput(s.goodput_slo)
+       << " (vllm bench serve --goodput)\n";
+  }
   os << "\nLatency (ms), " << s.completed << " requests";
   if (s.offered_rate > 0)
     os << " at " << Fmt("%.3g", s.offered_rate) << " req/s offered";
@@ -403,8 +408,8 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
 //    histogram, and there is no text.
 // Written as null because servesim has no such setting (as vLLM does when
 // it is not given): label (--label), tokenizer_id (lengths are token
-// counts; no tokenizer runs), request_goodput (no --goodput SLOs here; see
-// `servesim capacity --slo` for goodput).
+// counts; no tokenizer runs). request_goodput is null, as vLLM's is 0 then,
+// unless metrics.goodput (run --goodput) gives SLOs.
 namespace {
 
 // The replayed trace and what its reader decided, so that a result never
@@ -432,6 +437,18 @@ nlohmann::json TraceJson(const Scenario& sc) {
   if (!o.model_filter.empty()) t["model"] = o.model_filter;
   if (!o.log_type_filter.empty()) t["log_type"] = o.log_type_filter;
   return t;
+}
+
+// The SLOs request_goodput was counted against, and the count, so that a
+// reader can check it: good / duration = request_goodput.
+nlohmann::json GoodputJson(const RunSummary& s) {
+  const GoodputSlo& g = s.goodput_slo;
+  nlohmann::json slo = nlohmann::json::object();
+  if (g.ttft_ms) slo["ttft_ms"] = *g.ttft_ms;
+  if (g.tpot_ms) slo["tpot_ms"] = *g.tpot_ms;
+  if (g.e2el_ms) slo["e2el_ms"] = *g.e2el_ms;
+  return {{"slo", slo}, {"good_requests", s.good}, {"completed", s.completed},
+          {"duration_s", s.duration_s}};
 }
 
 }  // namespace
@@ -469,7 +486,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   j["total_input_tokens"] = s.total_input_tokens;
   j["total_output_tokens"] = s.total_output_tokens;
   j["request_throughput"] = s.request_throughput;
-  j["request_goodput"] = nullptr;
+  j["request_goodput"] = s.goodput_slo.empty() ? nlohmann::json(nullptr)
+                                                : nlohmann::json(s.request_goodput);
   j["output_throughput"] = s.output_throughput;
   j["total_token_throughput"] = s.total_token_throughput;
   j["max_output_tokens_per_s"] = s.max_output_tokens_per_s >= 0
@@ -512,6 +530,7 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
                                           {"past_run_bound", d.past_bound},
                                           {"unsent_at_end", d.waiting_at_end}}}};
   }
+  if (!s.goodput_slo.empty()) x["goodput"] = GoodputJson(s);
   x["unstable"] = s.unstable;
   x["unstable_reason"] = s.unstable_reason;
   x["cut_short"] = s.cut_short;

@@ -522,10 +522,23 @@ void ParseWorkload(const JsonView& root, Scenario* s, const Scenario* scanned) {
   CheckTrafficSpan(w, *s);
 }
 
+// metrics.goodput: vllm bench serve --goodput's SLOs, in ms; 0 is allowed
+// (as vLLM allows it: only an instant answer meets it).
+void ParseGoodput(const JsonView& g, GoodputSlo* slo) {
+  g.AllowKeys({"ttft_ms", "tpot_ms", "e2el_ms"});
+  const Range ms = Range::Closed(0, 1e11);  // up to the longest span, 1e8 s
+  slo->ttft_ms = g.OptionalNumber("ttft_ms", ms);
+  slo->tpot_ms = g.OptionalNumber("tpot_ms", ms);
+  slo->e2el_ms = g.OptionalNumber("e2el_ms", ms);
+  if (slo->empty()) {
+    g.FailMessage("", "expected at least one of ttft_ms, tpot_ms, e2el_ms");
+  }
+}
+
 void ParseMetrics(const JsonView& root, Scenario* s) {
   if (!root.Has("metrics")) return;
   const JsonView m = root.Object("metrics");
-  m.AllowKeys({"warmup_s", "warmup_requests", "percentiles"});
+  m.AllowKeys({"warmup_s", "warmup_requests", "percentiles", "goodput"});
   s->metrics.warmup_s = m.Number("warmup_s", 0, SpanSeconds());
   s->metrics.warmup_requests =
       m.Integer("warmup_requests", 0, Range::Closed(0, 1e9));
@@ -542,6 +555,7 @@ void ParseMetrics(const JsonView& root, Scenario* s) {
       }
     }
   }
+  if (m.Has("goodput")) ParseGoodput(m.Object("goodput"), &s->metrics.goodput);
 }
 
 void ParseCluster(const JsonView& root, Scenario* s) {
@@ -886,6 +900,9 @@ StatusOr<Scenario> ParseScenario(const std::string& text,
   for (const auto& o : overrides) {
     Status st = ApplyOverride(&j, o);
     if (!st.ok()) return st;
+  }
+  if (options.edit) {
+    if (Status st = options.edit(&j); !st.ok()) return st;
   }
   return CatchConfigErrors([&] { return ParseOrThrow(std::move(j), label, options); });
 }

@@ -3,6 +3,7 @@
 // project's contract with users and scripts: extend them, never rename.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,10 @@ struct ScenarioParseOptions {
   // instead of failing (the co-located plan; a disaggregated pool's still
   // fails).
   bool defer_fit = false;
+  // An edit of the JSON after the --set overrides, before validation
+  // (run's vllm bench serve flags, sim/cli/bench_flags.h); its error is
+  // returned as is.
+  std::function<Status(nlohmann::json*)> edit = nullptr;
 };
 
 struct Scenario {

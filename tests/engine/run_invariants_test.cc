@@ -355,6 +355,51 @@ TEST(RunInvariants, MaxConcurrencyExceeded) {
   EXPECT_VIOLATION(r, "max_concurrency", "2 requests in flight");
 }
 
+// vllm bench serve --max-concurrency's semaphore: first come, first served,
+// a wait only while every slot is taken, a send the instant one is freed.
+SimRun SlotRun() {
+  SimRun r = Simulate(Base(), {"workload.max_concurrency=3", "workload.arrival.rate=200"});
+  ExpectSound(r);
+  return r;
+}
+
+// The first request that waited for a slot.
+size_t FirstWaiter(const SimulationOutput& out) {
+  for (size_t i = 0; i < out.requests.size(); ++i) {
+    if (out.requests[i].send > out.requests[i].arrival) return i;
+  }
+  ADD_FAILURE() << "no request waited for a slot";
+  return 0;
+}
+
+TEST(RunInvariants, SlotsSentOutOfArrivalOrder) {
+  SimRun r = SlotRun();
+  const size_t i = FirstWaiter(r.out);
+  // A later arrival overtakes the waiting one: it is sent first.
+  Request& later = r.out.requests[i + 1];
+  Request& waiter = r.out.requests[i];
+  std::swap(later.send, waiter.send);
+  later.send = std::min(later.send, waiter.send) - 1;
+  EXPECT_VIOLATION(r, "slots", "before one that arrived earlier");
+}
+
+TEST(RunInvariants, SlotWaitWithAFreeSlot) {
+  SimRun r = SlotRun();
+  // Request 0 arrives to an empty system: it cannot have waited.
+  Request& a = r.out.requests[0];
+  a.send = a.arrival + 1;
+  EXPECT_VIOLATION(r, "slots", "request 0 waited for a slot from");
+  EXPECT_VIOLATION(r, "slots", "request 0 waited and was sent at");
+}
+
+TEST(RunInvariants, SlotWaiterSentLate) {
+  SimRun r = SlotRun();
+  const size_t i = FirstWaiter(r.out);
+  // Sent a nanosecond after the slot freed: the semaphore hands it over at once.
+  r.out.requests[i].send += 1;
+  EXPECT_VIOLATION(r, "slots", "when no slot was freed");
+}
+
 TEST(RunInvariants, ClosedLoopClientSendsTwice) {
   SimRun r = Simulate(Base(), {"workload.arrival={\"process\":\"closed\",\"concurrency\":2}"});
   ExpectSound(r);
