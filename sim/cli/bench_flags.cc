@@ -280,4 +280,35 @@ Status ApplyBenchFlags(const BenchFlags& f, nlohmann::json* scenario) {
   return Status::Ok();
 }
 
+Status CheckBenchFlagsAgainstSets(const BenchFlags& f,
+                                  const std::vector<std::string>& sets) {
+  const struct {
+    bool given;
+    const char* flag;
+    const char* key;
+  } aliases[] = {
+      {f.request_rate.has_value(), "--request-rate", "workload.arrival"},
+      {f.burstiness.has_value(), "--burstiness", "workload.arrival"},
+      {f.num_prompts.has_value(), "--num-prompts", "workload.num_requests"},
+      {f.max_concurrency.has_value(), "--max-concurrency", "workload.max_concurrency"},
+      {f.random_input_len.has_value(), "--random-input-len", "workload.input_len"},
+      {f.isl.has_value(), "--isl", "workload.input_len"},
+      {f.random_output_len.has_value(), "--random-output-len", "workload.output_len"},
+      {f.osl.has_value(), "--osl", "workload.output_len"},
+      {f.random_range_ratio.has_value(), "--random-range-ratio", "workload.input_len"},
+      {!f.goodput.empty(), "--goodput", "metrics.goodput"},
+  };
+  for (const std::string& set : sets) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const auto& a : aliases) {
+      const std::string k = a.key;
+      if (!a.given || key.compare(0, k.size(), k) != 0) continue;
+      if (key.size() != k.size() && key[k.size()] != '.') continue;
+      return Status::Error(std::string(a.flag) + " and --set " + set + " both set " + k +
+                           "; expected one of them");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace servesim

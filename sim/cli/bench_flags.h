@@ -53,6 +53,12 @@ StatusOr<GoodputSlo> ParseGoodputFlag(const std::vector<std::string>& specs);
 // burstiness text, the goodput specs.
 Status CheckBenchFlags(const BenchFlags& f);
 
+// A flag and a --set edit of the key it aliases (or a key under it), e.g.
+// --request-rate with --set workload.arrival.rate=5: an error naming both,
+// since one would silently override the other.
+Status CheckBenchFlagsAgainstSets(const BenchFlags& f,
+                                  const std::vector<std::string>& sets);
+
 // Writes the flags into a scenario's JSON (CheckBenchFlags first).
 Status ApplyBenchFlags(const BenchFlags& f, nlohmann::json* scenario);
 

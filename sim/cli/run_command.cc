@@ -50,6 +50,7 @@ Status Run(const RunOptions& o) {
   }
   // The flags' own conflicts fail before the scenario is read.
   if (Status st = CheckBenchFlags(o.bench); !st.ok()) return st;
+  if (Status st = CheckBenchFlagsAgainstSets(o.bench, o.sets); !st.ok()) return st;
   ScenarioParseOptions parse;
   if (o.bench.any()) {
     parse.edit = [&o](nlohmann::json* j) { return ApplyBenchFlags(o.bench, j); };

@@ -31,6 +31,23 @@ std::string ErrorOf(const BenchFlags& f) {
   return sc.ok() ? "" : sc.status().message();
 }
 
+// A flag and a --set of the key it aliases would silently override one
+// another: an error naming both. A --set of another key is fine.
+TEST(BenchFlags, FlagAndSetOfTheSameKeyConflict) {
+  BenchFlags f;
+  f.request_rate = "20";
+  f.random_range_ratio = 0.5;
+  const Status st = CheckBenchFlagsAgainstSets(f, {"workload.arrival.rate=5"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "--request-rate and --set workload.arrival.rate=5 both set "
+            "workload.arrival; expected one of them");
+  EXPECT_FALSE(CheckBenchFlagsAgainstSets(f, {"workload.input_len={}"}).ok());
+  EXPECT_TRUE(CheckBenchFlagsAgainstSets(f, {"workload.arrivals_x=1"}).ok());
+  EXPECT_TRUE(CheckBenchFlagsAgainstSets(f, {"workload.num_requests=7"}).ok());
+  EXPECT_TRUE(CheckBenchFlagsAgainstSets(BenchFlags{}, {"workload.arrival.rate=5"}).ok());
+}
+
 TEST(BenchFlags, RateIsPoissonAndBurstinessIsVllmGamma) {
   BenchFlags f;
   f.request_rate = "20";
