@@ -209,7 +209,9 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   TableFilter fp8_kv;
   fp8_kv.kv_cache_dtype = "fp8";
   for (size_t gi = 0; gi < g.names.size(); ++gi) {
-    const std::string dir = o.data_dir + "/" + DataGpuDir(g.names[gi]);
+    const std::string folder =
+        o.data_dir.empty() ? FindDataDir(o.data_root, g.names[gi]) : o.data_dir;
+    const std::string dir = folder + "/" + DataGpuDir(g.names[gi]);
     const GpuSpec& spec = g.specs[gi];
     // GEMMs with the widths and depths a model's shards have (k, n >= 512):
     // the tables also time 32-wide matrices no transformer layer has.

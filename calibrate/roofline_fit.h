@@ -27,7 +27,10 @@
 namespace servesim::calibrate {
 
 struct RooflineFitOptions {
-  std::string data_dir;  // .../aiconfigurator-vllm-0.24.0
+  // One table folder for every GPU (.../aiconfigurator-vllm-0.24.0); empty:
+  // per GPU, the folder under data_root whose manifest lists it.
+  std::string data_dir;
+  std::string data_root;  // .../calibration-data
   uint64_t seed = 1;
   double heldout_fraction = 0.2;
   std::vector<std::string> train_gpus = {"h100-sxm", "h200"};

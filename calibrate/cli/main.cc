@@ -294,8 +294,17 @@ Status ImportCommand(ImportOptions o) {
 
 // The roofline's kernel constants fitted to the measured tables
 // (roofline_fit.h).
-Status FitRooflineCommand(RooflineFitOptions o) {
-  if (o.data_dir.empty()) {
+Status FitRooflineCommand(RooflineFitOptions o, const std::vector<std::string>& train,
+                          const std::vector<std::string>& heldout) {
+  if (!train.empty()) {
+    // Other GPUs: each GPU's tables from the folder that lists it.
+    o.train_gpus = train;
+    o.heldout_gpus = heldout;
+    o.data_root = RepoRoot() + "/../shared/calibration-data";
+  } else if (!heldout.empty()) {
+    return Status::Error("fit-roofline: --heldout-gpu without --train-gpu; "
+                         "expected the GPUs to fit on too");
+  } else if (o.data_dir.empty()) {
     o.data_dir =
         RepoRoot() + "/../shared/calibration-data/aiconfigurator-vllm-0.24.0";
   }
@@ -307,7 +316,7 @@ Status FitRooflineCommand(RooflineFitOptions o) {
   }
   std::printf("servesim-calibrate fit-roofline: %s (seed %llu, %.0f%% of "
               "the training GPUs' rows held out)\n",
-              o.data_dir.c_str(), static_cast<unsigned long long>(o.seed),
+              o.data_dir.empty() ? "each GPU's folder" : o.data_dir.c_str(), static_cast<unsigned long long>(o.seed),
               100 * o.heldout_fraction);
   std::fputs(RooflineFitReport(f).c_str(), stdout);
   return Status::Ok();
@@ -451,6 +460,14 @@ int main(int argc, char** argv) {
                   "../shared/calibration-data/aiconfigurator-vllm-0.24.0 "
                   "beside the repository)");
   fit->add_option("--seed", fit_o.seed, "Held-out split seed");
+  std::vector<std::string> fit_train, fit_heldout;
+  fit->add_option("--train-gpu", fit_train,
+                  "GPUs whose rows fit the constants, 80% of each (default "
+                  "h100-sxm and h200); each GPU's tables from the folder that "
+                  "lists it unless --data is given");
+  fit->add_option("--heldout-gpu", fit_heldout,
+                  "GPUs held out whole, every row a test (default b200; none "
+                  "when --train-gpu is given without it)");
   std::vector<std::string> cmp_profiles;
   CLI::App* cmp = app.add_subcommand(
       "compare-models",
@@ -477,7 +494,7 @@ int main(int argc, char** argv) {
       : imp->parsed()   ? servesim::calibrate::ImportCommand(imp_o)
       : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles,
                                                                 cmp_preset)
-      : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o)
+      : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o, fit_train, fit_heldout)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     // One printable line, whatever bytes a file name holds.
