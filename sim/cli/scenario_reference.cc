@@ -40,6 +40,11 @@ constexpr KeyDoc kKeys[] = {
      "models/gpu/<name>.json or a path; aliases h100 = h100-sxm, a100 = "
      "a100-80gb."},
     {"hardware.tp", "1", "Tensor-parallel degree; must divide the attention heads."},
+    {"hardware.ep", "1",
+     "Expert parallelism (vLLM --enable-expert-parallel), MoE models only: "
+     "the experts spread whole over ep GPUs, tp of a replica times ep / tp "
+     "data-parallel replicas (cluster.replicas a multiple of it); a multiple "
+     "of tp dividing num_experts. Roofline only; not with disaggregation."},
     {"hardware.interconnect_gb_per_s", "the GPU file's",
      "GPU-to-GPU bandwidth per direction as this host provides it (GB/s), "
      "for tensor-parallel all-reduce: e.g. a PCIe server without "

@@ -88,6 +88,9 @@ Status Validate(const ValidateOptions& o) {
             << "  model " << sc->model.Label() << " on "
             << (sc->num_replicas > 1 ? std::to_string(sc->num_replicas) + " replicas of " : "")
             << sc->tp << "x " << sc->gpu.name << " (tp=" << sc->tp
+            << (sc->model.expert_parallel > 1
+                    ? ", ep=" + std::to_string(sc->model.expert_parallel)
+                    : std::string())
             << (sc->interconnect_given
                     ? ", interconnect " + Fmt("%g", sc->gpu.interconnect_bytes_per_s / 1e9) +
                           " GB/s per direction (given)"

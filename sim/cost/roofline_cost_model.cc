@@ -167,7 +167,8 @@ double RooflineCostModel::CountTerm(int which, double count) const {
   switch (which) {
     case 0: return m_.num_layers * LayerGemmTime(count);
     case 1: return LmHeadTime(count);
-    case 2: return m_.num_layers * 2 * AllReduceTime(count);
+    case 2:
+      return m_.num_layers * (2 * AllReduceTime(count) + ExpertDispatchTime(count));
     default: return ElementwiseTime(count);
   }
 }
@@ -195,7 +196,8 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
   }
   q_heads_ = static_cast<double>(model.num_heads) / tp;
   kv_heads_ = model.KvHeadsPerGpu(tp);
-  inter_ = static_cast<double>(model.intermediate_size) / tp;
+  mlp_share_ = static_cast<double>(model.intermediate_size) / tp;
+  inter_ = model.expert_parallel > 1 ? model.intermediate_size : mlp_share_;
   vocab_ = static_cast<double>(model.vocab_size) /
            tp;  // vLLM pads; the pad is noise
   const bool w8a8 = model.fp8_weights() && gpu.fp8_flops > 0;
@@ -451,6 +453,15 @@ double RooflineCostModel::LayerGemmTime(double t) const {
     time += Gemm(2 * t * h * e, b * (h * e + t * h + t * e));
     routed = t * m_.experts_per_token;
     active = ExpectedActiveExperts(m_.num_experts, m_.experts_per_token, t);
+    if (m_.expert_parallel > 1) {
+      // Whole experts, num_experts / ep here, serving the group's tokens:
+      // the ep / tp replicas' batches (taken as equal to this one) routed
+      // evenly, so each GPU computes t x top-k / tp of them.
+      const double group = t * m_.ExpertDataParallel(tp_);
+      routed = t * m_.experts_per_token / tp_;
+      active = ExpectedActiveExperts(m_.num_experts, m_.experts_per_token, group) /
+               m_.expert_parallel;
+    }
   }
   const double i = inter_;
   if (m_.is_moe() && !m_.fp8_weights()) {
@@ -470,6 +481,17 @@ double RooflineCostModel::LmHeadTime(double s) const {
   if (s == 0) return 0;
   const double h = m_.hidden_size, v = vocab_, b = m_.dtype_bytes;
   return Gemm(2 * s * h * v, b * (v * h + s * h + s * v));
+}
+
+double RooflineCostModel::ExpertDispatchTime(double t) const {
+  const int dp = m_.ExpertDataParallel(tp_);
+  if (dp <= 1 || t <= 0) return 0;
+  // Each GPU receives the other replicas' hidden states (bf16) before the
+  // experts and sends theirs back after: two NCCL collectives per layer.
+  const AllReduceParams& a = p_.allreduce;
+  const double bytes = (dp - 1) * t * m_.hidden_size * m_.dtype_bytes;
+  const double link = AllReduceLinkBytesPerS(gpu_, m_.expert_parallel);
+  return 2 * (a.nccl_latency_s + bytes / (link * a.nccl_efficiency));
 }
 
 double RooflineCostModel::AllReduceTime(double t) const {
@@ -492,7 +514,7 @@ double RooflineCostModel::ElementwiseTime(double t) const {
       2 * (e.kernel_floor_s + norm + add) + e.kernel_floor_s +
       bytes_at(2 * (q_heads_ + kv_heads_) * d, e.rotary_memory_efficiency) +
       e.kernel_floor_s +
-      bytes_at(3 * inter_ * m_.experts_per_token, e.silu_mul_memory_efficiency);
+      bytes_at(3 * mlp_share_ * m_.experts_per_token, e.silu_mul_memory_efficiency);
   if (e.kv_cache_write) {
     // Read the new K and V, write them into the paged cache
     // (K and V read in bf16, written in the cache's dtype.)
@@ -570,8 +592,17 @@ std::string RooflineCostModel::Describe() const {
        << " memory";
     if (r.crossover_p > 0) os << ", p " << r.crossover_p;
   };
-  os << "roofline (" << m_.name << " on " << gpu_.name << ", tp=" << tp_ << ", "
-     << p_.preset << " preset";
+  os << "roofline (" << m_.name << " on " << gpu_.name << ", tp=" << tp_;
+  if (m_.expert_parallel > 1) {
+    os << ", ep=" << m_.expert_parallel << " (" << m_.num_experts / m_.expert_parallel
+       << " whole experts a GPU";
+    if (m_.ExpertDataParallel(tp_) > 1) {
+      os << ", tokens gathered from " << m_.ExpertDataParallel(tp_)
+         << " data-parallel replicas by NCCL all-gather / reduce-scatter";
+    }
+    os << ")";
+  }
+  os << ", " << p_.preset << " preset";
   const bool w8a8 = gemm_in_bytes_ < m_.dtype_bytes;
   rates(w8a8                ? "fp8 W8A8 gemm"
         : m_.fp8_weights()  ? "fp8 weight-only gemm (bf16 rates)"

@@ -116,6 +116,10 @@ class RooflineCostModel : public CostModel {
   double LayerGemmTime(double tokens) const;
   double LmHeadTime(double sampling_seqs) const;
   double AllReduceTime(double tokens) const;
+  // Expert parallelism across data-parallel replicas: gathering the
+  // group's tokens before the experts and scattering the results after
+  // (vLLM's all-gather / reduce-scatter dispatch), for t own tokens.
+  double ExpertDispatchTime(double tokens) const;
   double ElementwiseTime(double tokens) const;
   // The step's terms that depend on token counts only, memoised per count
   // (StepTime's hot path; the same doubles as computing them each time).
@@ -128,7 +132,10 @@ class RooflineCostModel : public CostModel {
   int tp_;
   RooflineParams p_;
   // Per-GPU shard sizes under tensor parallelism.
-  double q_heads_, kv_heads_, inter_, vocab_;
+  // inter_: one expert's (or the MLP's) width on a GPU: whole under expert
+  // parallelism, else split tp ways; mlp_share_: the MLP width a token
+  // brings to a GPU, intermediate / tp either way (the elementwise bytes).
+  double q_heads_, kv_heads_, inter_, mlp_share_, vocab_;
   // Layer GEMMs: fp8 W8A8 on fp8 tensor cores (1-byte weights and
   // inputs), fp8 weight-only elsewhere (1-byte weights, bf16 inputs), or
   // bf16; the LM head stays bf16 either way.

@@ -33,13 +33,16 @@ int ModelSpec::KvHeadsPerGpu(int tp) const {
 
 double ModelSpec::WeightBytesPerGpu(int tp) const {
   // Megatron-style sharding as in vLLM: Q/O, MLP/experts, embedding and LM
-  // head are split tp ways; K/V projections follow KvHeadsPerGpu, so they are
-  // replicated once tp exceeds num_kv_heads. The router is replicated.
+  // head are split tp ways (experts ep ways under expert parallelism); K/V
+  // projections follow KvHeadsPerGpu, so they are replicated once tp exceeds
+  // num_kv_heads. The router is replicated.
   const double h = hidden_size;
   const double q = static_cast<double>(num_heads) * head_dim / tp;
   const double kv = static_cast<double>(KvHeadsPerGpu(tp)) * head_dim;
   const double attn = 2 * h * q + 2 * h * kv;
-  const double experts = num_experts * 3.0 * h * intermediate_size / tp;
+  // Expert parallelism keeps experts whole, num_experts / ep on each GPU.
+  const double experts = num_experts * 3.0 * h * intermediate_size /
+                         (expert_parallel > 1 ? expert_parallel : tp);
   const double router = is_moe() ? h * num_experts : 0;
   const double embed = static_cast<double>(vocab_size) * h / tp;
   const double embed_and_head = tie_word_embeddings ? embed : 2 * embed;

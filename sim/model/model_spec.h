@@ -37,6 +37,11 @@ struct ModelSpec {
   std::string kv_cache_dtype = "bf16";
   double weight_bytes = 2;
   double kv_bytes = 2;
+  // Expert parallelism as deployed (the scenario's hardware.ep, vLLM's
+  // --enable-expert-parallel): the experts are spread whole over this many
+  // GPUs, tp of one replica times the data-parallel replicas that share
+  // them; 1: every expert sharded tp ways, as without the flag.
+  int expert_parallel = 1;
 
   bool fp8_weights() const { return weight_dtype == "fp8"; }
   bool fp8_kv() const { return kv_cache_dtype == "fp8"; }
@@ -49,6 +54,10 @@ struct ModelSpec {
   void SetKvCacheDtype(const std::string& dtype);
 
   bool is_moe() const { return num_experts > 1; }
+  // Data-parallel replicas in one expert-parallel group (ep / tp).
+  int ExpertDataParallel(int tp) const {
+    return expert_parallel > tp ? expert_parallel / tp : 1;
+  }
   // Parameters of one transformer layer's attention and MLP (all experts).
   int64_t AttentionParamsPerLayer() const;
   int64_t MlpParamsPerLayer() const;

@@ -225,6 +225,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   } else {
     if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
     os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp;
+    if (sc.model.expert_parallel > 1) os << ", ep=" << sc.model.expert_parallel;
     if (sc.interconnect_given) {
       os << ", interconnect " << Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9)
          << " GB/s per direction (given)";

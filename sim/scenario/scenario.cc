@@ -84,14 +84,46 @@ int ParseTp(const JsonView& hw, const ModelSpec& model, int def) {
   return tp;
 }
 
+// hardware.ep: vLLM's --enable-expert-parallel over tp x data-parallel
+// GPUs. The replicas that share experts are checked against
+// cluster.replicas once that is read (CheckExpertGroups).
+void ParseExpertParallel(const JsonView& hw, Scenario* s) {
+  if (!hw.Has("ep")) return;
+  const int ep = static_cast<int>(hw.RequireInteger("ep", Range::Closed(1, 4096)));
+  if (ep == 1) return;
+  const ModelSpec& m = s->model;
+  if (!m.is_moe()) {
+    hw.Fail("ep", "1: " + m.name + " has no experts to spread");
+  }
+  if (ep % s->tp != 0 || m.num_experts % ep != 0) {
+    hw.Fail("ep", "a multiple of tp (" + std::to_string(s->tp) + ") that divides " +
+                      m.name + "'s " + std::to_string(m.num_experts) + " experts");
+  }
+  s->model.expert_parallel = ep;
+}
+
+// An expert-parallel group of ep / tp data-parallel replicas needs whole
+// groups of replicas.
+void CheckExpertGroups(const JsonView& root, const Scenario& s) {
+  const int dp = s.model.ExpertDataParallel(s.tp);
+  if (dp > 1 && s.num_replicas % dp != 0) {
+    root.Object("hardware").Fail(
+        "ep", "ep / tp = " + std::to_string(dp) +
+                  " data-parallel replicas per expert group, so cluster.replicas "
+                  "a multiple of " + std::to_string(dp) + " (got " +
+                  std::to_string(s.num_replicas) + ")");
+  }
+}
+
 void ParseHardware(const JsonView& root, Scenario* s) {
   ParseModel(root, s);
   // A disaggregated deployment's pools may each name their own.
   if (!root.Has("hardware") && root.Has("disaggregation")) return;
   const JsonView hw = root.Object("hardware");
-  hw.AllowKeys({"gpu", "tp", "interconnect_gb_per_s"});
+  hw.AllowKeys({"gpu", "tp", "interconnect_gb_per_s", "ep"});
   s->gpu = LoadGpuAt(hw);
   s->tp = ParseTp(hw, s->model, 1);
+  ParseExpertParallel(hw, s);
   // The GPU-to-GPU link is the host's as much as the card's: a PCIe server
   // without peer-to-peer sends tensor-parallel traffic through host memory.
   if (hw.Has("interconnect_gb_per_s")) {
@@ -712,10 +744,15 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   ParseLimits(root, &s);
   ParseFrontend(root, &s);
   if (root.Has("disaggregation")) {
+    if (s.model.expert_parallel > 1) {
+      root.Object("hardware").Fail("ep", "1 with disaggregation (expert "
+                                         "parallelism is modelled on co-located replicas)");
+    }
     ParseDisaggregation(root, &s);
     return s;
   }
   ParseCluster(root, &s);
+  CheckExpertGroups(root, s);
   PlanMemory(root, &s, options.defer_fit);
   ResolveKvOffload(root, &s);
   ParseCostModel(root, &s);

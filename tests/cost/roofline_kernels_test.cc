@@ -131,6 +131,45 @@ TEST(RooflineKernelsTest, FusedMoeByHand) {
   EXPECT_GT(fused, 30e-6 + 352e6 / 4.8e12);
 }
 
+// Expert parallelism, ep 2 over two data-parallel replicas at tp 1
+// (Qwen3-30B-A3B, 128 experts of width 768, top 8): each GPU holds 64
+// whole experts and runs them on the tokens of both replicas' batches,
+// t x 8 routed slots per GPU; the experts it reads are the expected
+// active ones of the pair's 2t tokens, halved. Each layer adds an NCCL
+// all-gather and a reduce-scatter of the other replica's t x 2048 bf16
+// hidden states over the GPU link.
+TEST(RooflineKernelsTest, ExpertParallelByHand) {
+  ModelSpec m = LoadModelSpec("qwen3-30b-a3b");
+  m.expert_parallel = 2;
+  const GpuSpec h200 = LoadGpuSpec("h200");
+  const RooflineCostModel ep(m, h200, 1, RooflineParams::Kernels());
+  ModelSpec m1 = LoadModelSpec("qwen3-30b-a3b");
+  const RooflineCostModel plain(m1, h200, 1, RooflineParams::Kernels());
+  const RooflineParams p = RooflineParams::Kernels();
+  const double t = 64, h = 2048, i = 768, e = 128, k = 8;
+  auto fused = [&](double routed, double active) {
+    const double flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+    const double bytes = 2 * (active * h * 2 * i + routed * h + routed * 2 * i) +
+                         2 * (active * i * h + routed * i + routed * h);
+    return KernelTime(p.moe, h200, flops, bytes);
+  };
+  const double active_pair = e * (1 - std::pow(1 - k / e, 2 * t));
+  const double active_one = e * (1 - std::pow(1 - k / e, t));
+  BatchShape b;
+  b.seqs.assign(64, SeqWork{1, 100, true});
+  const StepCost a = ep.StepTime(b), c = plain.StepTime(b);
+  EXPECT_NEAR(a.gemm_s - c.gemm_s,
+              48 * (fused(t * k, active_pair / 2) - fused(t * k, active_one)), 1e-12);
+  const double link = h200.interconnect_bytes_per_s;
+  EXPECT_NEAR(a.comm_s, 48 * 2 * (p.allreduce.nccl_latency_s +
+                                  t * h * 2 / (link * p.allreduce.nccl_efficiency)),
+              1e-12);
+  EXPECT_EQ(c.comm_s, 0);
+  // Memory: 64 of 128 experts a GPU, whole.
+  const double expert = 3 * h * i * 2;
+  EXPECT_NEAR(m1.WeightBytesPerGpu(1) - m.WeightBytesPerGpu(1), 48 * 64 * expert, 1);
+}
+
 TEST(RooflineKernelsTest, AllReduceSwitchesFromCustomToNcclAt8MiB) {
   const auto m = Make("llama-3.1-8b", 2);
   auto per_allreduce = [&](int tokens) {

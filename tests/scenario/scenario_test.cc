@@ -156,6 +156,36 @@ TEST(Scenario, GpuAliasesAndUnknownGpuNames) {
       << m;
 }
 
+// hardware.ep: MoE only, a multiple of tp dividing the experts, whole
+// groups of data-parallel replicas, not with disaggregation.
+TEST(Scenario, ExpertParallelChecks) {
+  const std::vector<std::string> moe = {"model=qwen3-30b-a3b", "hardware.gpu=h200"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> sets = moe;
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return sets;
+  };
+  auto ok = ParseScenario(EmbeddedDefaultScenario(), "s.json",
+                          with({"hardware.ep=2", "cluster.replicas=2"}));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->model.expert_parallel, 2);
+  EXPECT_EQ(ok->model.ExpertDataParallel(ok->tp), 2);
+  EXPECT_NE(ErrorOf(EmbeddedDefaultScenario(), {"hardware.ep=2"})
+                .find("/hardware/ep: expected 1: llama-3.1-8b has no experts to spread"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(EmbeddedDefaultScenario(), with({"hardware.ep=3"}))
+                .find("/hardware/ep: expected a multiple of tp (1) that divides "
+                      "qwen3-30b-a3b's 128 experts"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(EmbeddedDefaultScenario(), with({"hardware.ep=2"}))
+                .find("cluster.replicas a multiple of 2 (got 1)"),
+            std::string::npos);
+  // ep = tp: experts spread over one replica's GPUs, no replicas needed.
+  EXPECT_TRUE(ParseScenario(EmbeddedDefaultScenario(), "s.json",
+                            with({"hardware.tp=2", "hardware.ep=2"}))
+                  .ok());
+}
+
 // Issue 10: values whose sums overflowed int64 nanoseconds, lengths whose
 // sums overflowed int32, and block counts that exhausted memory are errors
 // naming the path and the bound.
