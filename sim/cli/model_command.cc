@@ -46,12 +46,13 @@ Status Import(ImportOptions o) {
                                    {"--served-hf-id", o.served_hf_id}}) {
     if (!IsValidUtf8(text)) return Status::Error(std::string(flag) + ": expected UTF-8 text");
   }
-  if (o.out.empty()) o.out = o.name + ".json";
-  if (Status st = CheckOutputPaths({{"--out", o.out}}, {o.config}); !st.ok()) return st;
+  // The input's errors first: a missing config is the news, not its name.
   StatusOr<ModelSpec> m = CatchConfigErrors([&] {
     return ImportHfConfigFile(o.config, {o.name, o.source, o.served_hf_id});
   });
   if (!m.ok()) return m.status();
+  if (o.out.empty()) o.out = o.name + ".json";
+  if (Status st = CheckOutputPaths({{"--out", o.out}}, {o.config}); !st.ok()) return st;
   const std::string text = ModelFileText(*m);
   // What was written must load as any shipped model file does.
   StatusOr<ModelSpec> back = CatchConfigErrors([&] {

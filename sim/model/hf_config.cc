@@ -34,7 +34,7 @@ bool InUse(const Json* v) {
 [[noreturn]] void Refuse(const JsonView& c, std::string_view key, const Json& v,
                          const std::string& what, const std::string& expected) {
   c.FailMessage(key, DescribeJson(v) + ": " + what +
-                         " is not modelled by servesim yet; expected " + expected);
+                         ": not modelled by servesim yet; expected " + expected);
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) {

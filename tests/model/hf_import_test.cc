@@ -147,46 +147,46 @@ TEST(HfImportTest, RefusesWhatServesimDoesNotModel) {
   } cases[] = {
       {R"({"kv_lora_rank": 512, "q_lora_rank": 1536})",
        "config.json: /kv_lora_rank: 512: multi-head latent attention (MLA: DeepSeek-V2/V3, "
-       "Kimi K2) is not modelled by servesim yet; expected GQA or MHA attention (no "
+       "Kimi K2): not modelled by servesim yet; expected GQA or MHA attention (no "
        "kv_lora_rank)"},
       {R"({"sliding_window": 2048})",
-       "config.json: /sliding_window: 2048: sliding-window attention is not modelled by "
+       "config.json: /sliding_window: 2048: sliding-window attention: not modelled by "
        "servesim yet; expected sliding_window null, use_sliding_window false or a window of "
        "at least max_position_embeddings"},
       {R"({"sliding_window": 1024, "use_sliding_window": true})",
-       "config.json: /sliding_window: 1024: sliding-window attention is not modelled"},
+       "config.json: /sliding_window: 1024: sliding-window attention: not modelled"},
       {R"({"layer_types": ["sliding_attention", "full_attention"]})",
        "config.json: /layer_types/0: \"sliding_attention\": sliding-window attention layers "
-       "(Gemma 2/3, gpt-oss) is not modelled by servesim yet; expected \"full_attention\" in "
+       "(Gemma 2/3, gpt-oss): not modelled by servesim yet; expected \"full_attention\" in "
        "every layer"},
       {R"({"layer_types": ["full_attention", "linear_attention"]})",
        "config.json: /layer_types/1: \"linear_attention\": linear, state-space or hybrid "
-       "attention layers is not modelled by servesim yet"},
+       "attention layers: not modelled by servesim yet"},
       {R"({"full_attention_interval": 4})",
        "config.json: /full_attention_interval: 4: hybrid attention (linear attention between "
-       "full-attention layers, Qwen3-Next) is not modelled by servesim yet"},
+       "full-attention layers, Qwen3-Next): not modelled by servesim yet"},
       {R"({"hybrid_override_pattern": "M-M*"})",
        "config.json: /hybrid_override_pattern: \"M-M*\": linear, state-space or hybrid"},
       {R"({"add_swa_attention_sink_bias": true})",
-       "config.json: /add_swa_attention_sink_bias: true: attention sinks is not modelled"},
+       "config.json: /add_swa_attention_sink_bias: true: attention sinks: not modelled"},
       {R"({"num_experts": 64, "num_experts_per_tok": 6, "n_shared_experts": 2})",
-       "config.json: /n_shared_experts: 2: shared experts is not modelled by servesim yet; "
+       "config.json: /n_shared_experts: 2: shared experts: not modelled by servesim yet; "
        "expected 0 or null (routed experts only)"},
       {R"({"num_experts": 60, "num_experts_per_tok": 4, "shared_expert_intermediate_size": 5632})",
        "config.json: /shared_expert_intermediate_size: 5632: shared experts"},
       {R"({"n_routed_experts": 64, "num_experts_per_tok": 6, "first_k_dense_replace": 1})",
-       "config.json: /first_k_dense_replace: 1: dense MLP layers before the MoE ones is not "
+       "config.json: /first_k_dense_replace: 1: dense MLP layers before the MoE ones: not "
        "modelled by servesim yet; expected 0"},
       {R"({"num_experts": 128, "num_experts_per_tok": 8, "mlp_only_layers": [0, 1]})",
        "config.json: /mlp_only_layers: an array: dense MLP layers inside an MoE"},
       {R"({"num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 2})",
-       "config.json: /decoder_sparse_step: 2: MoE layers alternating with dense ones is not "
+       "config.json: /decoder_sparse_step: 2: MoE layers alternating with dense ones: not "
        "modelled by servesim yet; expected 1 (the MoE in every layer)"},
       {R"({"vision_config": {"hidden_size": 1024}})",
        "config.json: /vision_config: an object: a multimodal wrapper"},
       {R"({"text_config": {"model_type": "llama"}})",
        "config.json: /text_config: an object: a multimodal wrapper (vision or audio tower, "
-       "the decoder nested in text_config) is not modelled by servesim yet; expected a "
+       "the decoder nested in text_config): not modelled by servesim yet; expected a "
        "text-only decoder's config.json"},
       // Required fields: missing, or of the wrong type.
       {R"({"num_hidden_layers": null})",
