@@ -87,7 +87,7 @@ Command AddModelCommand(CLI::App* app) {
       ->required()
       ->check(NotAnOption());
   imp->add_option("--name", opts->name,
-                  "The model's name (default: the config's directory, lower case)")
+                  "The model's name (default, in lower case: the directory of a config.json, else the file's stem)")
       ->check(NotAnOption());
   imp->add_option("--out", opts->out, "The model file to write (default: NAME.json)")
       ->check(NotAnOption());
