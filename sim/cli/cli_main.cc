@@ -30,7 +30,8 @@ int CliMain(int argc, char** argv, std::string* error) {
   std::vector<Command> commands = {
       AddRunCommand(&app),      AddFitCommand(&app),      AddSweepCommand(&app),
       AddLoopsCommand(&app),    AddCapacityCommand(&app), AddCompareCommand(&app),
-      AddSearchCommand(&app),   AddListCommand(&app),     AddValidateCommand(&app)};
+      AddSearchCommand(&app),   AddListCommand(&app),     AddValidateCommand(&app),
+      AddModelCommand(&app)};
   if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
     return fail(unknown + " (see servesim --help)");
   }

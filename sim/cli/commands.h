@@ -32,6 +32,8 @@ Command AddSearchCommand(CLI::App* app);
 Command AddListCommand(CLI::App* app);
 // `servesim validate SCENARIO [--measured LOG]`: a measured run replayed.
 Command AddValidateCommand(CLI::App* app);
+// `servesim model import CONFIG.json [--name N] [--out F] [--source T]`.
+Command AddModelCommand(CLI::App* app);
 
 // The scenario keys with their defaults: as text for `run --help`, and as a
 // Markdown table (`run --scenario-reference-markdown`) for the docs site.

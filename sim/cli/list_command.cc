@@ -45,8 +45,11 @@ std::string Fit(const std::string& model, const std::string& gpu) {
 void ListModels(std::ostream& os) {
   const std::vector<std::string> models = AvailableModels();
   const std::vector<std::string> gpus = AvailableGpus();
+  // As wide as the longest name, so a long one does not run into its figures.
+  size_t width = 16;
+  for (const std::string& n : models) width = std::max(width, n.size() + 2);
   os << "models (models/llm; bf16 weights and KV cache; experts: routed per token/all):\n  "
-     << Pad("name", 16) << Pad("params", 8) << Pad("layers", 8) << Pad("heads/kv", 10)
+     << Pad("name", width) << Pad("params", 8) << Pad("layers", 8) << Pad("heads/kv", 10)
      << Pad("experts", 9) << Pad("KV KiB/token", 14) << Pad("context", 9)
      << "Hugging Face id\n";
   for (const std::string& name : models) {
@@ -54,7 +57,7 @@ void ListModels(std::ostream& os) {
     const std::string experts =
         m.is_moe() ? std::to_string(m.experts_per_token) + "/" + std::to_string(m.num_experts)
                    : "-";
-    os << "  " << Pad(name, 16) << Pad(Fmt("%.1fB", m.ParamCount() / 1e9), 8)
+    os << "  " << Pad(name, width) << Pad(Fmt("%.1fB", m.ParamCount() / 1e9), 8)
        << Pad(std::to_string(m.num_layers), 8)
        << Pad(std::to_string(m.num_heads) + "/" + std::to_string(m.num_kv_heads), 10)
        << Pad(experts, 9) << Pad(Fmt("%.1f", m.KvBytesPerTokenPerGpu(1) / 1024), 14)
@@ -62,12 +65,12 @@ void ListModels(std::ostream& os) {
   }
   os << "\nsmallest tp (1, 2, 4, 8) that fits one GPU's memory, and the KV tokens "
         "left per replica (the default scenario's engine settings, "
-        "gpu_memory_utilization 0.9):\n  " << Pad("", 16);
+        "gpu_memory_utilization 0.9):\n  " << Pad("", width);
   std::string header;
   for (const std::string& g : gpus) header += Pad(g, 14);
   os << header.substr(0, header.find_last_not_of(' ') + 1) << "\n";
   for (const std::string& name : models) {
-    os << "  " << Pad(name, 16);
+    os << "  " << Pad(name, width);
     std::string row;
     for (const std::string& g : gpus) row += Pad(Fit(name, g), 14);
     os << row.substr(0, row.find_last_not_of(' ') + 1) << "\n";

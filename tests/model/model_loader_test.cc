@@ -144,7 +144,8 @@ TEST(LoaderTest, GpuAliasesResolveToShippedGpus) {
   EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-70B"), "llama-3.1-70b");
   EXPECT_EQ(FindModelName("qwen/qwen2.5-7b-instruct"), "qwen2.5-7b");
   EXPECT_EQ(FindModelName("mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b");
-  EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-405B-Instruct"), "");
+  EXPECT_EQ(FindModelName("meta-llama/Llama-3.1-405B-Instruct"), "llama-3.1-405b");
+  EXPECT_EQ(FindModelName("meta-llama/Llama-2-7b-chat-hf"), "");
   EXPECT_NE(UnknownModelText("meta-llama/Llama-3.1-8B-Instrct")
                 .find("did you mean \"llama-3.1-8b\"?"),
             std::string::npos)
