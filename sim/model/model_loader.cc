@@ -33,7 +33,8 @@ std::vector<std::string> JsonStems(const std::string& dir) {
 // Other names users type for a shipped GPU, in lower case. An alias whose
 // GPU does not ship is left out (GpuAliases), never resolved to nothing.
 constexpr std::pair<const char*, const char*> kGpuAliases[] = {
-    {"a100", "a100-80gb"}, {"a100-sxm", "a100-80gb"}, {"h100", "h100-sxm"},
+    {"a100", "a100-80gb"}, {"a100-sxm", "a100-80gb"}, {"a100-40g", "a100-40gb"},
+    {"h100", "h100-sxm"},
     {"h100-sxm5", "h100-sxm"}, {"h200-sxm", "h200"},
     {"rtxpro6000", "rtx-pro-6000"}, {"rtx-pro-6000-server", "rtx-pro-6000"},
     {"rtx-6000-pro", "rtx-pro-6000"}, {"rtx4090", "rtx-4090"},

@@ -557,6 +557,22 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     if (c.Chance(0.5)) f["client_jitter_s"] = c.Uniform(0, 0.05);
     s["frontend"] = f;
   }
+  // Expert parallelism for the MoE deployment in half its co-located
+  // cases (drawn last, likewise): ep = tp (the experts over one replica's
+  // GPUs) or 2 or 4 x tp over data-parallel replicas, cluster.replicas a
+  // whole number of such groups.
+  const json& model = s["model"];
+  const std::string name = model.is_object() ? model["name"].get<std::string>()
+                                             : model.get<std::string>();
+  if (name == "mixtral-8x7b" && !s.contains("disaggregation") && c.Chance(0.5)) {
+    const int tp = s["hardware"]["tp"].get<int>();
+    const int dp = c.Pick<int>({1, 2, 4});
+    s["hardware"]["ep"] = tp * dp;
+    if (dp > 1) {
+      if (!s.contains("cluster")) s["cluster"] = {{"router", "round_robin"}};
+      s["cluster"]["replicas"] = dp * c.Int(1, 2);
+    }
+  }
   return s;
 }
 

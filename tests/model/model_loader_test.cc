@@ -108,6 +108,10 @@ TEST(GpuSpecTest, DatasheetNumbers) {
   EXPECT_NEAR(LoadGpuSpec("rtx-4090").memory_bytes, 25250627584.0, 1e6);
   EXPECT_DOUBLE_EQ(LoadGpuSpec("rtx-4090").bf16_flops, 165.2e12);
   EXPECT_DOUBLE_EQ(LoadGpuSpec("h100-pcie").interconnect_bytes_per_s, 300e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("l4").hbm_bytes_per_s, 300e9);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("l4").fp8_flops, 242.5e12);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("a100-40gb").hbm_bytes_per_s, 1.555e12);
+  EXPECT_DOUBLE_EQ(LoadGpuSpec("a100-40gb").memory_bytes, 40.0 * (1 << 30));
 }
 
 TEST(LoaderTest, ListsShippedData) {
@@ -174,7 +178,8 @@ TEST(LoaderTest, UnknownGpuSuggestsTheNearestShippedNames) {
   const std::string t = UnknownGpuText("tpu-v5e");
   EXPECT_EQ(t.rfind("unknown GPU \"tpu-v5e\"; available: ", 0), 0u) << t;
   for (const auto& n : AvailableGpus()) EXPECT_NE(t.find(n), std::string::npos) << n;
-  EXPECT_NE(t.find("; aliases: a100, a100-sxm = a100-80gb; "), std::string::npos) << t;
+  EXPECT_NE(t.find("; aliases: "), std::string::npos) << t;
+  EXPECT_NE(t.find("a100, a100-sxm = a100-80gb; "), std::string::npos) << t;
   EXPECT_NE(t.find("; h100, h100-sxm5 = h100-sxm; "), std::string::npos) << t;
   // A model a version away, by edit distance.
   EXPECT_NE(UnknownModelText("llama-3-70b").find("did you mean \"llama-3.1-70b\"?"),

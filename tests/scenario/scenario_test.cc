@@ -146,8 +146,8 @@ TEST(Scenario, GpuAliasesAndUnknownGpuNames) {
   EXPECT_EQ(sc->gpu.name, "h100-sxm");
   const std::string e = ErrorOf(EmbeddedDefaultScenario(), {"hardware.gpu=h100-nvl"});
   EXPECT_EQ(e.rfind("s.json: /hardware/gpu: unknown GPU \"h100-nvl\" (did you mean "
-                    "\"h100-pcie\" or \"h100-sxm\"?); available: a100-80gb, b200, "
-                    "h100-pcie, h100-sxm, h200, l40s, rtx-4090, rtx-pro-6000",
+                    "\"h100-pcie\" or \"h100-sxm\"?); available: a100-40gb, a100-80gb, "
+                    "b200, h100-pcie, h100-sxm, h200, l4, l40s, rtx-4090, rtx-pro-6000",
                     0),
             0u)
       << e;
