@@ -13,6 +13,9 @@ import os as _os
 
 from . import _core
 
+# The C++ core's version: what `servesim --version` prints.
+__version__ = _core.__version__
+
 
 def _data_root():
     # Models and GPU specs: the source tree the package was built from when

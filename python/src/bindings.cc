@@ -18,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "python/src/run_codec.h"
+#include "sim/core/version.h"
 #include "sim/analysis/runs.h"
 #include "sim/cli/cli_main.h"
 #include "sim/core/paths.h"
@@ -119,4 +120,5 @@ NB_MODULE(_core, m) {
   m.def("run_spec", &servesim::py::RunSpecBytes, nb::arg("spec"),
         "Run one encoded simulation here and return its encoded result.");
   m.attr("source_dir") = servesim::RepoRoot();
+  m.attr("__version__") = servesim::kVersion;
 }

@@ -10,6 +10,7 @@
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
 #include "sim/core/output_file.h"
+#include "sim/core/version.h"
 
 namespace servesim {
 
@@ -27,6 +28,7 @@ int CliMain(int argc, char** argv, std::string* error) {
   };
   CLI::App app{"servesim: discrete-event simulator of LLM serving"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("servesim ") + kVersion);
   std::vector<Command> commands = {
       AddRunCommand(&app),      AddFitCommand(&app),      AddSweepCommand(&app),
       AddLoopsCommand(&app),    AddCapacityCommand(&app), AddCompareCommand(&app),
@@ -40,6 +42,8 @@ int CliMain(int argc, char** argv, std::string* error) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return fail(std::string(e.what()) + " (see servesim --help)");

@@ -111,3 +111,9 @@ def test_steps_frame_is_the_cli_step_export(small_file, tmp_path):
     assert len(cli) > 10 and (cli["step"] % 7 == 0).all()
     with pytest.raises(ValueError, match="steps=True"):
         servesim.run(small_file, requests=False).steps
+
+
+def test_version_is_the_clis():
+    rc, out, err = run_cli("--version")
+    assert rc == 0, err
+    assert out.strip() == "servesim " + servesim.__version__
