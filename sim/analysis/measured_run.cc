@@ -83,6 +83,9 @@ StatusOr<RequestLatency> ParseRecord(const std::string& text,
     }
     r.scheduled_s = sched - v[2];
   }
+  if (auto it = j.find(f.arrival); it != j.end() && it->is_number()) {
+    r.queued_minus_arrival_s = v[2] - it->get<double>();
+  }
   return r;
 }
 
@@ -199,6 +202,24 @@ void AddLatencyRows(const char* name, std::vector<double> m,
   }
 }
 
+// The measured front end's delay (RunComparison::frontend_delay_*), when
+// every record has an arrival time.
+void FrontendDelay(const std::vector<RequestLatency>& rs, RunComparison* c) {
+  std::vector<double> d, prompts;
+  for (const RequestLatency& r : rs) {
+    if (std::isnan(r.queued_minus_arrival_s)) return;
+    d.push_back(r.queued_minus_arrival_s);
+    prompts.push_back(static_cast<double>(r.prompt_tokens));
+  }
+  if (d.size() < 2) return;
+  const double offset = *std::min_element(d.begin(), d.end());
+  for (double& x : d) x = 1e3 * (x - offset);
+  c->frontend_delay_prompt_correlation = Pearson(d, prompts);
+  std::sort(d.begin(), d.end());
+  c->frontend_delay_p50_ms = PercentileOfSorted(d, 50);
+  c->frontend_delay_p90_ms = PercentileOfSorted(d, 90);
+}
+
 }  // namespace
 
 double ValidationRow::error_pct() const {
@@ -286,6 +307,7 @@ StatusOr<RunComparison> CompareRequests(
   c.e2e_median_ape_pct = MedianApePct(m.e2e, p.e2e);
   c.ttft_correlation = Pearson(m.ttft, p.ttft);
   c.e2e_correlation = Pearson(m.e2e, p.e2e);
+  FrontendDelay(measured, &c);
   const OverTime mt = OverTimeOf(measured), pt = OverTimeOf(predicted);
   c.throughput_over_time_error_pct = OverTimeErrorPct(mt.tokens_per_s, pt.tokens_per_s);
   if (!mt.running.empty() && !pt.running.empty()) {
@@ -373,6 +395,15 @@ std::string ComparisonTable(const RunComparison& c) {
     os << buf;
   }
   os << "\n";
+  if (!std::isnan(c.frontend_delay_p50_ms)) {
+    std::snprintf(buf, sizeof buf,
+                  "measured front end to engine (queued - arrival, less the "
+                  "smallest): p50 %.1f ms, p90 %.1f ms; correlation with prompt "
+                  "length %.2f\n",
+                  c.frontend_delay_p50_ms, c.frontend_delay_p90_ms,
+                  c.frontend_delay_prompt_correlation);
+    os << buf;
+  }
   return os.str();
 }
 

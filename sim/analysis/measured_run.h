@@ -31,6 +31,9 @@ struct MeasuredFields {
   std::string last_token = "last_token_ts";
   // Optional: first scheduled (prefill start), for running over time.
   std::string scheduled = "scheduled_ts";
+  // Optional: when the front end created the request, on another clock
+  // (vLLM: wall clock), for the front end's delay to the engine.
+  std::string arrival = "arrival_time";
 };
 
 // One request's lengths and latencies (seconds); tpot_s < 0 when it has
@@ -40,6 +43,9 @@ struct RequestLatency {
   double start_s = 0;  // its anchor (queued), for the makespan
   double ttft_s = 0, tpot_s = -1, e2e_s = 0;
   double scheduled_s = -1;  // first scheduled, after start_s; < 0: unknown
+  // queued - arrival on their two clocks (a constant offset plus the front
+  // end's delay); NaN when the log has no arrival.
+  double queued_minus_arrival_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Reads the measured log. A record missing a field, a non-number, a
@@ -78,6 +84,13 @@ struct RunComparison {
   double throughput_over_time_error_pct = 0;
   double running_over_time_error_pct = -1;
   std::string peer;  // the peer summary read ("" none)
+  // The measured front end's delay to the engine (queued - arrival less
+  // its smallest value: the clocks' offset cannot be told from the
+  // fastest request's delay), p50 and p90 in ms, and its correlation with
+  // the prompt length; NaN without arrival times.
+  double frontend_delay_p50_ms = std::numeric_limits<double>::quiet_NaN();
+  double frontend_delay_p90_ms = std::numeric_limits<double>::quiet_NaN();
+  double frontend_delay_prompt_correlation = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A peer simulator's published comparison of the same run, in

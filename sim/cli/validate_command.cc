@@ -43,11 +43,12 @@ Status SetField(const std::string& spec, MeasuredFields* f) {
                         : key == "first_token"   ? &f->first_token
                         : key == "last_token"    ? &f->last_token
                         : key == "scheduled"     ? &f->scheduled
+                        : key == "arrival"       ? &f->arrival
                                                  : nullptr;
   if (target == nullptr || name.empty()) {
     return Status::Error("--field " + spec +
                          ": expected KEY=NAME with KEY one of prompt_tokens, "
-                         "output_tokens, queued, first_token, last_token, scheduled");
+                         "output_tokens, queued, first_token, last_token, scheduled, arrival");
   }
   *target = name;
   return Status::Ok();
@@ -137,8 +138,9 @@ Command AddValidateCommand(CLI::App* app) {
                   "A field name of the measured log, KEY=NAME (KEY: "
                   "prompt_tokens input_toks, output_tokens output_toks, queued "
                   "queued_ts, first_token first_token_ts, last_token "
-                  "last_token_ts, scheduled scheduled_ts (optional): vLLM "
-                  "RequestStateStats; seconds)")
+                  "last_token_ts, scheduled scheduled_ts and arrival "
+                  "arrival_time (optional; arrival on the front end's clock): "
+                  "vLLM RequestStateStats; seconds)")
       ->check(NotAnOption());
   cmd->add_option("--peer-summary", opts->peer,
                   "Another simulator's published comparison of the same run "

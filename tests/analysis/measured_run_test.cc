@@ -167,6 +167,26 @@ TEST(MeasuredRunTest, PeerSummaryColumn) {
       << st.message();
 }
 
+// The front end's delay: queued - arrival less its smallest value (the two
+// clocks' offset), here 0, 10, 20 and 30 ms on an offset of 100 s, with
+// prompts 10, 20, 30, 40 tokens (correlation 1).
+TEST(MeasuredRunTest, FrontendDelayByHand) {
+  std::vector<RequestLatency> m, p;
+  for (int i = 0; i < 4; ++i) {
+    RequestLatency r = Req(10 * (i + 1), 5, i, 0.1, 1);
+    p.push_back(r);
+    r.queued_minus_arrival_s = 100 + 0.01 * i;
+    m.push_back(r);
+  }
+  const RunComparison c = CompareRequests(m, p).value();
+  EXPECT_NEAR(c.frontend_delay_p50_ms, 15, 1e-6);
+  EXPECT_NEAR(c.frontend_delay_p90_ms, 27, 1e-6);
+  EXPECT_NEAR(c.frontend_delay_prompt_correlation, 1, 1e-9);
+  EXPECT_NE(ComparisonTable(c).find("p50 15.0 ms, p90 27.0 ms"), std::string::npos);
+  m[2].queued_minus_arrival_s = std::nan("");
+  EXPECT_TRUE(std::isnan(CompareRequests(m, p).value().frontend_delay_p50_ms));
+}
+
 TEST(MeasuredRunTest, MismatchedRequestsAreRefused) {
   std::vector<RequestLatency> m = {Req(10, 5, 0, 0.1, 1)};
   std::vector<RequestLatency> p = {Req(11, 5, 0, 0.1, 1)};
