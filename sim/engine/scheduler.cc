@@ -1,7 +1,8 @@
-// The scheduling mechanism (see scheduler.h for the rules). The decode
-// group's protocol is in grouped_decode.cc, speculative decoding's drafts
-// and verification in scheduler_spec.cc, the invariant checks in
-// scheduler_checks.cc.
+// The scheduling mechanism (see scheduler.h for the rules). A request's
+// blocks, prefix hits and CPU tier are the KV manager's (kv_manager.cc),
+// the decode group's protocol is in grouped_decode.cc, speculative
+// decoding's drafts and verification in scheduler_spec.cc, the invariant
+// checks in scheduler_checks.cc.
 #include "sim/engine/scheduler.h"
 
 #include <algorithm>
@@ -36,63 +37,15 @@ Scheduler::Scheduler(const EngineConfig& config,
       // Of all blocks, the null block included (vLLM: watermark * num_blocks).
       watermark_blocks_(static_cast<int32_t>(config.watermark * config.num_gpu_blocks)),
       blocks_(config.block_size),
-      kv_(std::max(0, config.num_gpu_blocks - kReservedBlocks),
-          config.prefix_caching, /*counted_pool=*/!config.reference_engine,
-          /*fast_prefix=*/!config.reference_engine),
+      kvm_(config, std::max(0, config.num_gpu_blocks - kReservedBlocks)),
       // The reference engine scans the queue with PickNext.
       waiting_(policy_.get(), requests,
                policy_->has_waiting_key() && !config.reference_engine),
-      group_(UsesDecodeGroup(config), config_, blocks_, requests, &running_, &kv_,
-             &spec_stats_) {
-  if (!config.reference_engine) hash_memo_ = &prefix_hashes_;
-  if (config.cpu_blocks > 0) {
-    cpu_ = std::make_unique<CpuTier>(config.cpu_blocks);
-    if (config.prefix_caching) kv_.set_eviction_log(&evicted_);
-  }
-}
-
-void Scheduler::SpillEvicted(StepPlan* plan) {
-  for (uint64_t h : evicted_) plan->transfers.store += cpu_->Offer(h) ? 1 : 0;
-  evicted_.clear();
-}
-
-void Scheduler::SwapOut(Request& r, StepPlan* plan) {
-  const int32_t n = blocks_.Blocks(r.num_computed);
-  if (n > 0 && cpu_->ReserveSwap(n)) {
-    r.swapped_tokens = r.num_computed;
-    r.swap_blocks = n;
-    plan->transfers.swap_out += n;
-    ++swap_preemptions_;
-  } else {
-    ++swap_fallbacks_;  // no room: recompute
-  }
-}
-
-int32_t Scheduler::SharedRun(const Request& r, int32_t lookup) {
-  // Its lookup's hashes are those of its prefix alone (as EnsureBlockHashes
-  // would give them), the same for every request with that prefix; with
-  // the CPU tier the lookup goes on in r's own hashes.
-  const PromptContent& c = r.content;
-  if (kv_.fast() == nullptr || hash_memo_ == nullptr || cpu_ != nullptr ||
-      r.preemptions != 0 || c.trace_hashes || lookup <= 0 ||
-      lookup > c.prefix_len / config_.block_size) {
-    return PrefixCache::kNoRun;
-  }
-  // A memo still current needs no hashes.
-  const int32_t run = kv_.fast()->MemoisedRun(c.prefix_id, lookup);
-  if (run != PrefixCache::kNoRun) return run;
-  const std::vector<uint64_t>* chain = hash_memo_->Chain(c.prefix_id, lookup);
-  return chain == nullptr ? PrefixCache::kNoRun
-                          : kv_.fast()->FindRun(c.prefix_id, chain->data(), lookup);
-}
-
-int32_t Scheduler::FirstPrivate(const Request& r) const {
-  return config_.reference_engine ? INT32_MAX
-                                  : FirstPrivateBlock(r, config_.block_size);
-}
+      group_(UsesDecodeGroup(config), config_, blocks_, requests, &running_,
+             &kvm_.cache(), &spec_stats_) {}
 
 const char* Scheduler::CheckServable(const Request& r) const {
-  if (blocks_.Blocks(r.max_cached_tokens()) > kv_.num_blocks()) {
+  if (blocks_.Blocks(r.max_cached_tokens()) > kvm_.cache().num_blocks()) {
     return "needs more KV blocks than the whole cache holds";
   }
   // Without chunking a prompt (and, after preemption, prompt + output) must
@@ -109,140 +62,41 @@ void Scheduler::AddWaiting(int64_t id) {
   waiting_.PushBack(id);
 }
 
-bool Scheduler::EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan) {
-  const int32_t need = blocks_.Blocks(tokens) - r.blocks.size();
-  if (need <= 0) return true;
-  const bool ok = kv_.Acquire(need, need, &r.blocks);
-  if (!evicted_.empty()) SpillEvicted(plan);
-  return ok;
-}
-
 int32_t Scheduler::Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan) {
-  const int32_t bs = config_.block_size;
-  int32_t hits = 0, cpu_hits = 0;
-  int32_t run = PrefixCache::kNoRun;  // else a shared run (or -1: no hits)
-  if (kv_.prefix_caching()) {
-    // At least the last known token is computed to produce logits.
-    int32_t lookup = (r.known_tokens() - 1) / bs;
-    // Before any preemption its own stream's blocks are in no cache.
-    if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
-    run = SharedRun(r, lookup);
-    if (run != PrefixCache::kNoRun) {
-      hits = kv_.fast()->run_len(run);
-    } else {
-      EnsureBlockHashes(&r, lookup, bs, hash_memo_);
-      hits = kv_.CountHits(r.block_hashes.data(), lookup, &hit_blocks_);
-    }
-    // The CPU tier continues the run the GPU cache started (a swapped
-    // request's own copy serves it instead).
-    if (cpu_ != nullptr && r.swap_blocks == 0) {
-      while (hits + cpu_hits < lookup &&
-             cpu_->Contains(r.block_hashes[hits + cpu_hits])) {
-        ++cpu_hits;
-      }
-    }
-  }
-  int32_t cached = (hits + cpu_hits) * bs;
-  // Swapped out: its KV comes back from the CPU tier, beyond what the GPU
-  // cache still holds; at least its last known token is computed.
-  int32_t swap_in = 0;
-  if (r.swap_blocks > 0) {
-    const int32_t resume = std::min(r.swapped_tokens, r.known_tokens() - 1);
-    if (resume > cached) {
-      swap_in = blocks_.Blocks(resume) - hits;
-      cached = resume;
-    }
-  }
+  const KvLookup l = kvm_.Find(r);
   // Disaggregated decode: the prompt's KV came from a prefill instance;
   // only its last token is computed here (the first admission only).
   const int32_t external =
       config_.remote_prefill && r.preemptions == 0 && r.num_output == 0
-          ? std::max(0, r.prompt_len - 1 - cached)
+          ? std::max(0, r.prompt_len - 1 - l.cached)
           : 0;
-  int32_t left = r.known_tokens() - cached - external;
+  int32_t left = r.known_tokens() - l.cached - external;
   if (cap > 0) left = std::min(left, cap);
   if (!config_.chunked_prefill && left > budget) return 0;
   const int32_t n = std::min(left, budget);
-  const int32_t fresh = blocks_.Blocks(cached + external + n) - hits;
+  const int32_t fresh = blocks_.Blocks(l.cached + external + n) - l.hits;
   const int32_t watermark = num_running() == 0 ? 0 : watermark_blocks_;
   const int32_t reserve =
-      watermark + (config_.reserve_full_prompt ? blocks_.Blocks(r.known_tokens()) - hits
+      watermark + (config_.reserve_full_prompt ? blocks_.Blocks(r.known_tokens()) - l.hits
                                                : fresh);
-  // Its whole block list at once: one allocation per request, not one per
-  // doubling (capacity only; the blocks are what they were). A counted
-  // pool's list holds no ids.
-  if (kv_.names_blocks() && r.blocks.capacity() == 0) {
-    r.blocks.reserve(static_cast<size_t>(blocks_.Blocks(r.max_cached_tokens())));
-  }
-  const bool ok = run != PrefixCache::kNoRun
-                      ? kv_.fast()->AcquireRun(run, fresh, reserve, &r.blocks)
-                            : kv_.AcquireFound(hit_blocks_.data(), hits, fresh, reserve,
-                                               &r.blocks);
-  if (!ok) return 0;
-  r.num_computed = cached + external;
-  r.num_registered = hits;
-  if (cpu_ != nullptr) LoadFromCpu(r, hits, cpu_hits, swap_in, plan);
-  const int32_t prefix_hit = (hits + cpu_hits) * bs;
+  if (!kvm_.Allocate(r, l, fresh, reserve)) return 0;
+  r.num_computed = l.cached + external;
+  kvm_.Loaded(r, l, &plan->transfers);
+  const int32_t prefix_hit = (l.hits + l.cpu_hits) * config_.block_size;
   if (r.cached_tokens < 0) {
-    r.cached_tokens = cached;
-    r.cpu_cached_tokens = cpu_hits * bs;
+    r.cached_tokens = l.cached;
+    r.cpu_cached_tokens = l.cpu_hits * config_.block_size;
   } else {
     resume_cached_tokens_ += prefix_hit;
   }
   return n;
 }
 
-void Scheduler::LoadFromCpu(Request& r, int32_t hits, int32_t cpu_hits,
-                            int32_t swap_in, StepPlan* plan) {
-  // Loaded before the blocks the acquire evicted are offered to the tier.
-  for (int32_t i = hits; i < hits + cpu_hits; ++i) cpu_->Touch(r.block_hashes[i]);
-  plan->transfers.load += cpu_hits;
-  if (r.swap_blocks > 0) {
-    cpu_->ReleaseSwap(r.swap_blocks);
-    plan->transfers.swap_in += swap_in;
-    r.swap_blocks = 0;
-    r.swapped_tokens = 0;
-  }
-  if (!evicted_.empty()) SpillEvicted(plan);
-}
-
-void Scheduler::RegisterFullBlocks(Request& r, int32_t tokens) {
-  const int32_t bs = config_.block_size;
-  const int32_t full = blocks_.Full(tokens);
-  if (full <= r.num_registered) return;
-  // Blocks of its own stream are hashed only once it is preempted (Preempt
-  // publishes those it holds): until then no request can hit them.
-  const int32_t shared =
-      r.preemptions == 0 ? std::min(full, FirstPrivate(r)) : full;
-  if (r.num_registered < shared) {
-    EnsureBlockHashes(&r, shared, bs, hash_memo_);
-    for (int32_t i = r.num_registered; i < shared; ++i) {
-      kv_.Register(&r.blocks, i, r.block_hashes[i]);
-    }
-  }
-  const int32_t first_private = std::max(r.num_registered, shared);
-  if (full > first_private) kv_.RegisterPrivate(&r.blocks, first_private, full - first_private);
-  r.num_registered = full;
-}
-
-void Scheduler::PublishPrivateBlocks(Request& r) {
-  const int32_t bs = config_.block_size;
-  const int32_t first = FirstPrivate(r);
-  if (first >= r.num_registered) return;
-  EnsureBlockHashes(&r, r.num_registered, bs, hash_memo_);
-  kv_.Publish(&r.blocks, first, r.num_registered, r.block_hashes.data());
-}
-
 void Scheduler::Preempt(size_t running_index, StepPlan* plan) {
   const int64_t id = running_[running_index];
   Request& r = (*requests_)[id];
-  // It may resume from its own blocks: from now on they are hashed.
-  if (kv_.prefix_caching() && r.preemptions == 0) PublishPrivateBlocks(r);
-  if (config_.swap_preemption) SwapOut(r, plan);
-  kv_.Release(r.blocks);
-  r.blocks.clear();
+  kvm_.Preempt(r, &plan->transfers);
   r.num_computed = 0;
-  r.num_registered = 0;
   // Output of steps still in flight arrives later and is delivered, but no
   // longer counts against the reset counters.
   r.stale = r.in_flight;
@@ -278,27 +132,12 @@ int32_t Scheduler::Unschedule(int64_t id, StepPlan* plan) {
   return 0;
 }
 
-PrefixMatch Scheduler::ProbePrefix(int64_t id) {
-  PrefixMatch m;
-  if (!kv_.prefix_caching()) return m;
-  Request& r = (*requests_)[id];
-  const int32_t bs = config_.block_size;
-  // The lookup Admit makes (at least the last known token is computed).
-  int32_t lookup = (r.known_tokens() - 1) / bs;
-  if (r.preemptions == 0) lookup = std::min(lookup, FirstPrivate(r));
-  EnsureBlockHashes(&r, lookup, bs, hash_memo_);
-  m.cached_tokens = kv_.CountHits(r.block_hashes.data(), lookup) * bs;
-  m.hashes = r.block_hashes.data();
-  m.num_hashes = lookup;
-  return m;
-}
-
 void Scheduler::Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t spec) {
   // Blocks become cacheable as soon as their tokens are scheduled, up to
   // the tokens known (never a placeholder's).
-  if (kv_.prefix_caching()) {
+  if (kvm_.prefix_caching()) {
     const int32_t upto = std::min(r.num_computed + n, r.known_tokens());
-    if (blocks_.Full(upto) > r.num_registered) RegisterFullBlocks(r, upto);
+    if (blocks_.Full(upto) > r.num_registered) kvm_.RegisterFullBlocks(r, upto);
   }
   const int32_t context = r.num_computed;
   r.num_computed += n;
@@ -396,7 +235,7 @@ bool Scheduler::StepFits(int32_t cap, int64_t tokens, int64_t blocks) const {
     blocks += std::max<int64_t>(
         0, blocks_.Blocks(r.num_computed + n) - static_cast<int64_t>(r.blocks.size()));
   }
-  return tokens <= config_.max_num_batched_tokens && blocks <= kv_.num_free();
+  return tokens <= config_.max_num_batched_tokens && blocks <= kvm_.cache().num_free();
 }
 
 int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
@@ -411,7 +250,7 @@ int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
       continue;
     }
     bool self_preempted = false;
-    while (!EnsureBlocks(r, r.num_computed + n, plan)) {
+    while (!kvm_.EnsureBlocks(r, r.num_computed + n, &plan->transfers)) {
       SERVESIM_CHECK(!group_step, "decode group step ran out of blocks");
       const size_t victim = policy_->PickVictim(running_, i, reqs);
       self_preempted = running_[victim] == r.id;
@@ -443,7 +282,7 @@ int32_t Scheduler::WaitingPass(SimTime now, int32_t budget, int32_t cap,
   skipped_.clear();
   if (orders_waiting_ && !waiting_.empty() && budget > 0) {
     policy_->OrderWaiting(waiting_.queue(), reqs,
-                          [this](int64_t id) { return ProbePrefix(id); },
+                          [this](int64_t id) { return kvm_.Probe((*requests_)[id]); },
                           config_.block_size);
   }
   while (!waiting_.empty() && budget > 0 &&
@@ -476,16 +315,11 @@ void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) 
     waiting_.Erase(r.id);
   }
   r.status = RequestStatus::kFinished;
-  if (r.swap_blocks > 0) {  // swapped out: its copy is no longer needed
-    cpu_->ReleaseSwap(r.swap_blocks);
-    r.swap_blocks = 0;
-    r.swapped_tokens = 0;
-  }
+  kvm_.DropSwap(r);  // swapped out: its copy is no longer needed
   if (config_.hold_kv_after_finish) {
     held_.push_back(r.id);  // freed by ReleaseHeld when its transfer ends
   } else {
-    kv_.Release(r.blocks);
-    r.blocks.Free();
+    kvm_.Free(r);
   }
   r.block_hashes.clear();
   r.block_hashes.shrink_to_fit();
@@ -501,8 +335,7 @@ void Scheduler::ReleaseHeld(int64_t id) {
                  static_cast<long long>(id));
   *it = held_.back();
   held_.pop_back();
-  kv_.Release(r.blocks);
-  r.blocks.Free();
+  kvm_.Free(r);
 }
 
 bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
@@ -536,8 +369,8 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
   r.last_token = now;
   if (!stale && r.placeholders > 0) --r.placeholders;
   // Async: blocks filled by tokens now known become cacheable.
-  if (!stale && was_running && had_placeholders && kv_.prefix_caching()) {
-    RegisterFullBlocks(r, r.num_computed - r.in_flight);
+  if (!stale && was_running && had_placeholders && kvm_.prefix_caching()) {
+    kvm_.RegisterFullBlocks(r, r.num_computed - r.in_flight);
   }
   if (r.num_output == r.output_len) {
     Finish(now, r, finished);

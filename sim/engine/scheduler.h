@@ -61,6 +61,7 @@
 #include "sim/engine/block_math.h"
 #include "sim/engine/engine_config.h"
 #include "sim/engine/grouped_decode.h"
+#include "sim/engine/kv_manager.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
 #include "sim/engine/spec_decode.h"
@@ -82,21 +83,6 @@ struct ScheduledSeq {
 
 inline constexpr int64_t kGroupEntry = -1;
 
-// KV blocks moved between the GPU and the CPU tier (engine.kv_offload).
-struct TransferCounts {
-  int64_t swap_out = 0;  // GPU -> CPU: swap preemption
-  int64_t swap_in = 0;   // CPU -> GPU: a swapped request resumed
-  int64_t load = 0;      // CPU -> GPU: prefix hits in the CPU tier
-  int64_t store = 0;     // GPU -> CPU: GPU prefix evictions kept on CPU
-  TransferCounts& operator+=(const TransferCounts& o) {
-    swap_out += o.swap_out;
-    swap_in += o.swap_in;
-    load += o.load;
-    store += o.store;
-    return *this;
-  }
-  bool empty() const { return swap_out == 0 && swap_in == 0 && load == 0 && store == 0; }
-};
 
 // One step as the scheduler built it: the batch, its shape for the cost
 // model, and what building it did. The caller owns it (one per step in
@@ -159,8 +145,8 @@ class Scheduler final : private GroupHost {
 
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size() + group_.num_running(); }
-  const KvCache& kv() const { return kv_; }
-  const BlockPool& pool() const { return kv_.pool(); }
+  const KvCache& kv() const { return kvm_.cache(); }
+  const BlockPool& pool() const { return kvm_.cache().pool(); }
   // Prompt tokens served from cache when admitting preempted requests again
   // (recompute avoided); first admissions are counted per request.
   int64_t resume_cached_tokens() const { return resume_cached_tokens_; }
@@ -168,9 +154,9 @@ class Scheduler final : private GroupHost {
   const TransferCounts& transfers() const { return transfers_; }
   // Swap preemptions, and those that found no room in the CPU tier and
   // recomputed instead.
-  int64_t swap_preemptions() const { return swap_preemptions_; }
-  int64_t swap_fallbacks() const { return swap_fallbacks_; }
-  const CpuTier* cpu_tier() const { return cpu_.get(); }
+  int64_t swap_preemptions() const { return kvm_.swap_preemptions(); }
+  int64_t swap_fallbacks() const { return kvm_.swap_fallbacks(); }
+  const CpuTier* cpu_tier() const { return kvm_.cpu_tier(); }
   const SpecDecodeStats& spec_stats() const { return spec_stats_; }
   void AddDraftSeconds(double s) { spec_stats_.draft_s += s; }
   // Full invariant check (blocks owned exactly once, counts agree); aborts
@@ -190,41 +176,18 @@ class Scheduler final : private GroupHost {
   // Whether every running request's ask plus `tokens` and `blocks` more
   // (the decode group's) fit this step's budget and free blocks.
   bool StepFits(int32_t cap, int64_t tokens, int64_t blocks) const;
-  // Grows r's block list to cover `tokens` cached tokens; false if the pool
-  // is short.
-  bool EnsureBlocks(Request& r, int32_t tokens, StepPlan* plan);
-  // Admission of a waiting request with at most `budget` new tokens: prefix
-  // lookup and block allocation. Returns the tokens scheduled, 0 if it does
-  // not fit (nothing changed).
+  // Admission of a waiting request with at most `budget` new tokens: its
+  // prefix lookup and blocks (the KV manager's), the tokens and the budget
+  // (the scheduler's). Returns the tokens scheduled, 0 if it does not fit
+  // (nothing changed).
   int32_t Admit(Request& r, int32_t budget, int32_t cap, StepPlan* plan);
-  // Admit's CPU-tier part: `cpu_hits` prefix blocks after the GPU's `hits`
-  // loaded, a swapped request's copy (`swap_in` blocks) brought back.
-  void LoadFromCpu(Request& r, int32_t hits, int32_t cpu_hits, int32_t swap_in,
-                   StepPlan* plan);
-  // Registers r's full blocks covering its first `tokens` tokens.
-  void RegisterFullBlocks(Request& r, int32_t tokens);
-  // Puts the blocks r registered privately into the cache's map.
-  void PublishPrivateBlocks(Request& r);
-  // When r's prefix lookup is its shared prefix's chain of hashes, the
-  // shared run PrefixCache memoises for it (-1: no hits); else
-  // PrefixCache::kNoRun (look up r's own hashes).
-  int32_t SharedRun(const Request& r, int32_t lookup);
-  // FirstPrivateBlock, or none with EngineConfig::reference_engine.
-  int32_t FirstPrivate(const Request& r) const;
   void Preempt(size_t running_index, StepPlan* plan);
-  // Swap preemption: copies r's KV to the CPU tier if it has room.
-  void SwapOut(Request& r, StepPlan* plan);
-  // Blocks the GPU prefix cache evicted go to the CPU tier, in order.
-  void SpillEvicted(StepPlan* plan);
   void CheckCpuTier() const;
   void CheckRunning(const Request& r) const;  // one running request's state
   // Takes a request scheduled earlier in this step's running pass out of
   // the batch (vLLM: priority preemption of a scheduled request). Returns
   // its tokens, 0 if it was not scheduled this step.
   int32_t Unschedule(int64_t id, StepPlan* plan);
-  // What the prefix cache would serve a waiting request now, for policies
-  // that order the queue by it (SchedulerPolicy::OrderWaiting).
-  PrefixMatch ProbePrefix(int64_t id);
   // Adds r's next n tokens to the batch and advances its counters.
   void Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t spec = 0);
   // Speculative decoding: draft tokens a running request verifies this
@@ -254,24 +217,17 @@ class Scheduler final : private GroupHost {
   RequestTable* requests_;
   int32_t watermark_blocks_;
   BlockMath blocks_;
-  KvCache kv_;
+  KvManager kvm_;  // the request-level KV manager (kv_manager.h)
   int64_t resume_cached_tokens_ = 0;
   WaitingQueue waiting_;  // ordered by the policy's key if it has one
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
-  std::vector<int32_t> hit_blocks_;  // scratch: Admit's prefix-cache hits
-  PrefixHashMemo prefix_hashes_;
-  PrefixHashMemo* hash_memo_ = nullptr;  // &prefix_hashes_ unless reference
   bool finished_unreported_ = false;
   int64_t next_run_key_ = 0;
   GroupedDecode group_;
   std::vector<int64_t> held_;  // finished, blocks kept (prefill role)
 
-  // KV offload (engine.kv_offload); cpu_ null without it.
-  std::unique_ptr<CpuTier> cpu_;
-  std::vector<uint64_t> evicted_;  // the GPU cache's eviction log
-  TransferCounts transfers_;
-  int64_t swap_preemptions_ = 0, swap_fallbacks_ = 0;
+  TransferCounts transfers_;  // KV offload: blocks moved in all
   SpecDecodeStats spec_stats_;
   BlockList rejected_blocks_;  // scratch for Verify
 };

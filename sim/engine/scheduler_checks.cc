@@ -15,7 +15,7 @@ void Scheduler::CheckCpuTier() const {
   waiting_.ForEach([&](int64_t id) {
     const Request& r = reqs[id];
     const int32_t want = r.swapped_tokens > 0 ? blocks_.Blocks(r.swapped_tokens) : 0;
-    SERVESIM_CHECK(r.swap_blocks == want && (r.swap_blocks == 0 || cpu_ != nullptr),
+    SERVESIM_CHECK(r.swap_blocks == want && (r.swap_blocks == 0 || kvm_.cpu_tier() != nullptr),
                    "waiting request %lld holds %d CPU blocks for %d swapped tokens",
                    static_cast<long long>(id), r.swap_blocks, r.swapped_tokens);
     swap += r.swap_blocks;
@@ -24,13 +24,14 @@ void Scheduler::CheckCpuTier() const {
     SERVESIM_CHECK(reqs[id].swap_blocks == 0 && reqs[id].swapped_tokens == 0,
                    "running request %lld is still swapped out", static_cast<long long>(id));
   }
-  if (cpu_ == nullptr) return;
-  cpu_->CheckInvariants();
-  SERVESIM_CHECK(swap == cpu_->swap_used(),
+  const CpuTier* cpu = kvm_.cpu_tier();
+  if (cpu == nullptr) return;
+  cpu->CheckInvariants();
+  SERVESIM_CHECK(swap == cpu->swap_used(),
                  "CPU tier holds %lld swap blocks, waiting requests %lld",
-                 static_cast<long long>(cpu_->swap_used()), static_cast<long long>(swap));
-  SERVESIM_CHECK(evicted_.empty(), "%zu evicted blocks not offered to the CPU tier",
-                 evicted_.size());
+                 static_cast<long long>(cpu->swap_used()), static_cast<long long>(swap));
+  SERVESIM_CHECK(kvm_.pending_spills() == 0, "%zu evicted blocks not offered to the CPU tier",
+                 kvm_.pending_spills());
 }
 
 void Scheduler::CheckRunning(const Request& r) const {
@@ -52,10 +53,11 @@ void Scheduler::CheckRunning(const Request& r) const {
 }
 
 void Scheduler::CheckInvariants() const {
-  kv_.CheckInvariants();
+  const KvCache& kv = kvm_.cache();
+  kv.CheckInvariants();
   CheckCpuTier();
-  const BlockPool& pool = kv_.pool();
-  const PrefixCache* fast = kv_.fast();
+  const BlockPool& pool = kv.pool();
+  const PrefixCache* fast = kv.fast();
   // Distinct blocks held. Anonymous blocks (a counted pool's, PrefixCache's
   // unhashed ones) have one holder each, so the holders' counts must sum
   // to the pool's used count: a block released while still held (a double
@@ -109,8 +111,8 @@ void Scheduler::CheckInvariants() const {
     SERVESIM_CHECK(owners[b] == refs[b], "block %d owned %d times, ref_count %d", b,
                    owners[b], refs[b]);
   }
-  SERVESIM_CHECK(held == kv_.num_used(), "%lld blocks held, pool says %d used",
-                 static_cast<long long>(held), kv_.num_used());
+  SERVESIM_CHECK(held == kv.num_used(), "%lld blocks held, pool says %d used",
+                 static_cast<long long>(held), kv.num_used());
 }
 
 }  // namespace servesim

@@ -35,7 +35,7 @@ int32_t Scheduler::Verify(const ScheduledSeq& s, Request& r) {
   if (r.blocks.size() > keep) {
     rejected_blocks_.clear();
     r.blocks.MoveTail(r.blocks.size() - keep, &rejected_blocks_);
-    kv_.Release(rejected_blocks_);
+    kvm_.cache().Release(rejected_blocks_);
   }
   return a + 1;
 }
