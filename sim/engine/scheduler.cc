@@ -15,14 +15,17 @@
 namespace servesim {
 
 bool UsesDecodeGroup(const EngineConfig& config) {
-  // Off for the disaggregated roles: not proven equivalent there. Off with
+  // Off for the prefill role (it holds finished requests' blocks for their
+  // transfer); on for the decode role, whose running requests decode as
+  // any others once admitted (tests/fuzz/reference_equivalence_test.cc
+  // draws disaggregated deployments). Off with
   // the CPU tier: not proven equivalent there (swap needs the victim's own
   // block count, and evictions are logged by hash). With prefix caching
   // only requests whose blocks are private join (GroupedDecode::Join).
   // Speculative decoding's mode (SpecDecodeGroup) holds its members' blocks
   // as a count: without prefix caching (a counted pool), sync steps only.
   return config.decode_group && !config.reference_engine &&
-         !config.hold_kv_after_finish && !config.remote_prefill &&
+         !config.hold_kv_after_finish &&
          config.cpu_blocks == 0 &&
          (!config.spec.on() || (!config.prefix_caching && !config.async_scheduling));
 }
