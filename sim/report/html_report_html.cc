@@ -13,7 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-// Enough digits to read, few enough to scan a column.
+}  // namespace
+
 std::string FormatNumber(const json& v) {
   if (v.is_null()) return "&mdash;";
   if (v.is_number_integer()) return v.dump();
@@ -26,6 +27,15 @@ std::string FormatNumber(const json& v) {
                 x);
   return buf;
 }
+
+std::string FormatUtilization(const json& v, int digits) {
+  if (!v.is_number()) return FormatNumber(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+  return buf;
+}
+
+namespace {
 
 std::string ContextValue(const std::string& key, const json& v) {
   if (key == "prefix_hit_rate" && v.is_number()) {
@@ -250,10 +260,11 @@ std::string SearchTable(const json& search) {
   return out;
 }
 
+// `after` follows the charts: the data table that reads with them.
 std::string Section(const std::string& id, const std::string& title,
-                    const std::string& inner) {
+                    const std::string& inner, const std::string& after = "") {
   return "<section id=\"sec-" + id + "\">\n<h2>" + title + "</h2>\n" + inner +
-         "<div class=\"charts\"></div>\n</section>\n";
+         "<div class=\"charts\"></div>\n" + after + "</section>\n";
 }
 
 std::string Note(const std::string& text) {
@@ -275,7 +286,7 @@ std::string UnstablePoints(const json& sweep) {
   for (const json& p : sweep["points"]) {
     if (!UnstablePoint(p)) continue;
     items += "<li>" + FormatNumber(p.value("rate", json())) + " req/s (&rho; = " +
-             FormatNumber(p.value("utilization", json())) + ")";
+             FormatUtilization(p.value("utilization", json()), 2) + ")";
     const std::string why = p.value("unstable_reason", std::string());
     items += (why.empty() ? std::string() : ": " + HtmlEscape(why)) + "</li>\n";
   }
@@ -322,7 +333,8 @@ std::string RenderBody(const json& data) {
              "theory. Dotted vertical line: the knee, the first rate whose "
              "TTFT p99 exceeds 3&times; its value at the lightest rate. "
              "Latency axes are logarithmic.") +
-            UnstablePoints(s));
+            UnstablePoints(s),
+        SweepTable(s));
   }
   // The distributions below come from one run of a sweep: say which.
   std::string one_run;
@@ -331,7 +343,7 @@ std::string RenderBody(const json& data) {
     one_run = "From one run: replication " + FormatNumber(rep.value("replication", json(0))) +
               " (seed " + FormatNumber(rep.value("seed", json())) + ") at " +
               FormatNumber(rep.value("rate", json())) + " req/s (&rho; = " +
-              FormatNumber(rep.value("utilization", json())) + "). ";
+              FormatUtilization(rep.value("utilization", json()), 2) + "). ";
   }
   if (data.contains("cdfs")) {
     out += Section("cdfs", "Latency distributions (CDF)",
@@ -351,7 +363,8 @@ std::string RenderBody(const json& data) {
     const std::string why = StringOr(data["loops"], "explanation", "");
     out += Section("loops", "Open vs closed loop",
                    Note(why.empty() ? "Same throughput, different arrivals."
-                                    : HtmlEscape(why)));
+                                    : HtmlEscape(why)),
+                   LoopsTable(data["loops"]));
   }
   if (data.contains("search")) {
     out += Section("search", "Deployment search", SearchTable(data["search"]));
@@ -380,14 +393,34 @@ h2 { font-size: 18px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; }
 .context dd { margin: 0; font-weight: 600; min-width: 0; overflow-wrap: anywhere; }
 .note { color: #444; margin: 4px 0 10px; }
 .unstable { color: #b00; }
-.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
-.chart { position: relative; height: 340px; }
+.charts { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
+.chart { position: relative; height: 340px; min-width: 0; }
 .chart.wide { grid-column: 1 / -1; }
-table.capacity { border-collapse: collapse; margin: 6px 0; }
-table.capacity th, table.capacity td { border: 1px solid #ccd; padding: 4px 10px;
-                                       text-align: right; }
-table.capacity th { background: #eef1f5; }
+table.capacity, table.data { border-collapse: collapse; margin: 6px 0; font-size: 13px; }
+table.capacity th, table.capacity td, table.data th, table.data td {
+  border: 1px solid #ccd; padding: 3px 8px; text-align: right; }
+table.capacity th, table.data th { background: #eef1f5; }
+table.data td.unstable, table.data tr.unstable td { color: #b00; }
 table.capacity tr.best td { background: #e6f4e6; font-weight: 600; }
+td details summary { cursor: pointer; }
+td details[open] { text-align: left; max-width: 40em; }
+.chart-labels { display: none; }
+/* Narrow windows and paper: tables shrink and wrap rather than run off the
+   right edge; charts keep their grid but lose height. */
+@media print, (max-width: 900px) {
+  body { padding: 8px; max-width: none; }
+  .context { grid-template-columns: 1fr; }
+  table.capacity, table.data { font-size: 10px; width: 100%; }
+  table.capacity th, table.capacity td, table.data th, table.data td {
+    padding: 2px 3px; overflow-wrap: anywhere; }
+  .chart { height: 280px; }
+}
+@media print {
+  @page { margin: 12mm; }
+  body { font-size: 11px; }
+  .chart, tr { break-inside: avoid; }
+  td details { display: inline; }
+}
 #servesim-check { color: #999; font-size: 11px; margin-top: 32px; }
 )css";
 
