@@ -104,14 +104,27 @@ void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os)
 }
 
 nlohmann::json LoopsReportJson(const Scenario& sc, const LoopsResult& r) {
+  const SaturationEstimate& sat = r.saturation;
   nlohmann::json points = nlohmann::json::array();
   for (const LoopsPoint& p : r.points) {
+    const double rho = p.closed.utilization;
     points.push_back({{"concurrency", p.concurrency},
                       {"throughput_rps", p.throughput_rps},
-                      {"utilization", p.closed.utilization},
+                      {"utilization", rho},
+                      {"mm1_wait_ms", Num(1e3 * MM1Wait(rho, sat.mean_service_s))},
+                      {"mg1_wait_ms", Num(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))},
                       {"closed", KindJson(p.closed)},
                       {"open_poisson", KindJson(p.open_poisson)},
                       {"open_gamma", KindJson(p.open_gamma)}});
+  }
+  // The single-server curves the text cites, on a grid of rho up to just
+  // short of mu (where they diverge), for the page to draw beside the
+  // simulated points.
+  nlohmann::json mm1 = nlohmann::json::array(), mg1 = nlohmann::json::array();
+  for (int i = 1; i <= 100; ++i) {
+    const double rho = i < 98 ? i / 100.0 : 0.97 + 0.01 * (i - 97) / 2;  // to 0.985
+    mm1.push_back({rho * sat.mu_rps, Num(1e3 * MM1Wait(rho, sat.mean_service_s))});
+    mg1.push_back({rho * sat.mu_rps, Num(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))});
   }
   RunSummary ctx;  // context fields the runs share
   ctx.percentiles = sc.metrics.percentiles;
@@ -129,7 +142,12 @@ nlohmann::json LoopsReportJson(const Scenario& sc, const LoopsResult& r) {
                               ", warmup_requests " +
                               std::to_string(sc.metrics.warmup_requests);
   data["context"].erase("prefix_hit_rate");  // no single run to take it from
-  data["loops"] = {{"points", points}, {"explanation", LoopsExplanation(r)}};
+  data["loops"] = {{"points", points},
+                   {"saturation_rps", sat.mu_rps},
+                   {"mean_service_ms", 1e3 * sat.mean_service_s},
+                   {"service_scv", sat.scv},
+                   {"theory", {{"mm1_wait_ms", mm1}, {"mg1_wait_ms", mg1}}},
+                   {"explanation", LoopsExplanation(r)}};
   return data;
 }
 

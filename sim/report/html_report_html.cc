@@ -411,9 +411,11 @@ td details[open] { text-align: left; max-width: 40em; }
   body { padding: 8px; max-width: none; }
   .context { grid-template-columns: 1fr; }
   table.capacity, table.data { font-size: 10px; width: 100%; }
-  table.capacity th, table.capacity td, table.data th, table.data td {
-    padding: 2px 3px; overflow-wrap: anywhere; }
-  .chart { height: 280px; }
+  table.capacity th, table.capacity td, table.data th, table.data td { padding: 2px 3px; }
+  table.capacity td, table.data td { white-space: nowrap; }
+  table.capacity th, table.data th { overflow-wrap: anywhere; }
+  .charts { grid-template-columns: minmax(0, 1fr); }
+  .chart { height: 300px; }
 }
 @media print {
   @page { margin: 12mm; }

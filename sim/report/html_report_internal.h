@@ -46,6 +46,8 @@ std::string RenderBody(const nlohmann::json& data);
 extern const char kReportStyle[];
 // Runs before Chart.js loads: collects errors for the verdict.
 extern const char kErrorHookScript[];
+// Defines servesimLabels: non-overlapping point labels on a chart.
+extern const char kLabelScript[];
 // Builds the charts from #servesim-data.
 extern const char kReportScript[];
 // After load, writes the pixel and error verdict into #servesim-check.
