@@ -37,6 +37,28 @@ std::string FormatUtilization(const json& v, int digits) {
 
 namespace {
 
+// A table's note cell: its first words, without file paths, so the column
+// stays narrow; the whole message opens from it (a <details> element).
+std::string NoteCell(const std::string& full, const std::string& prefix = "") {
+  if (full.empty()) return prefix.empty() ? "" : HtmlEscape(prefix);
+  std::string head = full.substr(0, full.find_first_of(":;("));
+  std::string shown;
+  size_t i = 0;
+  while (i < head.size()) {
+    size_t j = head.find(' ', i);
+    if (j == std::string::npos) j = head.size();
+    const std::string word = head.substr(i, j - i);
+    if (word.find('/') == std::string::npos) shown += (shown.empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  if (shown.size() > 32) shown = shown.substr(0, shown.rfind(' ', 32)) + "&hellip;";
+  if (!prefix.empty()) shown = prefix + (shown.empty() ? "" : ": " + shown);
+  if (shown == full) return HtmlEscape(full);
+  return "<details title=\"" + HtmlEscape(full) + "\"><summary>" +
+         (shown.empty() ? std::string("note") : HtmlEscape(shown)) + "</summary>" +
+         HtmlEscape(full) + "</details>";
+}
+
 std::string ContextValue(const std::string& key, const json& v) {
   if (key == "prefix_hit_rate" && v.is_number()) {
     char buf[32];
@@ -137,8 +159,13 @@ std::string CapacityTable(const json& cap) {
     const bool fits = rows[i].value("fits", true);
     for (const auto& col : kCols) {
       const json v = rows[i].value(col[0], json());
-      std::string text = v.is_string() ? HtmlEscape(v.get<std::string>()) : cell(v);
-      if (!fits && std::string(col[0]) == "note") text = "does not fit: " + text;
+      if (std::string(col[0]) == "note") {
+        out += "<td class=\"note\">" +
+               NoteCell(v.is_string() ? v.get<std::string>() : "", fits ? "" : "does not fit") +
+               "</td>";
+        continue;
+      }
+      const std::string text = v.is_string() ? HtmlEscape(v.get<std::string>()) : cell(v);
       out += "<td>" + text + "</td>";
     }
     out += "</tr>\n";
@@ -237,13 +264,30 @@ std::string SearchTable(const json& search) {
       {"max_rate_per_replica", "SLO max (req/s)"}, {"replicas", "Replicas"}, {"gpus", "GPUs"},
       {"fleet_usd_per_hour", "Fleet $/h"}, {"usd_per_million_output_tokens", "$ per 1M out"},
       {"output_tokens_per_s_per_gpu", "tok/s per GPU"}, {"tokens_per_s_per_user", "tok/s per user"},
-      {"note", "Note"}};
-  out += "<table class=\"capacity\">\n<tr>";
+      {"pareto", "Pareto"}, {"note", "Note"}};
+  // "#" numbers the rows: a chart label that has no room for the
+  // deployment's name shows its number instead.
+  out += "<table class=\"capacity\" id=\"table-search\">\n<tr><th>#</th>";
   for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
   out += "</tr>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     out += static_cast<long>(i) == best ? "<tr class=\"best\">" : "<tr>";
+    out += "<td>" + std::to_string(i + 1) + "</td>";
     for (const auto& col : kCols) {
+      const std::string key = col[0];
+      if (key == "pareto") {
+        const bool t = rows[i].value("pareto_throughput", false) == true;
+        const bool c = rows[i].value("pareto_cost", false) == true;
+        out += std::string("<td class=\"pareto\">") +
+               (t && c ? "yes (both)" : t ? "yes (tok/s)" : c ? "yes ($)" : "no") + "</td>";
+        continue;
+      }
+      if (key == "note") {
+        out += "<td class=\"note\">" +
+               NoteCell(rows[i].value("note", json()).is_string()
+                            ? rows[i]["note"].get<std::string>() : "") + "</td>";
+        continue;
+      }
       const json v = rows[i].value(col[0], json());
       out += "<td>" +
              (v.is_string() ? HtmlEscape(v.get<std::string>())
@@ -255,7 +299,9 @@ std::string SearchTable(const json& search) {
   }
   out += "</table>\n";
   out += "<p class=\"note\">Pareto fronts among evaluated candidates (all figures at each "
-         "candidate's SLO max). Pruned rows could not beat the cheapest fleet even at "
+         "candidate's SLO max): tok/s = throughput per GPU vs tok/s per user, $ = cost vs "
+         "TTFT p99; the charts label each front point GPU&times;TP, max_num_seqs, "
+         "tokens per step. Pruned rows could not beat the cheapest fleet even at "
          "saturation.</p>\n";
   return out;
 }

@@ -139,6 +139,30 @@ function vline(datasets, x, name, color, log) {
                             {borderDash: [2, 3], borderWidth: 1.5, pointRadius: 0}));
 }
 
+// 1, 2, 2.5, 5 or 10 times a power of ten, at or above v.
+function niceCeil(v) {
+  if (!(v > 0)) return 1;
+  var p = Math.pow(10, Math.floor(Math.log10(v)));
+  var m = [1, 2, 2.5, 5, 10].find(function (k) { return k * p >= v * (1 - 1e-9); });
+  return m * p;
+}
+
+// The offered-load axis from 0 with utilization rho = rate / mu along the
+// top, so a printout reads the load both ways.
+function loadAxes(ds, sat) {
+  var xmax = 0;
+  ds.forEach(function (d) {
+    d.data.forEach(function (p) { if (num(p.x) !== null) xmax = Math.max(xmax, p.x); });
+  });
+  var top = niceCeil(xmax), scales = {x: axis('offered load (req/s)', 'linear', {min: 0, max: top})};
+  if (sat !== null && sat > 0) {
+    scales.rho = axis('utilization \u03c1 = rate / \u03bc', 'linear',
+                      {position: 'top', min: 0, max: top / sat, ticks: {includeBounds: false},
+                       grid: {drawOnChartArea: false}});
+  }
+  return scales;
+}
+
 function kneeRate(sw, pts) {
   if ('knee_rate' in sw) return num(sw.knee_rate);
   for (var i = 0; i < pts.length; ++i) {
@@ -166,9 +190,10 @@ function buildSweep(sw) {
       vline(ds, sat, 'saturation: ' + fmt(sat) + ' req/s', '#555', false);
     }
     markUnstable(ds, pts);
+    var sc = loadAxes(ds, sat);
+    sc.y = axis('throughput (req/s)', 'linear', {beginAtZero: true});
     addChart('sweep', 'Throughput vs offered load', {type: 'line', data: {datasets: ds},
-      options: {scales: {x: axis('offered load (req/s)'),
-                         y: axis('throughput (req/s)', 'linear', {beginAtZero: true})}}});
+      options: {scales: sc}});
   }
   var metrics = [];
   pts.forEach(function (p) {
@@ -209,10 +234,10 @@ function buildSweep(sw) {
       vline(ds, knee, 'knee: ' + fmt(knee) + ' req/s', '#111', true);
     }
     markUnstable(ds, pts);
+    var sc = loadAxes(ds, sat);
+    sc.y = axis(label(key) + ' (' + unit(key) + ', log scale)', 'logarithmic');
     addChart('sweep', label(key) + ' vs offered load', {type: 'line', data: {datasets: ds},
-      options: {scales: {x: axis('offered load (req/s)'),
-                         y: axis(label(key) + ' (' + unit(key) + ', log scale)',
-                                 'logarithmic')}}});
+      options: {scales: sc}});
   });
 }
 
