@@ -50,10 +50,14 @@ std::string LoopsExplanation(const LoopsResult& r) {
       "it grows without bound as rho approaches 1. ";
   const LoopsPoint* p = Showcase(r);
   if (p == nullptr) return s;
-  const double rho = p->closed.utilization;
+  // Utilization is printed with the table's three digits, and the M/M/1
+  // figure below is computed from the printed value, so a reader who
+  // recomputes rho/(1-rho) gets the same number.
+  const std::string rho_text = Fmt("%.3f", p->closed.utilization);
+  const double rho = std::stod(rho_text);
   s += "Here, at N = " + std::to_string(p->concurrency) + " the closed loop ran " +
-       Fmt("%.2f", p->throughput_rps) + " req/s (" + Fmt("%.0f", 100 * rho) +
-       "% of the saturation throughput) and reported a mean queueing delay of " +
+       Fmt("%.2f", p->throughput_rps) + " req/s (utilization " + rho_text +
+       " of the saturation throughput) and reported a mean queueing delay of " +
        Fmt("%.1f", p->closed.queue_ms.mean.mean) + " ms and TTFT p99 " +
        Fmt("%.0f", p->closed.ttft_ms.p99.mean) +
        " ms; Poisson users at the same throughput waited " +
@@ -62,7 +66,7 @@ std::string LoopsExplanation(const LoopsResult& r) {
        Fmt("%.1f", p->open_gamma.queue_ms.mean.mean) + " ms (TTFT p99 " +
        Fmt("%.0f", p->open_gamma.ttft_ms.p99.mean) + " ms). ";
   if (rho < 1) {
-    s += "M/M/1 at that utilization predicts a wait of " +
+    s += "M/M/1 at utilization " + rho_text + " predicts a wait of " +
          Fmt("%.1f", MM1Wait(rho, 1.0)) + " service times. ";
   }
   s += "Benchmark with open-loop arrivals at the rate you expect, and read a "
@@ -77,7 +81,7 @@ void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os)
      << "closed loop of N clients (no think time) vs open loops at the "
         "throughput it achieved; means over replications, ms\n\n";
   char line[320];
-  std::snprintf(line, sizeof line, "%6s %9s %5s | %-23s | %-23s | %-23s\n", "N",
+  std::snprintf(line, sizeof line, "%6s %9s %6s | %-23s | %-23s | %-23s\n", "N",
                 "thrpt/s", "util", "closed: queue p50 p99",
                 "poisson: queue p50 p99",
                 ("gamma(b=" + Fmt("%g", r.burstiness) + "): queue p50 p99").c_str());
@@ -90,7 +94,7 @@ void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os)
                     k.stable_fraction < 1 ? "!" : " ");
       return std::string(c);
     };
-    std::snprintf(line, sizeof line, "%6d %9.3f %5.2f | %-23s | %-23s | %-23s\n",
+    std::snprintf(line, sizeof line, "%6d %9.3f %6.3f | %-23s | %-23s | %-23s\n",
                   p.concurrency, p.throughput_rps, p.closed.utilization,
                   cell(p.closed).c_str(), cell(p.open_poisson).c_str(),
                   cell(p.open_gamma).c_str());
@@ -98,7 +102,8 @@ void WriteLoopsTable(const Scenario& sc, const LoopsResult& r, std::ostream& os)
   }
   os << "(queue = mean queueing delay, p50/p99 = TTFT; ! = unstable, so the "
         "figure depends on the run length: the open loop's rate is at or above "
-        "mu's lower 95% bound, or a replication's backlog grew)\n\n"
+        "mu's lower 95% bound, or a run shorter than the M/M/1 relaxation time "
+        "at that rate, or a replication's backlog grew)\n\n"
      << "What a closed-loop benchmark reports is the \"closed\" column.\n"
      << LoopsExplanation(r) << "\n";
 }
