@@ -2,11 +2,13 @@
 #include "sim/analysis/loops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 
 #include "sim/analysis/parallel.h"
 #include "sim/analysis/runs.h"
+#include "sim/analysis/stability.h"
 
 namespace servesim {
 namespace {
@@ -135,11 +137,26 @@ StatusOr<LoopsResult> RunLoops(const Scenario& base, const LoopsOptions& o) {
     p.open_poisson = Group(open_runs, (2 * i) * reps, reps);
     p.open_gamma = Group(open_runs, (2 * i + 1) * reps, reps);
     // An open loop at the closed loop's throughput is an open queue: at or
-    // above mu it has no steady state (a closed loop always has one).
+    // above mu it has no steady state (a closed loop always has one), and
+    // just below mu a run shorter than the queue's relaxation time has not
+    // reached one. Both rules look at the rate and the run only, so Poisson
+    // and gamma get one verdict (the window is the shorter of theirs).
+    double window = INFINITY;
+    for (size_t g : {2 * i, 2 * i + 1}) {
+      for (int k = 0; k < reps; ++k) {
+        window = std::min(window, open_runs[g * reps + k].summary.arrival_window_s);
+      }
+    }
+    const std::string relax = RelaxationInstability(p.throughput_rps, sat->mu_rps, window);
     for (PointStats* s : {&p.open_poisson, &p.open_gamma}) {
       s->rate = p.throughput_rps;
       s->utilization = p.closed.utilization;
       ApplyLoadRule(sat->mu, s);
+      if (!relax.empty() && s->stable_fraction > 0) {
+        s->unstable_reason =
+            s->stable_fraction < 1 ? relax + "; " + s->unstable_reason : relax;
+        s->stable_fraction = 0;
+      }
     }
   }
   return res;

@@ -50,4 +50,18 @@ std::string LoadInstability(double rate, const Interval& mu) {
   return text;
 }
 
+std::string RelaxationInstability(double rate, double mu_rps, double window_s) {
+  if (mu_rps <= 0 || rate <= 0 || rate >= mu_rps || window_s <= 0) return "";
+  const double rho = rate / mu_rps;
+  const double gap = 1 - std::sqrt(rho);
+  const double tau_s = 1 / (mu_rps * gap * gap);
+  if (window_s >= tau_s) return "";
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "an open queue at rho = %.3f needs about %.0f s to forget its empty "
+                "start (M/M/1 relaxation time), longer than the %.0f s arrival window",
+                rho, tau_s, window_s);
+  return text;
+}
+
 }  // namespace servesim

@@ -63,4 +63,12 @@ std::string RunInstability(const RunSummary& s);
 // req/s)".
 std::string LoadInstability(double rate, const Interval& mu);
 
+// Rule 3, for open loops compared at one rate (loops): "" when an arrival
+// window of window_s is at least the M/M/1 relaxation time at rho =
+// rate / mu_rps, 1 / (mu (1 - sqrt rho)^2) (Morse), else why. A shorter
+// run still remembers its empty start, so its mean wait depends on the run
+// length; the rule looks only at the load and the run, so every arrival
+// process at that rate gets the same verdict ("" at rho >= 1: rule 1's).
+std::string RelaxationInstability(double rate, double mu_rps, double window_s);
+
 }  // namespace servesim

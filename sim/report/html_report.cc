@@ -93,6 +93,7 @@ StatusOr<std::string> RenderHtmlReport(const nlohmann::json& data) {
   page += "<script>\n" + *chartjs + "\n</script>\n";
   page += "<script type=\"application/json\" id=\"servesim-data\">" +
           EmbedJson(data) + "</script>\n";
+  page += "<script>" + std::string(internal::kLabelScript) + "</script>\n";
   page += "<script>" + std::string(internal::kReportScript) + "</script>\n";
   page += "<script>" + std::string(internal::kVerdictScript) + "</script>\n";
   page += "</body>\n</html>\n";

@@ -1,6 +1,7 @@
 // The self-contained HTML report: one file that opens offline, with Chart.js
 // (Debian's libjs-chart.js, 3.x) inlined and the report data embedded as
-// JSON. The `sweep`, `loops` and `capacity` commands write it with --html.
+// JSON. The `sweep`, `loops`, `capacity` and `search` commands write it with
+// --html; every section with charts also carries a data table.
 //
 // Input schema (every section is optional; only those present are drawn):
 // {
@@ -20,7 +21,9 @@
 //  "timeseries": {"t_s": [...], "kv_usage": [fraction in [0, 1], ...],
 //                 "waiting": [...], "running": [...]},
 //  "batch_size_hist": [[size, count], ...],
-//  "loops": {"points": [{"concurrency": N, "throughput_rps": x,
+//  "loops": {"saturation_rps": mu, "theory": {<name>: [[rate, ms], ...]},
+//            "points": [{"concurrency": N, "throughput_rps": x,
+//                        "utilization": rho, "mm1_wait_ms": w, "mg1_wait_ms": w,
 //                        "closed" | "open_poisson" | "open_gamma":
 //                            {"ttft_p50_ms": a, "ttft_p99_ms": b,
 //                             "queue_mean_ms": c}}],

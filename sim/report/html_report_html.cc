@@ -13,7 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-// Enough digits to read, few enough to scan a column.
+}  // namespace
+
 std::string FormatNumber(const json& v) {
   if (v.is_null()) return "&mdash;";
   if (v.is_number_integer()) return v.dump();
@@ -25,6 +26,37 @@ std::string FormatNumber(const json& v) {
   std::snprintf(buf, sizeof buf, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : "%.3g",
                 x);
   return buf;
+}
+
+std::string FormatUtilization(const json& v, int digits) {
+  if (!v.is_number()) return FormatNumber(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+  return buf;
+}
+
+namespace {
+
+// A table's note cell: its first words, without file paths, so the column
+// stays narrow; the whole message opens from it (a <details> element).
+std::string NoteCell(const std::string& full, const std::string& prefix = "") {
+  if (full.empty()) return prefix.empty() ? "" : HtmlEscape(prefix);
+  std::string head = full.substr(0, full.find_first_of(":;("));
+  std::string shown;
+  size_t i = 0;
+  while (i < head.size()) {
+    size_t j = head.find(' ', i);
+    if (j == std::string::npos) j = head.size();
+    const std::string word = head.substr(i, j - i);
+    if (word.find('/') == std::string::npos) shown += (shown.empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  if (shown.size() > 32) shown = shown.substr(0, shown.rfind(' ', 32)) + "&hellip;";
+  if (!prefix.empty()) shown = prefix + (shown.empty() ? "" : ": " + shown);
+  if (shown == full) return HtmlEscape(full);
+  return "<details title=\"" + HtmlEscape(full) + "\"><summary>" +
+         (shown.empty() ? std::string("note") : HtmlEscape(shown)) + "</summary>" +
+         HtmlEscape(full) + "</details>";
 }
 
 std::string ContextValue(const std::string& key, const json& v) {
@@ -127,8 +159,13 @@ std::string CapacityTable(const json& cap) {
     const bool fits = rows[i].value("fits", true);
     for (const auto& col : kCols) {
       const json v = rows[i].value(col[0], json());
-      std::string text = v.is_string() ? HtmlEscape(v.get<std::string>()) : cell(v);
-      if (!fits && std::string(col[0]) == "note") text = "does not fit: " + text;
+      if (std::string(col[0]) == "note") {
+        out += "<td class=\"note\">" +
+               NoteCell(v.is_string() ? v.get<std::string>() : "", fits ? "" : "does not fit") +
+               "</td>";
+        continue;
+      }
+      const std::string text = v.is_string() ? HtmlEscape(v.get<std::string>()) : cell(v);
       out += "<td>" + text + "</td>";
     }
     out += "</tr>\n";
@@ -227,13 +264,30 @@ std::string SearchTable(const json& search) {
       {"max_rate_per_replica", "SLO max (req/s)"}, {"replicas", "Replicas"}, {"gpus", "GPUs"},
       {"fleet_usd_per_hour", "Fleet $/h"}, {"usd_per_million_output_tokens", "$ per 1M out"},
       {"output_tokens_per_s_per_gpu", "tok/s per GPU"}, {"tokens_per_s_per_user", "tok/s per user"},
-      {"note", "Note"}};
-  out += "<table class=\"capacity\">\n<tr>";
+      {"pareto", "Pareto"}, {"note", "Note"}};
+  // "#" numbers the rows: a chart label that has no room for the
+  // deployment's name shows its number instead.
+  out += "<table class=\"capacity\" id=\"table-search\">\n<tr><th>#</th>";
   for (const auto& col : kCols) out += std::string("<th>") + col[1] + "</th>";
   out += "</tr>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     out += static_cast<long>(i) == best ? "<tr class=\"best\">" : "<tr>";
+    out += "<td>" + std::to_string(i + 1) + "</td>";
     for (const auto& col : kCols) {
+      const std::string key = col[0];
+      if (key == "pareto") {
+        const bool t = rows[i].value("pareto_throughput", false) == true;
+        const bool c = rows[i].value("pareto_cost", false) == true;
+        out += std::string("<td class=\"pareto\">") +
+               (t && c ? "yes (both)" : t ? "yes (tok/s)" : c ? "yes ($)" : "no") + "</td>";
+        continue;
+      }
+      if (key == "note") {
+        out += "<td class=\"note\">" +
+               NoteCell(rows[i].value("note", json()).is_string()
+                            ? rows[i]["note"].get<std::string>() : "") + "</td>";
+        continue;
+      }
       const json v = rows[i].value(col[0], json());
       out += "<td>" +
              (v.is_string() ? HtmlEscape(v.get<std::string>())
@@ -245,15 +299,18 @@ std::string SearchTable(const json& search) {
   }
   out += "</table>\n";
   out += "<p class=\"note\">Pareto fronts among evaluated candidates (all figures at each "
-         "candidate's SLO max). Pruned rows could not beat the cheapest fleet even at "
+         "candidate's SLO max): tok/s = throughput per GPU vs tok/s per user, $ = cost vs "
+         "TTFT p99; the charts label each front point GPU&times;TP, max_num_seqs, "
+         "tokens per step. Pruned rows could not beat the cheapest fleet even at "
          "saturation.</p>\n";
   return out;
 }
 
+// `after` follows the charts: the data table that reads with them.
 std::string Section(const std::string& id, const std::string& title,
-                    const std::string& inner) {
+                    const std::string& inner, const std::string& after = "") {
   return "<section id=\"sec-" + id + "\">\n<h2>" + title + "</h2>\n" + inner +
-         "<div class=\"charts\"></div>\n</section>\n";
+         "<div class=\"charts\"></div>\n" + after + "</section>\n";
 }
 
 std::string Note(const std::string& text) {
@@ -275,7 +332,7 @@ std::string UnstablePoints(const json& sweep) {
   for (const json& p : sweep["points"]) {
     if (!UnstablePoint(p)) continue;
     items += "<li>" + FormatNumber(p.value("rate", json())) + " req/s (&rho; = " +
-             FormatNumber(p.value("utilization", json())) + ")";
+             FormatUtilization(p.value("utilization", json()), 2) + ")";
     const std::string why = p.value("unstable_reason", std::string());
     items += (why.empty() ? std::string() : ": " + HtmlEscape(why)) + "</li>\n";
   }
@@ -322,7 +379,8 @@ std::string RenderBody(const json& data) {
              "theory. Dotted vertical line: the knee, the first rate whose "
              "TTFT p99 exceeds 3&times; its value at the lightest rate. "
              "Latency axes are logarithmic.") +
-            UnstablePoints(s));
+            UnstablePoints(s),
+        SweepTable(s));
   }
   // The distributions below come from one run of a sweep: say which.
   std::string one_run;
@@ -331,7 +389,7 @@ std::string RenderBody(const json& data) {
     one_run = "From one run: replication " + FormatNumber(rep.value("replication", json(0))) +
               " (seed " + FormatNumber(rep.value("seed", json())) + ") at " +
               FormatNumber(rep.value("rate", json())) + " req/s (&rho; = " +
-              FormatNumber(rep.value("utilization", json())) + "). ";
+              FormatUtilization(rep.value("utilization", json()), 2) + "). ";
   }
   if (data.contains("cdfs")) {
     out += Section("cdfs", "Latency distributions (CDF)",
@@ -351,7 +409,8 @@ std::string RenderBody(const json& data) {
     const std::string why = StringOr(data["loops"], "explanation", "");
     out += Section("loops", "Open vs closed loop",
                    Note(why.empty() ? "Same throughput, different arrivals."
-                                    : HtmlEscape(why)));
+                                    : HtmlEscape(why)),
+                   LoopsTable(data["loops"]));
   }
   if (data.contains("search")) {
     out += Section("search", "Deployment search", SearchTable(data["search"]));
@@ -380,14 +439,36 @@ h2 { font-size: 18px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; }
 .context dd { margin: 0; font-weight: 600; min-width: 0; overflow-wrap: anywhere; }
 .note { color: #444; margin: 4px 0 10px; }
 .unstable { color: #b00; }
-.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
-.chart { position: relative; height: 340px; }
+.charts { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
+.chart { position: relative; height: 340px; min-width: 0; }
 .chart.wide { grid-column: 1 / -1; }
-table.capacity { border-collapse: collapse; margin: 6px 0; }
-table.capacity th, table.capacity td { border: 1px solid #ccd; padding: 4px 10px;
-                                       text-align: right; }
-table.capacity th { background: #eef1f5; }
+table.capacity, table.data { border-collapse: collapse; margin: 6px 0; font-size: 13px; }
+table.capacity th, table.capacity td, table.data th, table.data td {
+  border: 1px solid #ccd; padding: 3px 8px; text-align: right; }
+table.capacity th, table.data th { background: #eef1f5; }
+table.data td.unstable, table.data tr.unstable td { color: #b00; }
 table.capacity tr.best td { background: #e6f4e6; font-weight: 600; }
+td details summary { cursor: pointer; }
+td details[open] { text-align: left; max-width: 40em; }
+.chart-labels { display: none; }
+/* Narrow windows and paper: tables shrink and wrap rather than run off the
+   right edge; charts keep their grid but lose height. */
+@media print, (max-width: 900px) {
+  body { padding: 8px; max-width: none; }
+  .context { grid-template-columns: 1fr; }
+  table.capacity, table.data { font-size: 10px; width: 100%; }
+  table.capacity th, table.capacity td, table.data th, table.data td { padding: 2px 3px; }
+  table.capacity td, table.data td { white-space: nowrap; }
+  table.capacity th, table.data th { overflow-wrap: anywhere; }
+  .charts { grid-template-columns: minmax(0, 1fr); }
+  .chart { height: 300px; }
+}
+@media print {
+  @page { margin: 12mm; }
+  body { font-size: 11px; }
+  .chart, tr { break-inside: avoid; }
+  td details { display: inline; }
+}
 #servesim-check { color: #999; font-size: 11px; margin-top: 32px; }
 )css";
 

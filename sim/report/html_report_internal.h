@@ -26,6 +26,17 @@ void ValidateReportData(const nlohmann::json& data);
 // Text safe inside HTML elements and double-quoted attributes.
 std::string HtmlEscape(std::string_view text);
 
+// A table cell's number: enough digits to read, few enough to scan a
+// column; null is a dash, a string is escaped.
+std::string FormatNumber(const nlohmann::json& v);
+// Utilization with the same digits everywhere a report prints it.
+std::string FormatUtilization(const nlohmann::json& v, int digits);
+
+// The data tables beside the charts (html_report_tables.cc): the numbers
+// each chart plots, with their units, so a printout needs no console.
+std::string SweepTable(const nlohmann::json& sweep);
+std::string LoopsTable(const nlohmann::json& loops);
+
 // The <body> content before the scripts: title, context block, and one
 // <section id="sec-NAME"> per present section with its notes, tables, and
 // an empty <div class="charts"> for the script to fill.
@@ -35,6 +46,8 @@ std::string RenderBody(const nlohmann::json& data);
 extern const char kReportStyle[];
 // Runs before Chart.js loads: collects errors for the verdict.
 extern const char kErrorHookScript[];
+// Defines servesimLabels: non-overlapping point labels on a chart.
+extern const char kLabelScript[];
 // Builds the charts from #servesim-data.
 extern const char kReportScript[];
 // After load, writes the pixel and error verdict into #servesim-check.

@@ -15,7 +15,7 @@ var LABELS = {ttft_ms: 'TTFT', tpot_ms: 'TPOT', e2el_ms: 'E2E latency',
               itl_ms: 'ITL', queue_ms: 'Queue wait',
               mm1_wait_ms: 'M/M/1 wait (theory)', mg1_wait_ms: 'M/G/1 wait (theory)'};
 var ORDER = ['ttft_ms', 'tpot_ms', 'e2el_ms', 'itl_ms', 'queue_ms'];
-var count = 0;
+var count = 0, charts = [];
 
 function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
 function pos(v) { v = num(v); return v !== null && v > 0 ? v : null; }
@@ -64,8 +64,16 @@ function addChart(section, title, config, wide) {
   }}};
   o.plugins.tooltip = o.plugins.tooltip || {};
   o.plugins.tooltip.filter = function (item) { return !item.dataset.bandEdge; };
-  new Chart(canvas, config);
+  // What the chart draws, by name: the browser test reads it back.
+  canvas.dataset.series = JSON.stringify(config.data.datasets.filter(function (d) {
+    return !d.bandEdge;
+  }).map(function (d) { return d.label; }));
+  charts.push(new Chart(canvas, config));
 }
+// Charts sized for the screen would spill over a printed page's margin.
+window.addEventListener('beforeprint', function () {
+  charts.forEach(function (c) { c.resize(); });
+});
 
 function line(name, color, data, extra) {
   var d = {label: name, data: data, borderColor: color, backgroundColor: color,
@@ -131,6 +139,30 @@ function vline(datasets, x, name, color, log) {
                             {borderDash: [2, 3], borderWidth: 1.5, pointRadius: 0}));
 }
 
+// 1, 2, 2.5, 5 or 10 times a power of ten, at or above v.
+function niceCeil(v) {
+  if (!(v > 0)) return 1;
+  var p = Math.pow(10, Math.floor(Math.log10(v)));
+  var m = [1, 2, 2.5, 5, 10].find(function (k) { return k * p >= v * (1 - 1e-9); });
+  return m * p;
+}
+
+// The offered-load axis from 0 with utilization rho = rate / mu along the
+// top, so a printout reads the load both ways.
+function loadAxes(ds, sat) {
+  var xmax = 0;
+  ds.forEach(function (d) {
+    d.data.forEach(function (p) { if (num(p.x) !== null) xmax = Math.max(xmax, p.x); });
+  });
+  var top = niceCeil(xmax), scales = {x: axis('offered load (req/s)', 'linear', {min: 0, max: top})};
+  if (sat !== null && sat > 0) {
+    scales.rho = axis('utilization \u03c1 = rate / \u03bc', 'linear',
+                      {position: 'top', min: 0, max: top / sat, ticks: {includeBounds: false},
+                       grid: {drawOnChartArea: false}});
+  }
+  return scales;
+}
+
 function kneeRate(sw, pts) {
   if ('knee_rate' in sw) return num(sw.knee_rate);
   for (var i = 0; i < pts.length; ++i) {
@@ -158,9 +190,10 @@ function buildSweep(sw) {
       vline(ds, sat, 'saturation: ' + fmt(sat) + ' req/s', '#555', false);
     }
     markUnstable(ds, pts);
+    var sc = loadAxes(ds, sat);
+    sc.y = axis('throughput (req/s)', 'linear', {beginAtZero: true});
     addChart('sweep', 'Throughput vs offered load', {type: 'line', data: {datasets: ds},
-      options: {scales: {x: axis('offered load (req/s)'),
-                         y: axis('throughput (req/s)', 'linear', {beginAtZero: true})}}});
+      options: {scales: sc}});
   }
   var metrics = [];
   pts.forEach(function (p) {
@@ -201,10 +234,10 @@ function buildSweep(sw) {
       vline(ds, knee, 'knee: ' + fmt(knee) + ' req/s', '#111', true);
     }
     markUnstable(ds, pts);
+    var sc = loadAxes(ds, sat);
+    sc.y = axis(label(key) + ' (' + unit(key) + ', log scale)', 'logarithmic');
     addChart('sweep', label(key) + ' vs offered load', {type: 'line', data: {datasets: ds},
-      options: {scales: {x: axis('offered load (req/s)'),
-                         y: axis(label(key) + ' (' + unit(key) + ', log scale)',
-                                 'logarithmic')}}});
+      options: {scales: sc}});
   });
 }
 
@@ -265,6 +298,7 @@ function buildLoops(loops) {
   var modes = [['closed', 'closed loop', '#1f77b4'],
                ['open_poisson', 'open loop, Poisson', '#d62728'],
                ['open_gamma', 'open loop, gamma (bursty)', '#ff7f0e']];
+  var sat = num(loops.saturation_rps), theory = loops.theory || {};
   function series(mode, key) {
     return pts.map(function (p) {
       return {x: p.throughput_rps, y: pos((p[mode] || {})[key]), n: p.concurrency};
@@ -272,9 +306,9 @@ function buildLoops(loops) {
   }
   var tooltip = {callbacks: {title: function (items) {
     var raw = items.length ? items[0].raw : null;
-    return raw ? 'N = ' + raw.n + ' (' + fmt(raw.x) + ' req/s)' : '';
+    return raw && raw.n ? 'N = ' + raw.n + ' (' + fmt(raw.x) + ' req/s)' : '';
   }}};
-  function chart(title, keys, ytitle) {
+  function chart(title, keys, ytitle, withTheory) {
     var ds = [];
     modes.forEach(function (m) {
       if (!pts.some(function (p) { return p[m[0]]; })) return;
@@ -283,50 +317,83 @@ function buildLoops(loops) {
                      k[2] ? {borderDash: k[2], borderWidth: 1.5} : {}));
       });
     });
-    // Each closed-loop point is labelled with its N (the first dataset).
+    // Theory diverges at mu; past 10x the largest measured wait it would
+    // only flatten the simulated curves.
+    var r = yRange(ds, true), cap = r ? 10 * r[1] : Infinity;
+    if (withTheory) {
+      [['mm1_wait_ms', '#2ca02c'], ['mg1_wait_ms', '#8c564b']].forEach(function (t) {
+        if (!theory[t[0]]) return;
+        ds.push(line(label(t[0]), t[1], theory[t[0]].map(function (q) {
+          var y = pos(q[1]);
+          return {x: q[0], y: y !== null && y <= cap ? y : null};
+        }), {borderDash: [6, 4], pointRadius: 0}));
+      });
+    }
+    if (sat !== null) vline(ds, sat, 'saturation \u03bc = ' + fmt(sat) + ' req/s', '#111', true);
+    // Each closed-loop point is labelled with its N (the first dataset),
+    // placed clear of the other labels and points.
     var labelN = {id: 'labelN', afterDatasetsDraw: function (c) {
-      var meta = c.getDatasetMeta(0), ctx = c.ctx;
+      var meta = c.getDatasetMeta(0);
       if (!meta || !meta.data) return;
-      ctx.save();
-      ctx.font = '10px sans-serif';
-      ctx.fillStyle = '#1f77b4';
-      ctx.textAlign = 'center';
+      var items = [];
       meta.data.forEach(function (el, i) {
         var raw = c.data.datasets[0].data[i];
-        if (raw && raw.y !== null) ctx.fillText('N=' + raw.n, el.x, el.y - 6);
+        if (raw && raw.y !== null && isFinite(el.x) && isFinite(el.y)) {
+          items.push({x: el.x, y: el.y, text: 'N=' + raw.n, color: '#1f77b4'});
+        }
       });
-      ctx.restore();
+      window.servesimLabels(c, items, '10px sans-serif');
     }};
     addChart('loops', title, {type: 'line', data: {datasets: ds}, plugins: [labelN],
       options: {plugins: {tooltip: tooltip},
-                scales: {x: axis('throughput (req/s); closed loop at concurrency N'),
+                // Room at the edges, so the first and last labels are not cut.
+                layout: {padding: {top: 8, right: 16}},
+                scales: {x: axis('throughput (req/s); closed loop at concurrency N', 'linear',
+                                 {min: 0}),
                          y: axis(ytitle, 'logarithmic')}}});
   }
   chart('TTFT at equal throughput',
-        [['ttft_p99_ms', 'p99'], ['ttft_p50_ms', 'p50', [3, 3]]], 'TTFT (ms, log scale)');
+        [['ttft_p99_ms', 'p99'], ['ttft_p50_ms', 'p50', [3, 3]]], 'TTFT (ms, log scale)', false);
   chart('Queue wait at equal throughput', [['queue_mean_ms', 'mean']],
-        'mean queue wait (ms, log scale)');
+        'mean queue wait (ms, log scale)', true);
 }
 
-// Search: every evaluated candidate, its Pareto front drawn over it.
+// Search: every evaluated candidate, its Pareto front drawn over it and
+// each front point labelled with its deployment.
+function searchLabel(r) {
+  var t = r.max_num_batched_tokens;
+  return r.gpu + '\u00d7' + r.tp + ' ' + r.max_num_seqs + ' seqs ' +
+         (t % 1024 === 0 ? t / 1024 + 'k' : t) + ' tok' +
+         (r.chunked_prefill === false ? ' no-chunk' : '');
+}
 function buildSearch(search) {
-  var rows = (search.rows || []).filter(function (r) { return r.status === 'evaluated'; });
+  var all = search.rows || [];
+  var rows = all.filter(function (r) { return r.status === 'evaluated'; });
   function chart(title, xkey, ykey, flag, xtitle, ytitle, xlog) {
     function pts(front) {
       return rows.filter(function (r) { return !!r[flag] === front; }).map(function (r) {
-        return {x: pos(r[xkey]), y: pos(r[ykey]),
-                name: r.gpu + ' tp' + r.tp + ' seqs' + r.max_num_seqs + ' tokens' +
-                      r.max_num_batched_tokens + (r.chunked_prefill ? ' chunked' : '')};
+        return {x: pos(r[xkey]), y: pos(r[ykey]), name: searchLabel(r),
+                row: all.indexOf(r) + 1};
       }).filter(function (p) { return p.x !== null && p.y !== null; });
     }
     var front = pts(true).sort(function (a, b) { return a.x - b.x; });
+    var labels = {id: 'paretoLabels', afterDatasetsDraw: function (c) {
+      var meta = c.getDatasetMeta(0);
+      window.servesimLabels(c, meta.data.map(function (el, i) {
+        var p = c.data.datasets[0].data[i];
+        return {x: el.x, y: el.y, text: p.name, short: '#' + p.row, color: '#a01c1c'};
+      }).filter(function (it) { return isFinite(it.x) && isFinite(it.y); }));
+    }};
     addChart('search', title, {type: 'scatter', data: {datasets: [
         line('Pareto front', '#d62728', front, {showLine: true, pointRadius: 4}),
         line('other candidates', '#7f7f7f', pts(false), {pointRadius: 3})]},
+      plugins: [labels],
       options: {plugins: {tooltip: {callbacks: {label: function (item) {
                   return item.raw.name + ': (' + fmt(item.raw.x) + ', ' + fmt(item.raw.y) + ')';
                 }}}},
-                scales: {x: axis(xtitle, xlog ? 'logarithmic' : 'linear'), y: axis(ytitle)}}});
+                layout: {padding: {top: 8, right: 16}},
+                scales: {x: axis(xtitle, xlog ? 'logarithmic' : 'linear', {grace: '10%'}),
+                         y: axis(ytitle, 'linear', {grace: '10%'})}}});
   }
   chart('Throughput per GPU vs interactivity', 'tokens_per_s_per_user',
         'output_tokens_per_s_per_gpu', 'pareto_throughput',

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/report/html_report.h"
 #include "tests/report/html_report_sample.h"
 
@@ -78,9 +80,129 @@ class ChromiumRender : public ::testing::Test {
     return ReadFile(dir_ / "dom.html");
   }
 
+  // Renders the page `width` px wide with a probe script appended that
+  // measures it once the charts have drawn, and returns what it measured:
+  // {"scroll": [scrollWidth, clientWidth], "tables": {id: rows},
+  //  "canvases": {id: {"series": [...], "labels": [[x, y, w, h, text]...],
+  //  "wanted": n}}, "summaries": [note cells' visible text]}.
+  nlohmann::json Probe(const std::string& page, int width) {
+    static const char kProbe[] = R"js(
+window.addEventListener('load', function () { setTimeout(function () {
+  var d = document.documentElement, out = {scroll: [d.scrollWidth, d.clientWidth],
+                                           tables: {}, canvases: {}, summaries: []};
+  document.querySelectorAll('table').forEach(function (t, i) {
+    out.tables[t.id || 'table' + i] = t.rows.length;
+  });
+  document.querySelectorAll('canvas').forEach(function (c) {
+    out.canvases[c.id] = {series: JSON.parse(c.dataset.series || '[]'),
+                          labels: JSON.parse(c.dataset.labels || '[]'),
+                          wanted: +(c.dataset.labelsWanted || 0)};
+  });
+  document.querySelectorAll('td.note').forEach(function (td) {
+    var s = td.querySelector('summary');
+    out.summaries.push((s || td).textContent);
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 200); });
+)js";
+    std::string probed = page;
+    probed.insert(probed.rfind("</body>"), std::string("<script>") + kProbe + "</script>");
+    const fs::path html = dir_ / "probe.html";
+    std::ofstream(html) << probed;
+    const std::string cmd =
+        "timeout 60 " + chromium_ +
+        " --headless --no-sandbox --disable-gpu --no-first-run"
+        " --disable-background-networking --user-data-dir=" + (dir_ / "profile").string() +
+        " --virtual-time-budget=5000 --window-size=" + std::to_string(width) +
+        ",2000 --dump-dom file://" + html.string() + " > " + (dir_ / "probe_dom.html").string() +
+        " 2> /dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string dom = ReadFile(dir_ / "probe_dom.html");
+    std::smatch m;
+    if (!std::regex_search(dom, m, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) {
+      ADD_FAILURE() << "no probe output\n" << dom.substr(0, 2000);
+      return nlohmann::json::object();
+    }
+    // The DOM dump escapes the text node's &, < and >; JSON has no others.
+    std::string text = std::regex_replace(std::string(m[1]), std::regex("&quot;"), "\"");
+    text = std::regex_replace(text, std::regex("&lt;"), "<");
+    text = std::regex_replace(text, std::regex("&gt;"), ">");
+    text = std::regex_replace(text, std::regex("&amp;"), "&");
+    return nlohmann::json::parse(text);
+  }
+
   std::string chromium_;
   fs::path dir_;
 };
+
+bool Overlap(const nlohmann::json& a, const nlohmann::json& b) {
+  const double ax = a[0], ay = a[1], aw = a[2], ah = a[3];
+  const double bx = b[0], by = b[1], bw = b[2], bh = b[3];
+  return ax < bx + bw && bx < ax + aw && ay < by + bh && by < ay + ah;
+}
+
+// Reports read on paper: at a print-like width nothing runs off the right
+// edge, every section has its data table, the search's Pareto points and
+// the loops' N are labelled without overlaps, and the loops charts carry
+// the M/M/1 curve and the saturation line.
+TEST_F(ChromiumRender, ReadsAtPrintWidth) {
+  nlohmann::json data = testing::SampleReportData();
+  // A long note with a file path, as capacity writes for a GPU without room.
+  data["capacity"]["rows"].push_back(
+      {{"gpu", "l4"}, {"tp", 1}, {"fits", false},
+       {"note", "weights need 16.1 GB but /etc/servesim/gpus/l4.json gives 24 GB less "
+                "activations; no KV cache block fits"}});
+  StatusOr<std::string> page = RenderHtmlReport(data);
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  const nlohmann::json probe = Probe(*page, 800);
+  ASSERT_TRUE(probe.contains("scroll")) << probe.dump();
+  EXPECT_LE(probe["scroll"][0].get<int>(), probe["scroll"][1].get<int>()) << probe.dump();
+
+  const nlohmann::json& tables = probe["tables"];
+  EXPECT_EQ(tables.value("table-sweep", 0), 1 + 10) << tables.dump();
+  EXPECT_EQ(tables.value("table-loops", 0), 2 + 7) << tables.dump();
+  EXPECT_EQ(tables.value("table-search", 0), 1 + 6) << tables.dump();
+
+  ASSERT_FALSE(probe["summaries"].empty());
+  EXPECT_NE(probe["summaries"].dump().find("does not fit: weights need 16.1 GB but"),
+            std::string::npos) << probe["summaries"].dump();
+  for (const auto& s : probe["summaries"]) {
+    EXPECT_EQ(s.get<std::string>().find('/'), std::string::npos) << s;
+    EXPECT_LE(s.get<std::string>().size(), 60u) << s;
+  }
+
+  int search_charts = 0, loops_charts = 0;
+  for (auto it = probe["canvases"].begin(); it != probe["canvases"].end(); ++it) {
+    const nlohmann::json& c = *it;
+    const nlohmann::json& labels = c["labels"];
+    for (size_t i = 0; i < labels.size(); ++i) {
+      for (size_t j = i + 1; j < labels.size(); ++j) {
+        EXPECT_FALSE(Overlap(labels[i], labels[j]))
+            << it.key() << ": " << labels[i].dump() << " overlaps " << labels[j].dump();
+      }
+    }
+    if (it.key().rfind("chart-search-", 0) == 0 && c["wanted"].get<int>() > 0) {
+      ++search_charts;
+      EXPECT_EQ(c["wanted"].get<int>(), 2) << it.key();  // the sample's front
+      EXPECT_EQ(labels.size(), 2u) << it.key() << " " << labels.dump();
+      for (const auto& l : labels) EXPECT_NE(l[4].get<std::string>().find("h200"), std::string::npos);
+    }
+    if (it.key().rfind("chart-loops-", 0) == 0) {
+      ++loops_charts;
+      EXPECT_EQ(labels.size(), 7u) << it.key() << " " << labels.dump();  // N = 1 ... 64
+      const std::string series = c["series"].dump();
+      EXPECT_NE(series.find("saturation"), std::string::npos) << series;
+      if (series.find("Queue") != std::string::npos || series.find("mean") != std::string::npos) {
+        EXPECT_NE(series.find("M/M/1"), std::string::npos) << series;
+      }
+    }
+  }
+  EXPECT_EQ(search_charts, 2);
+  EXPECT_EQ(loops_charts, 2);
+}
 
 TEST_F(ChromiumRender, EveryChartDrawsWithoutJavaScriptErrors) {
   StatusOr<std::string> page = RenderHtmlReport(testing::SampleReportData());

@@ -92,11 +92,18 @@ inline nlohmann::json SampleLoops() {
     };
     points.push_back({{"concurrency", n},
                       {"throughput_rps", x},
+                      {"utilization", rho},
+                      {"mm1_wait_ms", 100 * rho / (1 - rho)},
                       {"closed", mode(0.15)},
                       {"open_poisson", mode(1.0)},
                       {"open_gamma", mode(2.5)}});
   }
+  // M/M/1 with mean service 100 ms (mu = 10 req/s).
+  nlohmann::json mm1 = nlohmann::json::array();
+  for (double rho = 0.05; rho < 0.99; rho += 0.05) mm1.push_back({10 * rho, 100 * rho / (1 - rho)});
   return {{"points", points},
+          {"saturation_rps", 10.0},
+          {"theory", {{"mm1_wait_ms", mm1}}},
           {"explanation",
            "A closed loop sends a new request only when one finishes, so it "
            "can never build a queue: at the same throughput, open-loop "

@@ -106,8 +106,9 @@ TEST_F(HtmlReportTest, DataCannotCloseItsScriptElement) {
   data["context"]["scenario"] = "<!--</SCRIPT>";
   data["loops"]["explanation"] = "a < b & c";
   const std::string page = MustRender(data);
-  // Only our five script elements close: hook, library, data, charts, check.
-  EXPECT_EQ(Count(page, "</script"), 5u);
+  // Only our six script elements close: hook, library, data, labels, charts,
+  // check.
+  EXPECT_EQ(Count(page, "</script"), 6u);
   EXPECT_EQ(Count(page, "</SCRIPT"), 0u);
   EXPECT_EQ(page.find("<!--"), std::string::npos);
   EXPECT_NE(page.find("x\\u003c/script>\\u003cscript>alert(1)"),
