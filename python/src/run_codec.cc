@@ -4,6 +4,7 @@
 // build when RunSummary gains a field not listed there.
 #include "python/src/run_codec.h"
 
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -73,6 +74,19 @@ void from_json(const nlohmann::json& j, RunSummary::Frontend& f) {
   j.at(3).get_to(f.to_engine_ms), j.at(4).get_to(f.engine_ttft_ms);
   j.at(5).get_to(f.api_busy_fraction);
 }
+// An SLO not given is null.
+void to_json(nlohmann::json& j, const GoodputSlo& g) {
+  const auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  j = {opt(g.ttft_ms), opt(g.tpot_ms), opt(g.e2el_ms)};
+}
+void from_json(const nlohmann::json& j, GoodputSlo& g) {
+  const auto opt = [](const nlohmann::json& v) {
+    return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
+  };
+  g.ttft_ms = opt(j.at(0)), g.tpot_ms = opt(j.at(1)), g.e2el_ms = opt(j.at(2));
+}
 void to_json(nlohmann::json& j, const Interval& i) { j = {i.mean, i.lo, i.hi, i.n}; }
 void from_json(const nlohmann::json& j, Interval& i) {
   j.at(0).get_to(i.mean), j.at(1).get_to(i.lo), j.at(2).get_to(i.hi), j.at(3).get_to(i.n);
@@ -85,7 +99,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1648,
+static_assert(sizeof(RunSummary) == 1712,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -119,6 +133,8 @@ void SummaryFields(S& s, F&& f) {
   f("backlog_second_half", s.backlog_second_half);
   f("max_concurrent_requests", s.max_concurrent_requests);
   f("max_output_tokens_per_s", s.max_output_tokens_per_s);
+  f("goodput_slo", s.goodput_slo), f("good", s.good);
+  f("request_goodput", s.request_goodput);
   f("ttft_ms", s.ttft_ms), f("ttft_from_arrival_ms", s.ttft_from_arrival_ms);
   f("tpot_ms", s.tpot_ms), f("itl_ms", s.itl_ms), f("e2el_ms", s.e2el_ms);
   f("e2el_from_arrival_ms", s.e2el_from_arrival_ms), f("queue_ms", s.queue_ms);
