@@ -49,12 +49,17 @@ void ProgressBar::SetStage(std::string stage) {
   stage_ = std::move(stage);
 }
 
+void ProgressBar::SetUnit(std::string unit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  unit_ = std::move(unit);
+}
+
 void ProgressBar::Finish() { reporter_.Finish(); }
 
 void ProgressBar::Draw() {
   if (total_ <= 0 || !reporter_.Due()) return;
   std::string what = stage_.empty() ? "" : stage_ + ": ";
-  what += std::to_string(done_) + "/" + std::to_string(total_) + " runs";
+  what += std::to_string(done_) + "/" + std::to_string(total_) + " " + unit_;
   if (per_group_ > 0) {
     what += ", " + std::to_string(done_ / per_group_) + "/" +
             std::to_string(total_ / per_group_) + " points";

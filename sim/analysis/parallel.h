@@ -29,13 +29,14 @@ class ProgressBar {
   // What the runs are for now ("bisection step 3, 12.5 req/s"); shown
   // before the counts.
   void SetStage(std::string stage);
+  void SetUnit(std::string unit);  // what is counted: "runs" unless told
   void Finish();  // clears the line (on a terminal)
 
  private:
   void Draw();  // mutex held
 
   std::mutex mu_;
-  std::string stage_;
+  std::string stage_, unit_ = "runs";
   int total_ = 0, done_ = 0, per_group_ = 0;
   ProgressReporter reporter_;
 };

@@ -125,12 +125,8 @@ void ProgressReporter::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (finished_) return;
   finished_ = true;
-  if (last_line_ < 0) return;
-  if (s_.tty) {
-    s_.sink("\r\033[K");
-  } else {
-    s_.sink(label_ + ": done in " + FormatDuration(s_.clock() - start_) + "\n");
-  }
+  // A log keeps its lines; the report that follows says the work is done.
+  if (last_line_ >= 0 && s_.tty) s_.sink("\r\033[K");
 }
 
 }  // namespace servesim

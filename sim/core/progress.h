@@ -57,8 +57,7 @@ class ProgressReporter {
   // fraction: of the work done, in [0, 1]; negative when unknown (no ETA).
   // what: the work in the command's units ("12/35 runs").
   void Update(double fraction, const std::string& what);
-  // On a terminal clears the line; in a log says how long it took (only
-  // if a line was printed).
+  // Clears the line on a terminal (if one was drawn); no more lines after.
   void Finish();
 
 
