@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace servesim {
 namespace {
@@ -23,7 +24,10 @@ double ProcessSeconds() {
 
 ProgressSettings DefaultProgressSettings(bool enabled) {
   ProgressSettings s;
-  s.enabled = enabled;
+  // SERVESIM_PROGRESS=0: off in every command, for scripts that merge
+  // stderr into the output they compare (tools/docs/check_figures.py).
+  const char* env = std::getenv("SERVESIM_PROGRESS");
+  s.enabled = enabled && !(env != nullptr && std::string(env) == "0");
   s.tty = isatty(fileno(stderr)) != 0;
   s.clock = ProcessSeconds;
   s.sink = [](const std::string& text) {

@@ -29,7 +29,8 @@ struct ProgressSettings {
   std::function<void(const std::string&)> sink;  // default: stderr
 };
 
-// enabled, tty from isatty(stderr), the process clock and stderr.
+// enabled (unless SERVESIM_PROGRESS=0), tty from isatty(stderr), the
+// process clock and stderr.
 ProgressSettings DefaultProgressSettings(bool enabled = true);
 
 // Seconds since the process started (the first static initialiser here).

@@ -6,6 +6,7 @@
 set -euo pipefail
 servesim=$1
 out=$2
+unset SERVESIM_PROGRESS  # the environment's switch would silence the run under test
 mkdir -p "$out"
 args=(run scenarios/bench_chat_1m.json --set workload.num_requests=6000000)
 "$servesim" "${args[@]}" > "$out/report.txt" 2> "$out/progress.txt"

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,21 @@ TEST(Progress, UnknownFractionHasNoEta) {
   p.Update(-1, "12 requests done");
   ASSERT_EQ(f.out.size(), 1u);
   EXPECT_EQ(f.out[0], "run: 12 requests done, 3 s elapsed\n");
+}
+
+TEST(Progress, EnvironmentSwitchesItOff) {
+  const char* old = std::getenv("SERVESIM_PROGRESS");
+  const std::string saved = old ? old : "";
+  setenv("SERVESIM_PROGRESS", "0", 1);
+  EXPECT_FALSE(DefaultProgressSettings().enabled);
+  setenv("SERVESIM_PROGRESS", "1", 1);
+  EXPECT_TRUE(DefaultProgressSettings().enabled);
+  EXPECT_FALSE(DefaultProgressSettings(false).enabled);  // -q
+  if (old) {
+    setenv("SERVESIM_PROGRESS", saved.c_str(), 1);
+  } else {
+    unsetenv("SERVESIM_PROGRESS");
+  }
 }
 
 TEST(Progress, FormatDuration) {
