@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "sim/analysis/parallel.h"
@@ -30,6 +31,13 @@ Interval* PointPercentile(PointStats* p, const SloTerm& t) {
   if (t.percentile == 90) return &m->p90;
   if (t.percentile == 99) return &m->p99;
   return nullptr;
+}
+
+// "capacity h200 x1 (candidate 2/5)": what a progress line is about.
+std::string ProgressLabel(const char* what, const Scenario& base, const CapacityOptions& o) {
+  std::string label = std::string(what) + " " + base.gpu.name + " x" + std::to_string(base.tp);
+  if (!o.progress_context.empty()) label += " (" + o.progress_context + ")";
+  return label;
 }
 
 class RateEvaluator {
@@ -153,7 +161,7 @@ Status ValidateAnswer(const Scenario& base, const CapacityOptions& o, CapacityRe
   const double mu = std::max(0.0, std::min(sat.mu.lo, sat.mu_rps));
   const double floor = o.lo_fraction * mu, cap = o.hi_fraction * mu;
   const double start = res->max_rate > 0 ? res->max_rate : floor;
-  ProgressBar bar("validate " + base.gpu.name + " x" + std::to_string(base.tp), 0, 0);
+  ProgressBar bar(ProgressLabel("validate", base, o), 0, 0);
   ValidationOptions vo = o.validation;
   vo.jobs = o.jobs;
   StatusOr<ValidatedCapacity> v =
@@ -212,11 +220,15 @@ StatusOr<CapacityResult> FindCapacity(const Scenario& base,
                          "bound is not positive; expected a longer run "
                          "(workload.num_requests)");
   }
-  ProgressBar bar("capacity " + base.gpu.name + " x" + std::to_string(base.tp), 0, 0);
+  ProgressBar bar(ProgressLabel("capacity", base, o), 0, 0);
   RateEvaluator evaluator(base, o, o.progress ? &bar : nullptr);
   Status error = Status::Ok();
+  int step = 0;
   auto feasible = [&](double rate) {
     if (!error.ok()) return false;
+    char stage[64];
+    std::snprintf(stage, sizeof stage, "bisection step %d at %.3g req/s", ++step, rate);
+    bar.SetStage(stage);
     StatusOr<RateEvaluation> e = evaluator.Evaluate(rate);
     if (!e.ok()) {
       error = e.status();

@@ -54,7 +54,10 @@ struct CapacityOptions {
   int jobs = 0;
   double rel_tol = 0.005;
   double lo_fraction = 0.02, hi_fraction = 1.0;  // of mu's lower bound
-  bool progress = true;
+  bool progress = true;  // on stderr, after ~2 s (sim/core/progress.h)
+  // Where this search sits in a larger one ("candidate 2/5"), for the
+  // progress line; empty: alone.
+  std::string progress_context;
   // The saturating run's estimate when the caller already has it (search).
   std::optional<SaturationEstimate> saturation;
   // Long-window validation of the screening answer (capacity_validation.h);

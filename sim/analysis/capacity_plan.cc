@@ -141,7 +141,11 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
       plan.rows.push_back(row);
       continue;
     }
-    StatusOr<CapacityResult> r = FindCapacity(sc, o);
+    CapacityOptions co = o;
+    if (cs.size() > 1) {
+      co.progress_context = "candidate " + std::to_string(i + 1) + "/" + std::to_string(cs.size());
+    }
+    StatusOr<CapacityResult> r = FindCapacity(sc, co);
     if (!r.ok()) return r.status();
     row.result = *r;
     row.cost_error = sc.cost_model->Error();

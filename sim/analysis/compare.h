@@ -79,7 +79,7 @@ struct CompareOptions {
   // cost model; 0: the scenarios' own (equal) rates.
   double utilization = 0;
   int jobs = 0;
-  bool progress = false;  // a progress bar on stderr (when a terminal)
+  bool progress = false;  // on stderr, after ~2 s (sim/core/progress.h)
 };
 
 enum class CompareVerdict {

@@ -22,7 +22,7 @@ struct LoopsOptions {
   double burstiness = 0.5;       // gamma shape of the bursty open loop
   int replications = 3;          // replication k: seed = scenario seed + k
   int jobs = 0;
-  bool progress = true;
+  bool progress = true;  // on stderr, after ~2 s (sim/core/progress.h)
 };
 
 struct LoopsPoint {

@@ -1,8 +1,6 @@
 // Thread pool and progress bar (see parallel.h).
 #include "sim/analysis/parallel.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -11,19 +9,33 @@
 
 namespace servesim {
 
+namespace {
+
+// The mean rate since the start: runs end in bursts, seconds apart. A
+// batch that grows as it goes (capacity's bisection) knows only the runs
+// started so far.
+ProgressSettings BarSettings(ProgressSettings s, bool open_ended) {
+  s.eta_window_s = 0;
+  if (open_ended) s.eta_of = "for the runs started";
+  return s;
+}
+
+}  // namespace
+
 ProgressBar::ProgressBar(std::string label, int total_runs, int runs_per_group)
-    : label_(std::move(label)),
-      total_(total_runs),
+    : ProgressBar(std::move(label), total_runs, runs_per_group, DefaultProgressSettings()) {}
+
+ProgressBar::ProgressBar(std::string label, int total_runs, int runs_per_group,
+                         ProgressSettings s)
+    : total_(total_runs),
       per_group_(runs_per_group),
-      enabled_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()) {}
+      reporter_(std::move(label), BarSettings(std::move(s), total_runs == 0)) {}
 
 ProgressBar::~ProgressBar() { Finish(); }
 
 void ProgressBar::AddTotal(int runs) {
   std::lock_guard<std::mutex> lock(mu_);
   total_ += runs;
-  finished_ = false;
 }
 
 void ProgressBar::RunDone() {
@@ -32,32 +44,27 @@ void ProgressBar::RunDone() {
   Draw();
 }
 
-void ProgressBar::Finish() {
+void ProgressBar::SetStage(std::string stage) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (enabled_ && !finished_) std::fprintf(stderr, "\r\033[K");
-  finished_ = true;
+  stage_ = std::move(stage);
 }
 
+void ProgressBar::SetUnit(std::string unit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  unit_ = std::move(unit);
+}
+
+void ProgressBar::Finish() { reporter_.Finish(); }
+
 void ProgressBar::Draw() {
-  if (!enabled_ || total_ <= 0) return;
-  constexpr int kWidth = 30;
-  const int filled = kWidth * std::min(done_, total_) / total_;
-  const double elapsed = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start_)
-                             .count();
-  // Runs are of similar length within a batch, so the mean so far is a
-  // fair guess at the rest.
-  const double left = done_ > 0 ? elapsed / done_ * (total_ - done_) : 0;
-  std::string bar(filled, '=');
-  bar.resize(kWidth, ' ');
-  std::fprintf(stderr, "\r\033[K%s [%s] %d/%d runs", label_.c_str(),
-               bar.c_str(), done_, total_);
+  if (total_ <= 0 || !reporter_.Due()) return;
+  std::string what = stage_.empty() ? "" : stage_ + ": ";
+  what += std::to_string(done_) + "/" + std::to_string(total_) + " " + unit_;
   if (per_group_ > 0) {
-    std::fprintf(stderr, ", %d/%d points", done_ / per_group_,
-                 total_ / per_group_);
+    what += ", " + std::to_string(done_ / per_group_) + "/" +
+            std::to_string(total_ / per_group_) + " points";
   }
-  std::fprintf(stderr, ", ~%.0f s left", left);
-  std::fflush(stderr);
+  reporter_.Update(static_cast<double>(done_) / total_, what);
 }
 
 int DefaultJobs() {

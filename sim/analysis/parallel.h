@@ -1,37 +1,44 @@
-// Runs independent simulations (sweep points, seeds) on all cores, with a
-// progress bar on stderr when stderr is a terminal.
+// Runs independent simulations (sweep points, seeds) on all cores, with
+// progress on stderr (sim/core/progress.h).
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
 
+#include "sim/core/progress.h"
+
 namespace servesim {
 
-// Progress of a batch of runs: "label [=====>    ] 12/35 runs, 2/7 points,
-// ~14 s left". Draws only when stderr is a terminal (isatty), so logs and
-// pipes stay clean. Thread-safe.
+// Progress of a batch of runs: "label: stage: 12/35 runs, 2/7 points (34%),
+// 9 s elapsed, ETA 17 s at the mean rate so far", through a
+// ProgressReporter (silent for short commands, rate-limited, stderr only).
+// Runs in a batch are of similar length, so the mean so far is a fair
+// guess at the rest. Thread-safe.
 class ProgressBar {
  public:
   // runs_per_group: runs that make one "point" (0: do not count points).
   ProgressBar(std::string label, int total_runs, int runs_per_group);
+  ProgressBar(std::string label, int total_runs, int runs_per_group, ProgressSettings s);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
   void AddTotal(int runs);  // more runs joined the batch
   void RunDone();
-  void Finish();  // clears the line
+  // What the runs are for now ("bisection step 3, 12.5 req/s"); shown
+  // before the counts.
+  void SetStage(std::string stage);
+  void SetUnit(std::string unit);  // what is counted: "runs" unless told
+  void Finish();  // clears the line (on a terminal)
 
  private:
   void Draw();  // mutex held
 
   std::mutex mu_;
-  std::string label_;
+  std::string stage_, unit_ = "runs";
   int total_ = 0, done_ = 0, per_group_ = 0;
-  bool enabled_ = false, finished_ = false;
-  std::chrono::steady_clock::time_point start_;
+  ProgressReporter reporter_;
 };
 
 // Calls fn(i) for i in [0, n) on `jobs` threads (jobs <= 0: all hardware

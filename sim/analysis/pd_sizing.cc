@@ -104,6 +104,7 @@ StatusOr<PdSizingResult> SizePdSplit(const Scenario& base, const PdSizingOptions
   r.splits = SplitsByCost(r, o);
 
   ProgressBar bar("P:D splits at " + Fmt("%g", o.target_rate) + " req/s", 0, 0);
+  bar.SetUnit("splits");
   for (size_t i = 0; i < r.splits.size(); ++i) {
     PdSplit& s = r.splits[i];
     if (r.cheapest && !SameCost(s, r.splits[*r.cheapest])) break;

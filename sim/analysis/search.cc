@@ -297,6 +297,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
       },
       nullptr);
   MarkRepeats(&r.rows);
+  ProgressBar saturation_bar("search", n, 0);
+  saturation_bar.SetUnit("candidates' saturation runs");
   ParallelFor(
       n, o.capacity.jobs,
       [&](int i) {
@@ -309,7 +311,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
         }
         row.saturation = *sat;
       },
-      nullptr);
+      o.capacity.progress ? &saturation_bar : nullptr);
+  saturation_bar.Finish();
   for (const Status& st : errors) {
     if (!st.ok()) return st;
   }
@@ -355,6 +358,8 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     }
     const int jobs = o.capacity.jobs > 0 ? o.capacity.jobs : DefaultJobs();
     const int outer = std::max(1, std::min(jobs, static_cast<int>(todo.size())));
+    ProgressBar candidates_bar("search", static_cast<int>(todo.size()), 0);
+    candidates_bar.SetUnit("candidates");
     ParallelFor(
         static_cast<int>(todo.size()), outer,
         [&](int k) {
@@ -366,12 +371,19 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
           co.progress = false;  // one bar per candidate would interleave
           evaluated[i] = FindCapacity(scenarios[i], co);
         },
-        nullptr);
+        o.capacity.progress ? &candidates_bar : nullptr);
+    candidates_bar.Finish();
   }
   double best = INFINITY;
+  const int64_t to_evaluate = std::count_if(r.rows.begin(), r.rows.end(), [](const SearchRow& row) {
+    return row.status == SearchRow::Status::kEvaluated;
+  });
+  int64_t reached = 0;  // candidates evaluated or pruned, for progress
   for (size_t i : order) {
     SearchRow& row = r.rows[i];
     if (row.status != SearchRow::Status::kEvaluated) continue;
+    const std::string context = "candidate " + std::to_string(++reached) + "/" +
+                                std::to_string(to_evaluate) + " by bound";
     if (!o.exhaustive && bound[i] > best) {
       row.status = SearchRow::Status::kPruned;
       AddNote(&row, "cannot beat the cheapest fleet found: even at saturation it needs $" +
@@ -381,6 +393,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     CapacityOptions co = o.capacity;
     co.saturation = row.saturation;
     co.validation.window_requests = 0;
+    co.progress_context = context;
     StatusOr<CapacityResult> c =
         evaluated[i] ? std::move(*evaluated[i]) : FindCapacity(scenarios[i], co);
     if (!c.ok()) return c.status();
@@ -396,7 +409,9 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
     const bool could_win = !row.fleet_usd_per_hour || *row.fleet_usd_per_hour < best;
     if (o.capacity.validation.window_requests > 0 && !scenarios[i].workload.trace &&
         row.capacity.max_rate > 0 && could_win) {
-      if (Status st = ValidateAnswer(scenarios[i], o.capacity, &row.capacity); !st.ok()) {
+      CapacityOptions vo = o.capacity;
+      vo.progress_context = context;
+      if (Status st = ValidateAnswer(scenarios[i], vo, &row.capacity); !st.ok()) {
         return st;
       }
       if (row.cost_error.known()) {

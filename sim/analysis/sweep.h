@@ -19,7 +19,7 @@ struct SweepOptions {
   std::vector<double> rates;  // requests/s; when given, used instead
   int replications = 5;
   int jobs = 0;               // <= 0: all hardware threads
-  bool progress = true;       // progress bar (drawn only on a terminal)
+  bool progress = true;       // on stderr, after ~2 s (sim/core/progress.h)
   bool keep_representative = true;
 };
 

@@ -89,6 +89,8 @@ void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per) {
       ->check(NotAnOption());
   cmd->add_option("--html", o->html, "Write the self-contained HTML report")
       ->check(NotAnOption());
+  cmd->add_flag("-q,--quiet", o->quiet,
+                "No progress on stderr (shown after ~2 s; the report is printed as usual)");
 }
 
 }  // namespace servesim

@@ -20,10 +20,11 @@ struct AnalysisCliOptions {
   int replications = 5;
   int jobs = 0;
   std::string json, html;
+  bool quiet = false;  // -q: no progress on stderr (the report is printed)
 };
 
 // Registers the scenario argument, --set, -r (`per` says per what),
-// -j, --json and --html.
+// -j, --json, --html and -q.
 void AddAnalysisOptions(CLI::App* cmd, AnalysisCliOptions* o, const char* per);
 
 // The file, or the embedded default scenario when `path` is empty.

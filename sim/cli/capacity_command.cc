@@ -73,6 +73,7 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   co.max_replications = std::max(o.max_replications, o.replications);
   co.precision = o.precision;
   co.jobs = o.jobs;
+  co.progress = !o.quiet;
   co.validation = o.validation;
   if (sc->disagg) return RunPdSizing(o, *sc, co, *prices);
   StatusOr<CapacityPlan> plan =

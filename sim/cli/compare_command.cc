@@ -20,6 +20,7 @@ struct CompareCliOptions {
   std::string primary = "ttft_p99", slo, save_result;
   double precision = 0.05, utilization = 0;
   int min_replications = 3, max_replications = 30, jobs = 0;
+  bool quiet = false;
   bool no_saturation = false;
 };
 
@@ -64,7 +65,7 @@ Status RunCompareCommand(const CompareCliOptions& o) {
   co.jobs = o.jobs;
   co.estimate_saturation = !o.no_saturation;
   co.utilization = o.utilization;
-  co.progress = true;
+  co.progress = !o.quiet;
   if (!o.slo.empty()) {
     StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
     if (!slo.ok()) return slo.status();
@@ -136,6 +137,8 @@ Command AddCompareCommand(CLI::App* app) {
   cmd->add_option("--slo", o->slo,
                   "SLO terms for goodput, e.g. ttft_p99=2s,tpot_p99=100ms")
       ->check(NotAnOption());
+  cmd->add_flag("-q,--quiet", o->quiet,
+                "No progress on stderr (shown after ~2 s; the report is printed as usual)");
   cmd->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")
       ->check(NumberIn(0, 4096));
   cmd->add_option("--save-result", o->save_result,

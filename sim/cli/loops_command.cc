@@ -28,6 +28,7 @@ Status RunLoopsCommand(const LoopsCliOptions& o) {
   lo.burstiness = o.burstiness;
   lo.replications = o.replications;
   lo.jobs = o.jobs;
+  lo.progress = !o.quiet;
   if (!o.concurrency.empty()) {
     auto ns = ParseNumberList(o.concurrency, "--concurrency");
     if (!ns.ok()) return ns.status();

@@ -7,6 +7,7 @@
 #include "sim/analysis/runs.h"
 #include "sim/cli/bench_flags.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/run_progress.h"
 #include "sim/core/json_view.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/core/output_file.h"
@@ -117,7 +118,11 @@ Status Run(const RunOptions& o) {
     }
   };
   in.keep_requests = keeps_requests;
+  // Only runs past ~2 s print anything (stderr); -q: none at all, and no hook.
+  ProgressReporter progress("servesim run", DefaultProgressSettings(!o.quiet));
+  if (!o.quiet) ReportRunProgress(&in, &progress);
   const SimulationOutput out = RunSimulation(in);
+  progress.Finish();
   // The step rows are complete: the export's file goes in place on its
   // writer thread while the summary is computed.
   if (steps) steps->Close();
@@ -190,7 +195,7 @@ Command AddRunCommand(CLI::App* app) {
                 "and the run-level invariants at the end (causality, budgets, "
                 "conservation, Little's law); a violation is printed and exits "
                 "non-zero");
-  run->add_flag("-q,--quiet", opts->quiet, "Do not print the console report");
+  run->add_flag("-q,--quiet", opts->quiet, "Do not print the console report or progress");
   AddBenchFlags(run, &opts->bench);
   run->add_flag("--scenario-reference-markdown", opts->reference_markdown,
                 "Print the scenario key table below as Markdown and exit "

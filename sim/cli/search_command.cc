@@ -125,6 +125,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   so.capacity.max_replications = std::max(o.max_replications, o.replications);
   so.capacity.precision = o.precision;
   so.capacity.jobs = o.jobs;
+  so.capacity.progress = !o.quiet;
   so.capacity.validation = o.validation;
   so.target_rate = o.target_rate;
   so.max_replicas = o.max_replicas;

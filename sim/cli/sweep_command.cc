@@ -31,6 +31,7 @@ Status RunSweepCommand(const SweepCliOptions& o) {
   SweepOptions so;
   so.replications = o.replications;
   so.jobs = o.jobs;
+  so.progress = !o.quiet;
   if (!o.utilizations.empty()) {
     auto us = ParseNumberList(o.utilizations, "--utilizations");
     if (!us.ok()) return us.status();

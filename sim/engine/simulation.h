@@ -89,6 +89,13 @@ struct DisaggConfig {
   int32_t decode_gpus = 1;                // decode tp (links per instance)
 };
 
+// Where a run is, for a progress line (SimulationInput::on_progress).
+struct RunProgress {
+  SimTime now = 0;     // simulated time reached
+  int64_t done = 0;    // requests finished or rejected
+  int64_t created = 0;
+};
+
 struct SimulationInput {
   uint64_t seed = 1;
   WorkloadConfig workload;
@@ -115,6 +122,10 @@ struct SimulationInput {
   // (finished or rejected) and no step in flight refers to it, or at the
   // end of the run; may be empty.
   std::function<void(const Request&)> on_request;
+  // Called every kProgressEvents events with where the run is; may be
+  // empty. Cheaper than on_step, which builds a record of every step.
+  std::function<void(const RunProgress&)> on_progress;
+  static constexpr int64_t kProgressEvents = 1 << 14;
   // false: each request's memory is freed once on_request has seen it, so
   // a run holds only the requests in flight and SimulationOutput::requests
   // is empty at the end. Ignored (the requests are kept) with

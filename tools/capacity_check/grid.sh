@@ -13,7 +13,7 @@ for model in ${MODELS:-llama-3.1-8b qwen2.5-7b mixtral-8x7b llama-3.1-70b}; do
         tag="$model-$gpu-tp$tp-${slo//[=,]/_}"
         if "$ss" capacity scenarios/capacity_plan.json --set model=$model \
              --set hardware.gpu=$gpu --set hardware.tp=$tp --slo $slo \
-             --json "$out/$tag.json" -j 2 > "$out/$tag.txt" 2>&1; then
+             --json "$out/$tag.json" -j 2 -q > "$out/$tag.txt" 2>&1; then
           rate=$(python3 -c "import json;print(json.load(open('$out/$tag.json'))['capacity']['rows'][0]['max_rate_per_replica'])")
           check=$(python3 tools/capacity_check/check_answer.py --servesim "$ss" \
                   --scenario scenarios/capacity_plan.json --set model=$model \

@@ -205,7 +205,8 @@ def run_command(command, cli, root, timeout):
     proc = subprocess.run(
         ["bash", "-c", "set -o pipefail; " + shell_command(command, cli)],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        timeout=timeout, env=dict(os.environ, LC_ALL="C.UTF-8"))
+        # Progress lines (stderr, after ~2 s) depend on the machine's speed.
+        timeout=timeout, env=dict(os.environ, LC_ALL="C.UTF-8", SERVESIM_PROGRESS="0"))
     return proc.stdout.decode("utf-8", errors="replace")
 
 
