@@ -36,7 +36,6 @@ Request Prompt(int64_t id, int32_t len, uint64_t prefix, int32_t prefix_len) {
 TEST(KvManagerTest, SharedPrefixFoundByTheNextRequest) {
   const EngineConfig c = Config(20, true);
   KvManager kv(c, c.num_gpu_blocks);
-  TransferCounts t;
   Request a = Prompt(0, 64, 7, 48);
   KvLookup la = kv.Find(a);
   EXPECT_EQ(la.hits, 0);
