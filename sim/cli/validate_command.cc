@@ -8,7 +8,7 @@
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
 #include "sim/core/paths.h"
-#include "sim/report/format.h"
+#include "sim/report/writers.h"
 #include "sim/scenario/run_memory.h"
 #include "sim/scenario/scenario.h"
 
@@ -87,18 +87,7 @@ Status Validate(const ValidateOptions& o) {
   }
   std::cout << "servesim validate: " << sc->file << "\n"
             << "  model " << sc->model.Label() << " on "
-            << (sc->num_replicas > 1 ? std::to_string(sc->num_replicas) + " replicas of " : "")
-            << sc->tp << "x " << sc->gpu.name << " (tp=" << sc->tp
-            << (sc->model.expert_parallel > 1
-                    ? ", ep=" + std::to_string(sc->model.expert_parallel)
-                    : std::string())
-            << (sc->interconnect_given
-                    ? ", interconnect " + Fmt("%g", sc->gpu.interconnect_bytes_per_s / 1e9) +
-                          " GB/s per direction (given)"
-                    : std::string())
-            << "), " << sc->engine.num_gpu_blocks << " KV blocks of "
-            << sc->engine.block_size << " tokens"
-            << (sc->num_gpu_blocks_given ? " (given)" : " (derived from memory)")
+            << DeploymentText(*sc)
             << "\n  cost model " << sc->cost_model->Describe()
             << "\n  engine max_num_seqs " << sc->engine.max_num_seqs
             << ", max_num_batched_tokens " << sc->engine.max_num_batched_tokens

@@ -212,6 +212,21 @@ nlohmann::json CostErrorJson(const CostModelError& e) {
           {"source", e.source}};
 }
 
+std::string DeploymentText(const Scenario& sc) {
+  std::string t;
+  if (sc.num_replicas > 1) t += std::to_string(sc.num_replicas) + " replicas of ";
+  t += std::to_string(sc.tp) + "x " + sc.gpu.name + " (tp=" + std::to_string(sc.tp);
+  if (sc.model.expert_parallel > 1) t += ", ep=" + std::to_string(sc.model.expert_parallel);
+  if (sc.interconnect_given) {
+    t += ", interconnect " + Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9) +
+         " GB/s per direction (given)";
+  }
+  t += "), " + std::to_string(sc.engine.num_gpu_blocks) + " KV blocks" +
+       (sc.num_replicas > 1 ? " each" : "") + " of " + std::to_string(sc.engine.block_size) +
+       " tokens" + (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)");
+  return t;
+}
+
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
@@ -223,18 +238,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
        << " decode x " << d.decode.tp << "x " << d.decode.gpu.name << " over "
        << d.link.name << " (pools below; the engine line is the decode pool's)\n";
   } else {
-    if (sc.num_replicas > 1) os << sc.num_replicas << " replicas of ";
-    os << sc.tp << "x " << sc.gpu.name << " (tp=" << sc.tp;
-    if (sc.model.expert_parallel > 1) os << ", ep=" << sc.model.expert_parallel;
-    if (sc.interconnect_given) {
-      os << ", interconnect " << Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9)
-         << " GB/s per direction (given)";
-    }
-    os << "), " << sc.engine.num_gpu_blocks << " KV blocks"
-       << (sc.num_replicas > 1 ? " each" : "") << " of " << sc.engine.block_size
-       << " tokens"
-       << (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)")
-       << "\n";
+    os << DeploymentText(sc) << "\n";
   }
   os << "  cost model " << sc.cost_model->Describe() << "\n";
   os << "  engine max_num_seqs " << sc.engine.max_num_seqs
