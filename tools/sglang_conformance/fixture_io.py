@@ -56,7 +56,8 @@ def check(fx):
             done[i] = 0
         ids = [r[0] for r in rows] if kind == "E" else rows
         if len(ids) > eng["max_running_requests"] or len(set(ids)) != len(ids):
-            raise ValueError(f"step {k}: {len(ids)} requests")
+            raise ValueError(f"step {k}: {len(ids)} requests (max "
+                             f"{eng['max_running_requests']}) or a repeated id")
         if kind == "E":
             if eng["chunked_prefill_size"] > 0 and len(rows) > 0:
                 total = sum(r[1] for r in rows)
