@@ -65,7 +65,6 @@ class _Sink:
         return False
 
 
-
 class _Metrics(_Sink):
     """The metrics reporter's counters exist (the processors add to them);
     every report method is a no-op."""
@@ -116,7 +115,7 @@ class SglangHarness:
     def build(self, eng):
         _env(eng)
         import torch
-        from sglang.srt.runtime_context import get_context, get_parallel
+        from sglang.srt.runtime_context import get_context
         from sglang.srt.managers.scheduler import Scheduler
         from sglang.srt.mem_cache.memory_pool import ReqToTokenPool
         from sglang.srt.mem_cache.allocator.token import TokenToKVPoolAllocator
@@ -187,7 +186,6 @@ def _wire(s, eng, req_pool, alloc, tree):
     """Sets what Scheduler.__init__ would, for one CPU process with no model:
     the real pools and tree, the real policy/ratio objects (built by the
     Scheduler's own init_* methods), sinks for metrics and streaming."""
-    import torch
     from sglang.srt.managers.schedule_batch import ScheduleBatch
     from sglang.srt.runtime_context import get_schedule
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
