@@ -20,7 +20,8 @@ The rules, in this file's words:
 - Retraction takes the requests with the fewest generated tokens first,
   ties to the longest prompt, and keeps at least one.
 - The ratio returns to its start when the engine is fully idle: every
-  request that has arrived by the end of a batch is finished.
+  request that has arrived by the end of a batch is finished (in the
+  overlap loop, that batch's result is then processed first).
 - A request's generated tokens are those of batches whose results were
   processed before the scheduling call: the batch before it in the normal
   loop, the one before that in the overlap loop (one-step lag). A decode
@@ -74,10 +75,14 @@ def check(fx):
         while len(pending) > (1 if overlap else 0):
             apply(pending.pop(0))
         if k > 0:
+            # Idle once the last batch's result is in and every request that
+            # has arrived by then is finished; the overlap loop then also
+            # has that result processed before the next schedule.
             prev_done = steps[k - 1][5]
-            idle = all(r[0] in finished for r in fx["requests"]
-                       if r[1] <= prev_done) and not pending
-            if idle:
+            done = finished | set(steps[k - 1][4])
+            if all(r[0] in done for r in fx["requests"] if r[1] <= prev_done):
+                while pending:
+                    apply(pending.pop(0))
                 ratio = start
         if kind == "D":
             in_flight = set()
@@ -128,7 +133,7 @@ def check(fx):
 
 def main():
     if len(sys.argv) < 2:
-        sys.exit(__doc__.splitlines()[2].strip())
+        sys.exit(__doc__.splitlines()[3].strip())
     bad = 0
     total = 0
     for path in sys.argv[1:]:

@@ -508,6 +508,7 @@ def run_overlap(s, arrivals, trace, tokens):
 
     while True:
         arrivals.admit_until(clock)
+        had_last = s.last_batch is not None
         batch, retracted, evicted = _schedule(s)
         disable = s.is_disable_overlap_for_batch(batch, last_batch=s.last_batch)
         if disable:
@@ -525,8 +526,10 @@ def run_overlap(s, arrivals, trace, tokens):
         elif batch is None:
             _on_idle(s)
         s.last_batch = batch
+        # Only an iteration that found no batch in flight ran on_idle; the
+        # one that processed the last result is followed at once by another.
         spins = spins + 1 if batch is None and not s.result_queue else 0
-        if batch is None and not s.result_queue:
+        if batch is None and not s.result_queue and not had_last:
             clock = _finish_idle(s, arrivals, clock, spins)
             if clock is None:
                 return
