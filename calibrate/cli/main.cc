@@ -283,8 +283,9 @@ Status ImportCommand(ImportOptions o) {
   } catch (const std::exception& e) {
     return Status::Error(std::string("import: ") + e.what());
   }
-  std::printf("servesim-calibrate import: %zu profiles -> %s\n",
-              r.written.size(), o.out_dir.c_str());
+  std::printf("servesim-calibrate import: %zu %sprofiles -> %s\n",
+              r.written.size(), r.engine == "sglang" ? "SGLang " : "",
+              o.out_dir.c_str());
   std::printf("held-out error (seed %llu, %.0f%% of rows held out):\n",
               static_cast<unsigned long long>(o.seed),
               100 * o.heldout_fraction);
@@ -416,7 +417,8 @@ int main(int argc, char** argv) {
   CLI::App* imp = app.add_subcommand(
       "import",
       "Profiles from public measured kernel tables (aiconfigurator, vLLM "
-      "0.24.0 and 0.14.0) for each GPU x model x tp, with held-out errors");
+      "0.24.0 and 0.14.0, SGLang 0.5.14) for each GPU x model x tp, with "
+      "held-out errors");
   imp->add_option(
       "--data", imp_o.data_dir,
       "Table directory for every GPU (default: per GPU, the "
@@ -445,11 +447,28 @@ int main(int argc, char** argv) {
                   "the newest (<gpu dir>-vllm-<version>: RTX PRO 6000 0.19.0, "
                   "the measured serving runs' engine); bf16 only; profiles "
                   "named <gpu>-<model>-tp<N>-vllm-<version>.json");
+  imp->add_option("--engine", imp_o.engine,
+                  "Whose kernel tables: vllm (default) or sglang "
+                  "(../shared/calibration-data/aiconfigurator-sglang: SGLang "
+                  "0.5.14 on h100-sxm, h200, b200; profiles named "
+                  "<gpu>-<model>-tp<N>[-fp8]-sglang.json; without --model, "
+                  "every models/llm model); with --data, default: its manifest's")
+      ->check(CLI::IsMember({"vllm", "sglang"}));
+  imp->add_option("--attention-backend", imp_o.attention_backend,
+                  "SGLang only: the attention kernel_source to read instead of "
+                  "SGLang's default (fa3 on Hopper, trtllm_mha on B200), e.g. "
+                  "flashinfer; profiles end in -sglang-<backend>.json");
   bool plain_interpolation = false;
   imp->add_flag("--plain-interpolation", plain_interpolation,
                 "Interpolate log t between grid neighbours (the lookup "
                 "before residual bases) instead of log(t / roofline)");
-  imp->callback([&] { imp_o.residual_base = !plain_interpolation; });
+  imp->callback([&] {
+    imp_o.residual_base = !plain_interpolation;
+    // SGLang's folder is imported for every model it covers.
+    if (imp_o.engine == "sglang" && imp->count("--model") == 0) {
+      imp_o.models = servesim::AvailableModels();
+    }
+  });
   servesim::calibrate::RooflineFitOptions fit_o;
   CLI::App* fit = app.add_subcommand(
       "fit-roofline",
