@@ -226,7 +226,15 @@ double GemmInBytes(const GpuTables& t, bool lm_head) {
 }
 double KvBytes(const GpuTables& t) { return t.fp8 ? 1 : 2; }
 
-std::string PresetSource(const char* kind) {
+// The preset was fitted to the vLLM 0.24.0 tables: for them it is the
+// import's own training split, for another engine's tables other rows.
+std::string PresetSource(const GpuTables& t, const char* kind) {
+  if (t.kernels.engine != "vllm") {
+    return std::string("roofline kernels preset, ") + kind +
+           " (servesim-calibrate fit-roofline on the seed-1 80% of the vLLM "
+           "0.24.0 H100-SXM and H200 rows; no " + t.kernels.display +
+           " row in it)";
+  }
   return std::string("roofline kernels preset, ") + kind +
          " (servesim-calibrate fit-roofline on the seed-1 80% of the "
          "H100-SXM and H200 rows: the import's own training split; B200 "
@@ -306,7 +314,7 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     if (t.residual_base) {
       g.base = OneBase(GemmPiece(GemmRates(t, lm_head), gpu, d.n, d.k,
                                  GemmInBytes(t, lm_head)),
-                       PresetSource(t.fp8 && !lm_head ? "GEMM fp8 (W8A8)"
+                       PresetSource(t, t.fp8 && !lm_head ? "GEMM fp8 (W8A8)"
                                                       : "GEMM bf16"));
     }
     OpFit f = GridFit(op, std::move(g), note);
@@ -320,10 +328,10 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   if (t.residual_base) {
     dg.base = OneBase(
         DecodePiece(DecodeRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
-        PresetSource(t.fp8 ? "decode attention, fp8 KV" : "decode attention"));
+        PresetSource(t, t.fp8 ? "decode attention, fp8 KV" : "decode attention"));
     pg.base = OneBase(
         PrefillPiece(PrefillRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
-        PresetSource(t.fp8 ? "prefill attention, fp8 KV"
+        PresetSource(t, t.fp8 ? "prefill attention, fp8 KV"
                            : "prefill attention"));
   }
   if (dg.empty() || pg.empty()) {
@@ -560,6 +568,14 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
             "prefill after a cached prefix is not measured (equal-FLOP lookup)",
             "kernel time only: host overhead is the roofline default"}}};
   if (k.engine == "vllm") return info;  // as the vLLM profiles shipped
+  if (o.residual_base) {
+    info["heldout_split"]["method"] =
+        "seeded shuffle of rows; each held-out row predicted from the rest "
+        "by log-space interpolation of log(t / base) along each varied axis "
+        "(base: the roofline kernels preset, fitted on the seed-1 80% of "
+        "vLLM 0.24.0's H100-SXM and H200 rows, none of these; all-reduce "
+        "base fitted on the training rows)";
+  }
   // Which engine and which of its kernels, as keys (the vLLM profiles say
   // it in "engine" only).
   info["engine_name"] = k.engine;
