@@ -9,6 +9,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "calibrate/compare_engines.h"
 #include "calibrate/compare_models.h"
 #include "calibrate/roofline_fit.h"
 #include "calibrate/fit.h"
@@ -354,6 +355,57 @@ Status CompareCommand(const std::vector<std::string>& profiles,
   return Status::Ok();
 }
 
+// The engine a profile's kernels came from, as its import recorded it
+// ("vLLM 0.24.0 kernels; ..." -> "vLLM 0.24.0"); else its file name.
+std::string EngineLabel(const CalibrationProfile& p, const std::string& path) {
+  const std::string e = p.import_info.is_object()
+                            ? p.import_info.value("engine", "")
+                            : std::string();
+  const size_t at = e.find(" kernels");
+  return at == std::string::npos ? path : e.substr(0, at);
+}
+
+// Two profiles of one deployment on the same steps (compare_engines.h).
+Status CompareEnginesCommand(const std::vector<std::string>& paths) {
+  if (paths.size() != 2) {
+    return Status::Error("--profile: expected two profiles, got " +
+                         std::to_string(paths.size()));
+  }
+  std::vector<CalibrationProfile> p;
+  for (const std::string& path : paths) {
+    StatusOr<CalibrationProfile> q = ReadProfile(path);
+    if (!q.ok()) return q.status();
+    p.push_back(*q);
+  }
+  if (p[0].model != p[1].model || p[0].gpu != p[1].gpu || p[0].tp != p[1].tp ||
+      p[0].dtype != p[1].dtype || p[0].kv_cache_dtype != p[1].kv_cache_dtype) {
+    return Status::Error(paths[1] + ": " + p[1].model + " tp=" +
+                         std::to_string(p[1].tp) + " on " + p[1].gpu + " (" +
+                         p[1].dtype + ", " + p[1].kv_cache_dtype + " KV), but " +
+                         paths[0] + " is " + p[0].model + " tp=" +
+                         std::to_string(p[0].tp) + " on " + p[0].gpu + " (" +
+                         p[0].dtype + ", " + p[0].kv_cache_dtype +
+                         " KV); expected two profiles of one deployment");
+  }
+  StatusOr<ModelSpec> model =
+      CatchConfigErrors([&] { return LoadModelSpec(p[0].model); });
+  if (!model.ok()) return model.status();
+  model->SetWeightDtype(p[0].dtype);
+  model->SetKvCacheDtype(p[0].kv_cache_dtype);
+  StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(p[0].gpu); });
+  if (!gpu.ok()) return gpu.status();
+  const CalibratedCostModel a(p[0], paths[0], *model, *gpu, *gpu, p[0].tp);
+  const CalibratedCostModel b(p[1], paths[1], *model, *gpu, *gpu, p[1].tp);
+  const std::string title = "servesim-calibrate compare-engines: " +
+                            model->Label() + " tp=" + std::to_string(p[0].tp) +
+                            " on " + p[0].gpu;
+  std::fputs(EngineTable(CompareEngines(a, b), title, EngineLabel(p[0], paths[0]),
+                         EngineLabel(p[1], paths[1]))
+                 .c_str(),
+             stdout);
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace servesim::calibrate
 
@@ -499,6 +551,14 @@ int main(int argc, char** argv) {
                   "kernels (default) or datasheet (the roofline before it "
                   "knew kernels)")
       ->check(CLI::IsMember({"kernels", "datasheet"}));
+  std::vector<std::string> eng_profiles;
+  CLI::App* eng = app.add_subcommand(
+      "compare-engines",
+      "Two profiles of one deployment (e.g. vLLM's and SGLang's imported "
+      "kernels) on the same step shapes, whole step and per part");
+  eng->add_option("--profile", eng_profiles,
+                  "Profile JSON, twice: A then B (same model, GPU, tp, dtypes)")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -514,6 +574,7 @@ int main(int argc, char** argv) {
       : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles,
                                                                 cmp_preset)
       : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o, fit_train, fit_heldout)
+      : eng->parsed()   ? servesim::calibrate::CompareEnginesCommand(eng_profiles)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     // One printable line, whatever bytes a file name holds.
