@@ -356,13 +356,20 @@ Status CompareCommand(const std::vector<std::string>& profiles,
 }
 
 // The engine a profile's kernels came from, as its import recorded it
-// ("vLLM 0.24.0 kernels; ..." -> "vLLM 0.24.0"); else its file name.
+// ("vLLM 0.24.0 kernels; ..." -> "vLLM 0.24.0", SGLang's with its
+// attention kernel: "SGLang 0.5.14 fa3"); else its file name.
 std::string EngineLabel(const CalibrationProfile& p, const std::string& path) {
   const std::string e = p.import_info.is_object()
                             ? p.import_info.value("engine", "")
                             : std::string();
   const size_t at = e.find(" kernels");
-  return at == std::string::npos ? path : e.substr(0, at);
+  if (at == std::string::npos) return path;
+  // SGLang's profiles name their attention kernel (one of several).
+  const std::string attention =
+      p.import_info.contains("kernels")
+          ? p.import_info["kernels"].value("attention", "")
+          : std::string();
+  return e.substr(0, at) + (attention.empty() ? "" : " " + attention);
 }
 
 // Two profiles of one deployment on the same steps (compare_engines.h).
