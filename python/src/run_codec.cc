@@ -215,7 +215,8 @@ std::optional<std::string> EncodeSpec(const RunSpec& spec) {
                             {"extra_percentiles", spec.extra_percentiles},
                             {"truncate_warmup", spec.truncate_warmup},
                             {"slo", slo},
-                            {"saturation", spec.saturation}};
+                            {"saturation", spec.saturation},
+                            {"check_invariants", spec.scenario->check_invariants}};
   const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(j);
   return std::string(bytes.begin(), bytes.end());
 }
@@ -226,6 +227,8 @@ std::string RunEncodedSpec(const std::string& spec_bytes) {
   StatusOr<Scenario> sc = ParseScenario(j.at("scenario").get<std::string>(),
                                         j.at("file").get<std::string>(), {});
   if (!sc.ok()) throw std::runtime_error(sc.status().message());
+  // Not a scenario key: capacity --check-invariants set it on the caller's.
+  sc.value().check_invariants = j.value("check_invariants", false);
   RunSpec spec;
   spec.scenario = std::make_shared<const Scenario>(std::move(sc.value()));
   j.at("replication").get_to(spec.replication);

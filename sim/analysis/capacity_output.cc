@@ -105,6 +105,10 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
      << "; screening: a rate passes when every short replication is stable and "
         "each SLO percentile's upper 95% bound is within its limit; validated: "
         "the rate at which a long window meets the SLO with the stated probability\n";
+  if (sc.check_invariants) {
+    os << "invariants: KV-cache and scheduler checks after every step and the run-level "
+          "invariants at the end of every simulation (--check-invariants); none failed\n";
+  }
   if (p.target_rate > 0) {
     os << "target " << Fmt("%g", p.target_rate)
        << " req/s; replicas = ceil(target / lower 95% end of the max rate per "

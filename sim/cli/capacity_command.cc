@@ -21,6 +21,7 @@ struct CapacityCliOptions : AnalysisCliOptions {
   int max_replications = 20;
   double precision = 0.05;
   int max_prefill = 16, max_decode = 16;
+  bool check_invariants = false;
   ValidationOptions validation;
 };
 
@@ -67,6 +68,7 @@ Status RunCapacityCommand(const CapacityCliOptions& o) {
   StatusOr<Scenario> sc =
       LoadScenarioArg(o.scenario, o.sets, {.defer_fit = !candidates.empty()});
   if (!sc.ok()) return sc.status();
+  sc->check_invariants = o.check_invariants;
   CapacityOptions co;
   co.slo = *slo;
   co.replications = o.replications;
@@ -118,6 +120,9 @@ Command AddCapacityCommand(CLI::App* app) {
                   "GPU need not hold the model)")
       ->check(NotAnOption());
   AddValidationOptions(cmd, &o->validation);
+  cmd->add_flag("--check-invariants", o->check_invariants,
+                "Check the run-level invariants after every simulation (as run's "
+                "flag); a violation aborts with the run's description");
   cmd->add_option("--max-prefill", o->max_prefill,
                   "Disaggregated scenarios: most prefill instances tried (default 16)")
       ->check(NumberIn(1, 1024));

@@ -48,19 +48,26 @@ void ListModels(std::ostream& os) {
   // As wide as the longest name, so a long one does not run into its figures.
   size_t width = 16;
   for (const std::string& n : models) width = std::max(width, n.size() + 2);
-  os << "models (models/llm; bf16 weights and KV cache; experts: routed per token/all):\n  "
+  os << "models (models/llm; weights as published, bf16 KV cache; experts: routed per "
+        "token/all; kv MLA: one latent cached; KV of full-attention layers, w/N: N "
+        "layers windowed):\n  "
      << Pad("name", width) << Pad("params", 8) << Pad("layers", 8) << Pad("heads/kv", 10)
-     << Pad("experts", 9) << Pad("KV KiB/token", 14) << Pad("context", 9)
+     << Pad("experts", 9) << Pad("weights", 15) << Pad("KV KiB/token", 14) << Pad("context", 9)
      << "Hugging Face id\n";
   for (const std::string& name : models) {
     const ModelSpec m = LoadModelSpec(name);
     const std::string experts =
         m.is_moe() ? std::to_string(m.experts_per_token) + "/" + std::to_string(m.num_experts)
                    : "-";
+    const std::string kv = m.is_mla() ? "MLA" : std::to_string(m.num_kv_heads);
+    const std::string weights =
+        m.expert_weight_dtype.empty() ? m.weight_dtype : m.expert_weight_dtype + " experts";
+    std::string kv_text = Fmt("%.1f", m.KvBytesPerTokenPerGpu(1) / 1024);
+    if (m.has_sliding_window()) kv_text += " w/" + std::to_string(m.sliding_window_layers);
     os << "  " << Pad(name, width) << Pad(Fmt("%.1fB", m.ParamCount() / 1e9), 8)
        << Pad(std::to_string(m.num_layers), 8)
-       << Pad(std::to_string(m.num_heads) + "/" + std::to_string(m.num_kv_heads), 10)
-       << Pad(experts, 9) << Pad(Fmt("%.1f", m.KvBytesPerTokenPerGpu(1) / 1024), 14)
+       << Pad(std::to_string(m.num_heads) + "/" + kv, 10) << Pad(experts, 9)
+       << Pad(weights, 15) << Pad(kv_text, 14)
        << Pad(std::to_string(m.max_context), 9) << m.served_hf_id << "\n";
   }
   os << "\nsmallest tp (1, 2, 4, 8) that fits one GPU's memory, and the KV tokens "

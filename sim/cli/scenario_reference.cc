@@ -27,12 +27,13 @@ constexpr KeyDoc kKeys[] = {
      "models/llm/<name>.json or a path, or a shipped model's Hugging Face id "
      "(meta-llama/Llama-3.1-8B-Instruct; servesim list models), or "
      "{\"name\": ..., \"weight_dtype\": ..., \"served_hf_id\": ...}."},
-    {"model.weight_dtype", "bf16",
+    {"model.weight_dtype", "the model file's (bf16; deepseek-v3: fp8 as published)",
      "bf16 or fp8 (vLLM --quantization fp8): the layers' linear weights take "
      "one byte (the embedding, LM head and an MoE router stay bf16), so more "
      "KV blocks fit; GEMMs run as W8A8 at the fitted fp8 rates on GPUs with "
      "fp8 tensor cores, weight-only at the bf16 rates elsewhere (A100). "
-     "--set model.weight_dtype=fp8 works on a scenario whose model is a name."},
+     "--set model.weight_dtype=fp8 works on a scenario whose model is a name. "
+     "gpt-oss-120b's MXFP4 experts keep their format either way."},
     {"model.served_hf_id", "the model file's",
      "The Hugging Face id that `search`'s deployment files serve (vllm serve "
      "<id>); the model files name the instruct variant."},

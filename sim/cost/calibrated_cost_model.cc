@@ -72,6 +72,12 @@ std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
                                 "profiles time dense layers only (use "
                                 "roofline)");
   }
+  if (model.is_mla() || model.has_sliding_window()) {
+    cfg.FailMessage("type", model.name + (model.is_mla() ? " uses multi-head latent attention"
+                                                          : " has sliding-window layers") +
+                                "; calibrated profiles time GQA attention over the whole "
+                                "context only (use roofline)");
+  }
   CalibrationProfile p = LoadCalibrationProfile(ResolveDataPath(path));
   if (p.dtype != model.weight_dtype || p.kv_cache_dtype != model.kv_cache_dtype) {
     cfg.FailMessage("profile",

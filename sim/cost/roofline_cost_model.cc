@@ -140,6 +140,10 @@ std::string TensorParallelProblem(const ModelSpec& m, int tp) {
     return head + "tp must divide intermediate_size (" +
            std::to_string(m.intermediate_size) + ")";
   }
+  if (m.DenseIntermediate() % tp != 0) {
+    return head + "tp must divide the dense layers' intermediate size (" +
+           std::to_string(m.DenseIntermediate()) + ")";
+  }
   return "";
 }
 
@@ -165,10 +169,19 @@ struct RooflineCostModel::CountTerms {
 
 double RooflineCostModel::CountTerm(int which, double count) const {
   switch (which) {
-    case 0: return m_.num_layers * LayerGemmTime(count);
+    case 0:
+      if (m_.dense_layers == 0) return m_.num_layers * LayerGemmTime(count);
+      // DeepSeek: dense MLPs in the first layers, the MoE after.
+      return m_.MoeLayers() * LayerGemmTime(count) +
+             m_.dense_layers * (AttentionGemmTime(count) +
+                                DenseMlpTime(count, static_cast<double>(m_.DenseIntermediate()) / tp_));
     case 1: return LmHeadTime(count);
     case 2:
-      return m_.num_layers * (2 * AllReduceTime(count) + ExpertDispatchTime(count));
+      if (m_.dense_layers == 0) {
+        return m_.num_layers * (2 * AllReduceTime(count) + ExpertDispatchTime(count));
+      }
+      return m_.num_layers * 2 * AllReduceTime(count) +
+             m_.MoeLayers() * ExpertDispatchTime(count);
     default: return ElementwiseTime(count);
   }
 }
@@ -208,6 +221,10 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
       model.fp8_kv() ? p_.prefill_attention_fp8_kv : p_.prefill_attention;
   decode_attention_ =
       model.fp8_kv() ? p_.decode_attention_fp8_kv : p_.decode_attention;
+  decode_full_ = DecodeShape(model, tp, false);
+  decode_windowed_ = DecodeShape(model, tp, true);
+  prefill_full_ = PrefillShape(model, tp, false);
+  prefill_windowed_ = PrefillShape(model, tp, true);
 }
 
 RooflineParams::RooflineParams() { *this = Kernels(); }
@@ -432,19 +449,57 @@ double RooflineCostModel::Gemm(double flops, double bytes) const {
 // QKV, O, (router,) gate+up and down projections of one layer for T tokens.
 // Bytes are weights read once plus activations in and out (inputs in the
 // GEMM's input dtype, outputs bf16).
-double RooflineCostModel::LayerGemmTime(double t) const {
-  const double h = m_.hidden_size, d = m_.head_dim, b = m_.dtype_bytes;
+double RooflineCostModel::LayerGemm(double m, double n, double k, double weights) const {
+  const double b = m_.dtype_bytes;
   const double w = weight_bytes_, in = gemm_in_bytes_;
   // W8A8 quantizes the m x k input first (KernelRates::per_item_s).
   const double quantized = in < b ? 1 : 0;
-  const auto layer_gemm = [&](double m, double n, double k, double weights) {
-    return KernelTime(layer_gemm_, gpu_, 2 * m * n * k,
-                      w * (weights * k * n) + in * m * k + b * m * n,
-                      quantized * m * k);
+  return KernelTime(layer_gemm_, gpu_, 2 * m * n * k,
+                    w * (weights * k * n) + in * m * k + b * m * n, quantized * m * k);
+}
+
+double RooflineCostModel::AttentionGemmTime(double t) const {
+  const auto layer_gemm = [this](double m, double n, double k, double weights) {
+    return LayerGemm(m, n, k, weights);
   };
+  const double h = m_.hidden_size, d = m_.head_dim;
+  if (m_.is_mla()) {
+    // vLLM's MLA: q_a and kv_a fused and replicated (h -> q_lora_rank +
+    // kv_lora_rank + rope), q_b (q_lora_rank -> heads x head_dim), the
+    // per-head latent up-projections W_UK and W_UV (absorbed into the
+    // query and output in decode, applied to new keys and values in
+    // prefill: the same weights and FLOPs a token), and O.
+    const double lora_q = m_.q_lora_rank, lora_kv = m_.kv_lora_rank;
+    const double rope = m_.qk_rope_head_dim, nope = d - rope, v = m_.v_head_dim;
+    double time = layer_gemm(t, lora_q + lora_kv + rope, h, 1);
+    time += lora_q > 0 ? layer_gemm(t, q_heads_ * d, lora_q, 1) : layer_gemm(t, q_heads_ * d, h, 1);
+    time += layer_gemm(t, q_heads_ * (nope + v), lora_kv, 1);
+    return time + layer_gemm(t, h, q_heads_ * v, 1);
+  }
   const double qkv = (q_heads_ + 2 * kv_heads_) * d;
   const double q = q_heads_ * d;
-  double time = layer_gemm(t, qkv, h, 1) + layer_gemm(t, h, q, 1);
+  return layer_gemm(t, qkv, h, 1) + layer_gemm(t, h, q, 1);
+}
+
+double RooflineCostModel::DenseMlpTime(double t, double inter) const {
+  const auto layer_gemm = [this](double m, double n, double k, double weights) {
+    return LayerGemm(m, n, k, weights);
+  };
+  const double h = m_.hidden_size;
+  return layer_gemm(t, 2 * inter, h, 1) + layer_gemm(t, h, inter, 1);
+}
+
+double RooflineCostModel::LayerGemmTime(double t) const {
+  const auto layer_gemm = [this](double m, double n, double k, double weights) {
+    return LayerGemm(m, n, k, weights);
+  };
+  const double h = m_.hidden_size;
+  const double b = m_.dtype_bytes;
+  double time = AttentionGemmTime(t);
+  if (m_.shared_experts > 0) {
+    // Shared experts: a dense MLP every token passes, split tp ways.
+    time += DenseMlpTime(t, static_cast<double>(m_.shared_experts) * m_.intermediate_size / tp_);
+  }
   // A dense MLP is the one-expert case: every token, all weights.
   double routed = t, active = 1;
   if (m_.is_moe()) {
@@ -467,8 +522,16 @@ double RooflineCostModel::LayerGemmTime(double t) const {
   if (m_.is_moe() && !m_.fp8_weights()) {
     // vLLM's fused MoE: one kernel's worth of work for both expert GEMMs
     // (fitted to the measured fused-MoE rows; fp8 experts keep the W8A8
-    // GEMM rates, the tables' fp8 MoE rows are not fitted yet).
+    // GEMM rates, the tables' fp8 MoE rows are not fitted yet). MXFP4
+    // experts (gpt-oss) read 4.25-bit weights and compute at the bf16
+    // rate (vLLM upcasts them in the kernel on Hopper).
     const double flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+    if (!m_.expert_weight_dtype.empty()) {
+      const double we = m_.ExpertWeightBytes();
+      const double bytes = we * (active * h * 2 * i + active * i * h) +
+                           b * (routed * h + routed * 2 * i + routed * i + routed * h);
+      return time + KernelTime(p_.moe, gpu_, flops, bytes);
+    }
     const double bytes = b * (active * h * 2 * i + routed * h + routed * 2 * i) +
                          b * (active * i * h + routed * i + routed * h);
     return time + KernelTime(p_.moe, gpu_, flops, bytes);
@@ -476,6 +539,7 @@ double RooflineCostModel::LayerGemmTime(double t) const {
   time += layer_gemm(routed, 2 * i, h, active) + layer_gemm(routed, h, i, active);
   return time;
 }
+
 
 double RooflineCostModel::LmHeadTime(double s) const {
   if (s == 0) return 0;
@@ -510,16 +574,23 @@ double RooflineCostModel::ElementwiseTime(double t) const {
   };
   const double norm = bytes_at(2 * h, e.rmsnorm_memory_efficiency);
   const double add = bytes_at(3 * h, e.residual_add_memory_efficiency);
+  // Rotary on every query head and the cached key heads (MLA: only the
+  // rope part of each query head and of the one shared key).
+  const double rotary = m_.is_mla() ? 2 * (q_heads_ + 1) * m_.qk_rope_head_dim
+                                    : 2 * (q_heads_ + kv_heads_) * d;
+  // A token's MLP width here: its routed experts and the shared ones.
+  const double widths = m_.experts_per_token + m_.shared_experts;
   double layer =
       2 * (e.kernel_floor_s + norm + add) + e.kernel_floor_s +
-      bytes_at(2 * (q_heads_ + kv_heads_) * d, e.rotary_memory_efficiency) +
+      bytes_at(rotary, e.rotary_memory_efficiency) +
       e.kernel_floor_s +
-      bytes_at(3 * mlp_share_ * m_.experts_per_token, e.silu_mul_memory_efficiency);
+      bytes_at(3 * mlp_share_ * widths, e.silu_mul_memory_efficiency);
   if (e.kv_cache_write) {
     // Read the new K and V, write them into the paged cache
-    // (K and V read in bf16, written in the cache's dtype.)
+    // (K and V read in bf16, written in the cache's dtype; MLA: the latent.)
+    const double cached = m_.is_mla() ? m_.KvElementsPerTokenPerLayer(tp_) : 2 * kv_heads_ * d;
     layer += e.kernel_floor_s +
-             bytes_at(2 * kv_heads_ * d * (1 + m_.kv_bytes / b),
+             bytes_at(cached * (1 + m_.kv_bytes / b),
                       e.kv_cache_write_memory_efficiency);
   }
   // Embedding gather (a copy) and the final norm.
@@ -537,8 +608,10 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
   int64_t tokens = batch.decode_seqs, sampling = batch.decode_seqs;
   int64_t seqs = batch.decode_seqs, decodes = batch.decode_seqs;
   int64_t decode_context = batch.decode_context;
-  // Per-layer attention work; prefill and decode are one kernel each.
-  AttentionWork pre;
+  // Per-layer attention work; prefill and decode are one kernel each (in
+  // the full-context layers and in the sliding-window ones).
+  AttentionWork pre, pre_windowed;
+  const bool windows = m_.has_sliding_window();
   bool any_pre = false;
   for (const SeqWork& s : batch.seqs) {
     CheckSeq(s);
@@ -550,27 +623,39 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
       ++decodes;
       decode_context += s.context_tokens;
     } else {
-      // The shard sizes of the (m_, tp_) overloads, computed once.
-      AddPrefillAttention(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes,
-                          s.new_tokens, s.context_tokens, &pre);
+      AddPrefillWork(prefill_full_, s.new_tokens, s.context_tokens, &pre);
+      if (windows) {
+        AddPrefillWork(prefill_windowed_, s.new_tokens, s.context_tokens, &pre_windowed);
+      }
       any_pre = true;
     }
   }
   StepCost cost;
   if (tokens == 0) return cost;
-  const double layers = m_.num_layers;
+  const double layers = m_.FullAttentionLayers();
+  const double windowed_layers = m_.sliding_window_layers;
   cost.gemm_s = Memo(0, tokens) + Memo(1, sampling);
   if (any_pre) {
     cost.attn_prefill_s = layers * KernelTime(prefill_attention_, gpu_,
                                               pre.flops, pre.bytes, pre.items);
+    if (windows) {
+      cost.attn_prefill_s += windowed_layers * KernelTime(prefill_attention_, gpu_,
+                                                          pre_windowed.flops, pre_windowed.bytes,
+                                                          pre_windowed.items);
+    }
   }
   if (decodes > 0) {
     AttentionWork dec;
-    AddDecodeAttentions(q_heads_, kv_heads_, m_.head_dim, m_.kv_bytes,
-                        static_cast<double>(decodes),
-                        static_cast<double>(decode_context), &dec);
+    const double n = static_cast<double>(decodes), ctx = static_cast<double>(decode_context);
+    AddDecodeWork(decode_full_, n, ctx, &dec);
     cost.attn_decode_s = layers * KernelTime(decode_attention_, gpu_,
                                              dec.flops, dec.bytes, dec.items);
+    if (windows) {
+      AttentionWork win;
+      AddDecodeWork(decode_windowed_, n, ctx, &win);
+      cost.attn_decode_s +=
+          windowed_layers * KernelTime(decode_attention_, gpu_, win.flops, win.bytes, win.items);
+    }
   }
   cost.comm_s = Memo(2, tokens);  // after attention and MLP
   cost.other_s = Memo(3, tokens);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/cost/attention_shape.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/kernel_time.h"
 
@@ -113,7 +114,15 @@ class RooflineCostModel : public CostModel {
 
  private:
   double Gemm(double flops, double bytes) const;  // a layer's, in its dtype
+  // One GEMM of the layer's linear weights: m tokens x (k -> n), reading
+  // `weights` copies of the k x n weight (the active experts').
+  double LayerGemm(double m, double n, double k, double weights) const;
   double LayerGemmTime(double tokens) const;
+  // The attention projections of one layer (GQA's QKV and O; MLA's
+  // down-, up- and output projections), and a dense gated MLP of width
+  // `inter` on this GPU.
+  double AttentionGemmTime(double tokens) const;
+  double DenseMlpTime(double tokens, double inter) const;
   double LmHeadTime(double sampling_seqs) const;
   double AllReduceTime(double tokens) const;
   // Expert parallelism across data-parallel replicas: gathering the
@@ -142,6 +151,8 @@ class RooflineCostModel : public CostModel {
   KernelRates layer_gemm_;
   double weight_bytes_, gemm_in_bytes_;
   KernelRates prefill_attention_, decode_attention_;  // for the KV dtype
+  // Attention of the full-context layers and of the sliding-window ones.
+  AttentionShape decode_full_, decode_windowed_, prefill_full_, prefill_windowed_;
   std::shared_ptr<CountTerms> memo_;  // shared by copies (same parameters)
 };
 

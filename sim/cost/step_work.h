@@ -10,13 +10,15 @@
 // new tokens after c tokens of context:
 //   linear layers  2 x active params per layer x layers x n / tp
 //   attention      4 x heads x head_dim x layers x n x (c + (n + 1) / 2) / tp
-//                  (QK^T and PV, causal: token i sees c + i keys)
+//                  (QK^T and PV, causal: token i sees c + i keys; MLA and
+//                  sliding-window layers as in sim/cost/attention_shape.h)
 //   LM head        2 x hidden x vocab / tp, for sequences that sample
-// and bytes: the GPU's weights once per step (all experts of an MoE: a
-// large batch touches them all), plus the KV cache read (c tokens) and
-// written (n tokens) by each sequence.
+// and bytes: the GPU's weights once per step (of an MoE's routed experts
+// the expected share its tokens pick: E (1 - (1 - k/E)^T) of E), plus the
+// KV cache read (c tokens) and written (n tokens) by each sequence.
 #pragma once
 
+#include "sim/cost/attention_shape.h"
 #include "sim/cost/cost_model.h"
 #include "sim/model/model_spec.h"
 
@@ -33,8 +35,15 @@ class StepWorkCounter {
   StepWork Count(const BatchShape& batch) const;
 
  private:
-  double linear_flops_per_token_ = 0, attn_flops_per_pair_ = 0, head_flops_ = 0;
-  double weight_bytes_ = 0, kv_bytes_per_token_ = 0;
+  double linear_flops_per_token_ = 0, head_flops_ = 0;
+  double weight_bytes_ = 0, kv_bytes_per_token_ = 0;  // weights: all but routed experts
+  double expert_bytes_ = 0;  // the routed experts on this GPU
+  int num_experts_ = 1, top_k_ = 1, group_ = 1;
+  // Sliding-window layers' KV bytes per attended token (all of them).
+  double windowed_kv_bytes_per_token_ = 0;
+  double full_layers_ = 0, windowed_layers_ = 0;
+  int window_ = 0;
+  AttentionShape decode_full_, decode_windowed_, prefill_full_, prefill_windowed_;
 };
 
 }  // namespace servesim

@@ -63,6 +63,12 @@ struct EngineConfig {
   // prefix cache evicts.
   int64_t cpu_blocks = 0;
   double kv_block_bytes = 0;
+  // Sliding-window layers (gpt-oss): the most KV one running sequence's
+  // windowed layers hold on a GPU, and what the memory plan set aside for
+  // max_num_seqs of them (sim/scenario/memory_plan.cc); 0 without them.
+  // The run invariants check the running sequences never need more.
+  double windowed_kv_bytes_per_seq = 0;
+  double windowed_kv_reserve_bytes = 0;
   int32_t offload_gpus = 1;
   double pcie_bytes_per_s = 0;
   double pcie_latency_s = 0;

@@ -686,6 +686,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   CheckLittle(in, out, &v);
   CheckFrontend(in, out, &v);
   CheckOffloadInvariants(in, out, &v);
+  CheckWindowedKv(in, out, &v);
   return v.Take();
 }
 

@@ -79,4 +79,8 @@ void CheckSlotWaits(const SimulationInput& in, const SimulationOutput& out, Viol
 void CheckOffloadInvariants(const SimulationInput& in, const SimulationOutput& out,
                             Violations* v);
 
+// Sliding-window KV (run_invariants_windowed.cc): the sequences running
+// at every step fit the windowed KV set aside for them.
+void CheckWindowedKv(const SimulationInput& in, const SimulationOutput& out, Violations* v);
+
 }  // namespace servesim

@@ -17,7 +17,23 @@ using Json = nlohmann::json;
 // two-matrix MLP, GPT-2's names), so they are refused rather than guessed.
 constexpr std::string_view kFamilies[] = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-    "qwen3_moe", "phi3", "olmo2", "granite", "granitemoe"};
+    "qwen3_moe", "phi3", "olmo2", "granite", "granitemoe",
+    "deepseek_v2", "deepseek_v3", "gpt_oss"};
+
+// DeepSeek's decoder: MLA, shared experts, dense first layers. Those keys
+// mean what DeepSeek means only in its own families, so they are read
+// there and refused elsewhere.
+bool IsDeepSeek(const JsonView& c) {
+  const auto it = c.raw().find("model_type");
+  if (it == c.raw().end() || !it->is_string()) return false;
+  const std::string t = it->get<std::string>();
+  return t == "deepseek_v2" || t == "deepseek_v3";
+}
+
+bool IsGptOss(const JsonView& c) {
+  const auto it = c.raw().find("model_type");
+  return it != c.raw().end() && it->is_string() && it->get<std::string>() == "gpt_oss";
+}
 
 const Json* Get(const JsonView& c, std::string_view key) {
   const Json& j = c.raw();
@@ -48,10 +64,13 @@ void RefuseWrappersAndMla(const JsonView& c) {
              "a text-only decoder's config.json");
     }
   }
+  if (IsDeepSeek(c)) return;
   for (const char* key : {"kv_lora_rank", "q_lora_rank"}) {
     if (const Json* v = Get(c, key)) {
-      Refuse(c, key, *v, "multi-head latent attention (MLA: DeepSeek-V2/V3, Kimi K2)",
-             "GQA or MHA attention (no " + std::string(key) + ")");
+      Refuse(c, key, *v,
+             "multi-head latent attention outside the deepseek_v2/deepseek_v3 families "
+             "(Kimi K2, GLM-5)",
+             "GQA or MHA attention (no " + std::string(key) + "), or DeepSeek's model_type");
     }
   }
 }
@@ -59,7 +78,8 @@ void RefuseWrappersAndMla(const JsonView& c) {
 // Linear attention, state-space layers and hybrids of them with attention
 // keep no per-token KV cache in those layers, so servesim's KV sizing and
 // attention cost would both be wrong.
-void RefuseHybrids(const JsonView& c) {
+// Returns how many layers layer_types marks "sliding_attention".
+int RefuseHybrids(const JsonView& c) {
   const std::string expected = "full attention in every layer";
   if (const Json* v = Get(c, "full_attention_interval")) {
     Refuse(c, "full_attention_interval", *v,
@@ -77,37 +97,55 @@ void RefuseHybrids(const JsonView& c) {
            "the same layer repeated");
   }
   const Json* types = Get(c, "layer_types");
-  if (types == nullptr) return;
+  if (types == nullptr) return 0;
   if (!types->is_array()) c.Fail("layer_types", "an array of strings");
+  int sliding = 0;
   for (size_t i = 0; i < types->size(); ++i) {
     const Json& t = (*types)[i];
     const std::string key = "layer_types/" + std::to_string(i);
     if (!t.is_string()) c.Fail(key, "a string");
     const std::string s = t.get<std::string>();
     if (s == "full_attention") continue;
-    if (s.find("sliding") != std::string::npos) {
-      Refuse(c, key, t, "sliding-window attention layers (Gemma 2/3, gpt-oss)",
-             "\"full_attention\" in every layer");
+    if (s == "sliding_attention") {
+      ++sliding;
+      continue;
     }
     Refuse(c, key, t, "linear, state-space or hybrid attention layers",
-           "\"full_attention\" in every layer");
+           "\"full_attention\" or \"sliding_attention\" in every layer");
   }
+  if (sliding > 0 && sliding == static_cast<int>(types->size())) {
+    Refuse(c, "layer_types", *types, "sliding-window attention in every layer",
+           "at least one \"full_attention\" layer");
+  }
+  return sliding;
 }
 
 // A sliding window that binds changes both the KV cache (only the window
 // is kept) and attention's cost. Qwen2/2.5 carry a window with
 // use_sliding_window false, and Phi-4 one as long as its context: both
 // attend over everything. Returns how attention was read, for the source.
-std::string RefuseSlidingWindows(const JsonView& c) {
+// `sliding` layers marked windowed by layer_types take the window as
+// given (the others attend over everything).
+std::string RefuseSlidingWindows(const JsonView& c, int sliding) {
   if (const Json* v = Get(c, "attention_chunk_size")) {
     Refuse(c, "attention_chunk_size", *v, "chunked local attention", "full attention");
   }
   for (const auto& [key, value] : c.raw().items()) {
-    if (key.find("sink") != std::string::npos && InUse(&value)) {
+    if (key.find("sink") != std::string::npos && InUse(&value) && !IsGptOss(c)) {
       Refuse(c, key, value, "attention sinks", "none");
     }
   }
   const Json* w = Get(c, "sliding_window");
+  if (sliding > 0) {
+    if (w == nullptr) {
+      c.FailMessage("sliding_window", "layer_types has " + std::to_string(sliding) +
+                                          " sliding_attention layers but no window; "
+                                          "expected sliding_window");
+    }
+    const int64_t window = c.RequireInteger("sliding_window", Range::Closed(1, 2147483647));
+    return std::to_string(sliding) + " sliding_attention layers of " +
+           std::to_string(window) + " tokens (layer_types), the rest full attention";
+  }
   if (w == nullptr) return "full attention";
   const int64_t window =
       c.RequireInteger("sliding_window", Range::Closed(1, 9e15));
@@ -127,6 +165,7 @@ std::string RefuseSlidingWindows(const JsonView& c) {
 // Shared experts and dense MLP layers inside an MoE make layers differ from
 // servesim's one routed-experts layer.
 void RefuseMixedMoe(const JsonView& c) {
+  if (IsDeepSeek(c)) return;  // read by ReadDeepSeek
   for (const char* key : {"n_shared_experts", "num_shared_experts",
                           "shared_expert_intermediate_size",
                           "moe_shared_expert_intermediate_size"}) {
@@ -218,13 +257,77 @@ std::string HfIdOf(const JsonView& c) {
   return one_slash && id[0] != '.' && id[0] != '~' ? id : "";
 }
 
+// DeepSeek-V2/V3's MLA, shared experts and dense first layers (their
+// config keys as in DeepSeek's configuration_deepseek.py).
+void ReadDeepSeek(const JsonView& c, ModelSpec* m, std::string* text) {
+  m->kv_lora_rank = PositiveInt(c, "kv_lora_rank");
+  // V2-Lite projects queries directly (q_lora_rank null).
+  m->q_lora_rank = Get(c, "q_lora_rank") == nullptr ? 0 : PositiveInt(c, "q_lora_rank");
+  const int nope = PositiveInt(c, "qk_nope_head_dim");
+  m->qk_rope_head_dim = PositiveInt(c, "qk_rope_head_dim");
+  m->v_head_dim = PositiveInt(c, "v_head_dim");
+  m->head_dim = nope + m->qk_rope_head_dim;
+  *text += "; MLA: q_lora_rank " + Dump(Get(c, "q_lora_rank")) + ", kv_lora_rank " +
+           std::to_string(m->kv_lora_rank) + ", qk_nope_head_dim " + std::to_string(nope) +
+           ", qk_rope_head_dim " + std::to_string(m->qk_rope_head_dim) + ", v_head_dim " +
+           std::to_string(m->v_head_dim) + " (head_dim " + std::to_string(m->head_dim) +
+           " for queries and keys; num_key_value_heads unused: one latent is cached)";
+  if (!m->is_moe()) return;
+  if (const Json* v = Get(c, "moe_layer_freq"); v != nullptr && !(v->is_number() && v->get<double>() == 1)) {
+    Refuse(c, "moe_layer_freq", *v, "MoE layers alternating with dense ones", "1");
+  }
+  m->shared_experts = static_cast<int>(c.Integer("n_shared_experts", 0, Range::Closed(0, 64)));
+  m->dense_layers = static_cast<int>(
+      c.Integer("first_k_dense_replace", 0, Range::Closed(0, m->num_layers - 1)));
+  if (m->dense_layers > 0) m->dense_intermediate_size = PositiveInt(c, "intermediate_size");
+  *text += "; n_shared_experts " + std::to_string(m->shared_experts) +
+           " (always active, moe_intermediate_size each), first_k_dense_replace " +
+           std::to_string(m->dense_layers) +
+           (m->dense_layers > 0
+                ? " (dense MLP of intermediate_size " + std::to_string(m->dense_intermediate_size) + ")"
+                : "");
+  for (const char* k : {"n_group", "topk_group", "topk_method", "scoring_func"}) {
+    if (const Json* v = Get(c, k)) *text += ", " + std::string(k) + " " + v->dump();
+  }
+  *text += " (routing: no cost effect)";
+  if (const Json* v = Get(c, "num_nextn_predict_layers"); InUse(v)) {
+    *text += "; num_nextn_predict_layers " + v->dump() +
+             " not counted (vLLM skips the MTP layers' weights unless speculative "
+             "decoding uses them)";
+  }
+}
+
+// quantization_config as vLLM loads it: fp8 (DeepSeek-V3's block-wise
+// e4m3, every linear layer but the router, embedding and LM head) and
+// mxfp4 (gpt-oss: routed experts only) are costed as published; others
+// are noted and costed at dtype_bytes.
+std::string ReadQuantization(const JsonView& c, ModelSpec* m) {
+  const Json* q = Get(c, "quantization_config");
+  if (q == nullptr) return "";
+  const std::string method = q->is_object() ? StringIn(*q, "quant_method", "?") : "?";
+  if (method == "fp8") {
+    m->SetWeightDtype("fp8");
+    return "; quantization_config fp8: linear layers' weights 1 byte (embedding, LM head "
+           "and router bf16)";
+  }
+  if (method == "mxfp4" && m->is_moe()) {
+    m->expert_weight_dtype = "mxfp4";
+    return "; quantization_config mxfp4: routed experts 4.25 bits a parameter (4-bit "
+           "values, one 8-bit scale per 32), attention, router, embedding and LM head "
+           "at dtype_bytes";
+  }
+  return "; quantization_config (" + method +
+         ") ignored: the weights are costed at dtype_bytes unless a scenario sets "
+         "model.weight_dtype";
+}
+
 }  // namespace
 
 ModelSpec ImportHfConfig(const JsonView& c, const HfImportOptions& options) {
   if (!c.raw().is_object()) c.FailMessage("", "expected a config.json object");
   RefuseWrappersAndMla(c);
-  RefuseHybrids(c);
-  const std::string attention = RefuseSlidingWindows(c);
+  const int sliding = RefuseHybrids(c);
+  const std::string attention = RefuseSlidingWindows(c, sliding);
   RefuseMixedMoe(c);
   const std::string type = c.RequireString("model_type");
   bool known = false;
@@ -256,7 +359,9 @@ ModelSpec ImportHfConfig(const JsonView& c, const HfImportOptions& options) {
   text += c.Has("num_key_value_heads")
               ? ", num_key_value_heads " + std::to_string(m.num_kv_heads)
               : ", num_key_value_heads absent (MHA)";
-  if (c.Has("head_dim")) {
+  if (IsDeepSeek(c)) {
+    // MLA's head widths: read with the rest of it (ReadDeepSeek).
+  } else if (c.Has("head_dim")) {
     m.head_dim = PositiveInt(c, "head_dim");
     text += ", head_dim " + std::to_string(m.head_dim);
   } else {
@@ -291,6 +396,12 @@ ModelSpec ImportHfConfig(const JsonView& c, const HfImportOptions& options) {
     text += ", intermediate_size " + std::to_string(m.intermediate_size) +
             (m.is_moe() ? " per expert" : "");
   }
+  if (IsDeepSeek(c)) ReadDeepSeek(c, &m, &text);
+  if (sliding > 0) {
+    m.sliding_window = PositiveInt(c, "sliding_window");
+    m.sliding_window_layers = sliding;
+  }
+  m.attention_sinks = IsGptOss(c);
   m.vocab_size = PositiveInt(c, "vocab_size");
   m.max_context = PositiveInt(c, "max_position_embeddings");
   // Every accepted family's config class defaults to untied embeddings.
@@ -302,12 +413,13 @@ ModelSpec ImportHfConfig(const JsonView& c, const HfImportOptions& options) {
           std::to_string(m.max_context) + ", tie_word_embeddings " +
           (m.tie_word_embeddings ? "true" : "false") + ", " + dtype + "; " + attention +
           "; RoPE (no cost effect): " + RopeText(c);
-  if (const Json* q = Get(c, "quantization_config")) {
-    const std::string method = q->is_object() ? StringIn(*q, "quant_method", "?") : "?";
-    text += "; quantization_config (" + method +
-            ") ignored: the weights are costed at dtype_bytes unless a scenario sets "
-            "model.weight_dtype";
+  if (m.attention_sinks) {
+    text += "; attention sinks (gpt-oss: one learned logit per head, no cost effect)";
   }
+  if (const Json* b = Get(c, "attention_bias"); InUse(b)) {
+    text += "; attention_bias true (biases not counted: < 0.1% of the weights)";
+  }
+  text += ReadQuantization(c, &m);
   m.source = (options.source.empty() ? c.file() : options.source) +
              " (imported by servesim model import: " + text + ")";
   return m;

@@ -1,10 +1,12 @@
 // A Hugging Face config.json mapped to a ModelSpec (`servesim model import`).
 // Only decoders servesim can cost faithfully are accepted: a gated MLP (or
-// routed experts of one) after GQA/MHA attention over the whole context,
-// the same in every layer. What it does not model yet (MLA, sliding windows,
-// attention sinks, shared experts, dense layers inside an MoE, vision/audio
-// towers, linear or hybrid attention) is refused with one line naming the
-// file, the JSON path and why, never imported with wrong numbers.
+// routed experts of one) after GQA/MHA attention, plus DeepSeek's MLA,
+// shared experts and dense first layers (deepseek_v2/v3), and sliding-window
+// layers beside full-attention ones with sinks (gpt-oss; docs/models.md).
+// What it does not model yet (a window in every layer, those keys in other
+// families, vision/audio towers, linear or hybrid attention) is refused
+// with one line naming the file, the JSON path and why, never imported
+// with wrong numbers.
 #pragma once
 
 #include <string>

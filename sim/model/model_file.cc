@@ -23,6 +23,23 @@ std::string ModelFileText(const ModelSpec& m) {
   j["tie_word_embeddings"] = m.tie_word_embeddings;
   j["max_context"] = m.max_context;
   j["dtype_bytes"] = m.dtype_bytes;
+  // The architecture keys only where they are used, so a plain decoder's
+  // file has none of them.
+  auto put = [&](const char* key, int v) {
+    if (v != 0) j[key] = v;
+  };
+  if (m.weight_dtype != "bf16") j["weight_dtype"] = m.weight_dtype;
+  if (!m.expert_weight_dtype.empty()) j["expert_weight_dtype"] = m.expert_weight_dtype;
+  put("shared_experts", m.shared_experts);
+  put("dense_layers", m.dense_layers);
+  put("dense_intermediate_size", m.dense_intermediate_size);
+  put("q_lora_rank", m.q_lora_rank);
+  put("kv_lora_rank", m.kv_lora_rank);
+  put("qk_rope_head_dim", m.qk_rope_head_dim);
+  put("v_head_dim", m.v_head_dim);
+  put("sliding_window", m.sliding_window);
+  put("sliding_window_layers", m.sliding_window_layers);
+  if (m.attention_sinks) j["attention_sinks"] = true;
   return j.dump(2) + "\n";
 }
 

@@ -154,13 +154,52 @@ int PositiveInt(const JsonView& v, std::string_view key) {
       key, Range::Closed(1, std::numeric_limits<int32_t>::max())));
 }
 
+// Optional (default 0) in [lo, hi]; required when lo > 0.
+int IntIn(const JsonView& v, std::string_view key, int64_t lo, int64_t hi) {
+  const Range r = Range::Closed(static_cast<double>(lo), static_cast<double>(hi));
+  return static_cast<int>(lo > 0 ? v.RequireInteger(key, r) : v.Integer(key, 0, r));
+}
+
+// The keys of DeepSeek-style MoE, MLA, sliding windows and quantized
+// experts (all optional; absent is the plain decoder).
+void ParseArchitectureKeys(const JsonView& v, ModelSpec* m) {
+  const int layers = m->num_layers;
+  m->SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
+  if (v.Has("expert_weight_dtype")) {
+    m->expert_weight_dtype = v.Choice("expert_weight_dtype", "mxfp4", {"mxfp4"});
+  }
+  const int moe_max = m->is_moe() ? 4096 : 0;
+  m->shared_experts = IntIn(v, "shared_experts", 0, moe_max);
+  m->dense_layers = IntIn(v, "dense_layers", 0, m->is_moe() ? layers - 1 : 0);
+  m->dense_intermediate_size =
+      IntIn(v, "dense_intermediate_size", m->dense_layers > 0 ? 1 : 0,
+            m->dense_layers > 0 ? std::numeric_limits<int32_t>::max() : 0);
+  if (!m->expert_weight_dtype.empty() && !m->is_moe()) {
+    v.Fail("expert_weight_dtype", "\"\" for a model without experts");
+  }
+  m->kv_lora_rank = IntIn(v, "kv_lora_rank", 0, 65536);
+  const bool mla = m->kv_lora_rank > 0;
+  m->q_lora_rank = IntIn(v, "q_lora_rank", 0, mla ? 65536 : 0);
+  m->qk_rope_head_dim = IntIn(v, "qk_rope_head_dim", mla ? 1 : 0, mla ? m->head_dim - 1 : 0);
+  m->v_head_dim = IntIn(v, "v_head_dim", mla ? 1 : 0, mla ? 65536 : 0);
+  m->sliding_window_layers = IntIn(v, "sliding_window_layers", 0, layers - 1);
+  const bool windowed = m->sliding_window_layers > 0;
+  m->sliding_window = IntIn(v, "sliding_window", windowed ? 1 : 0,
+                            windowed ? std::numeric_limits<int32_t>::max() : 0);
+  m->attention_sinks = v.Bool("attention_sinks", false);
+}
+
 }  // namespace
 
 ModelSpec ParseModelSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "num_layers", "hidden_size", "num_heads",
                "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
                "num_experts", "experts_per_token", "tie_word_embeddings",
-               "max_context", "dtype_bytes", "served_hf_id"});
+               "max_context", "dtype_bytes", "served_hf_id", "weight_dtype",
+               "expert_weight_dtype", "shared_experts", "dense_layers",
+               "dense_intermediate_size", "q_lora_rank", "kv_lora_rank",
+               "qk_rope_head_dim", "v_head_dim", "sliding_window",
+               "sliding_window_layers", "attention_sinks"});
   ModelSpec m;
   m.name = v.RequireString("name");
   m.source = v.RequireString("source");
@@ -196,6 +235,7 @@ ModelSpec ParseModelSpec(const JsonView& v) {
                                            "), got " +
                                            std::to_string(m.experts_per_token));
   }
+  ParseArchitectureKeys(v, &m);
   return m;
 }
 

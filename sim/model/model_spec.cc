@@ -6,27 +6,52 @@ namespace servesim {
 
 int64_t ModelSpec::AttentionParamsPerLayer() const {
   const int64_t h = hidden_size;
-  const int64_t q = int64_t{num_heads} * head_dim;
+  const int64_t heads = num_heads;
+  if (is_mla()) {
+    // MLA (DeepSeek-V2 paper, section 2.1): queries through a q_lora_rank
+    // bottleneck (q_a, q_b), keys and values from one compressed latent
+    // (kv_a: h -> kv_lora_rank + the shared rope key; kv_b: the latent ->
+    // every head's non-rope key and value), then the output projection.
+    const int64_t q = q_lora_rank > 0 ? h * q_lora_rank + int64_t{q_lora_rank} * heads * head_dim
+                                      : h * heads * head_dim;
+    const int64_t kv_a = h * (kv_lora_rank + qk_rope_head_dim);
+    const int64_t kv_b = int64_t{kv_lora_rank} * heads * (head_dim - qk_rope_head_dim + v_head_dim);
+    return q + kv_a + kv_b + heads * v_head_dim * h;
+  }
+  const int64_t q = heads * head_dim;
   const int64_t kv = int64_t{num_kv_heads} * head_dim;
   // Q, K, V projections in, O projection out; biases (Qwen) ignored.
   return h * q + 2 * h * kv + q * h;
 }
 
 int64_t ModelSpec::MlpParamsPerLayer() const {
+  if (!is_moe()) return DenseMlpParamsPerLayer();
   // Gated MLP (SwiGLU): gate and up h->i, down i->h, for every expert.
   const int64_t per_expert = 3 * int64_t{hidden_size} * intermediate_size;
-  const int64_t router = is_moe() ? int64_t{hidden_size} * num_experts : 0;
-  return num_experts * per_expert + router;
+  const int64_t router = int64_t{hidden_size} * num_experts;
+  return (num_experts + shared_experts) * per_expert + router;
+}
+
+int64_t ModelSpec::DenseMlpParamsPerLayer() const {
+  return 3 * int64_t{hidden_size} * DenseIntermediate();
 }
 
 int64_t ModelSpec::ParamCount() const {
   const int64_t embed = int64_t{vocab_size} * hidden_size;
   const int64_t embed_and_head = tie_word_embeddings ? embed : 2 * embed;
-  return embed_and_head +
-         num_layers * (AttentionParamsPerLayer() + MlpParamsPerLayer());
+  return embed_and_head + num_layers * AttentionParamsPerLayer() +
+         MoeLayers() * MlpParamsPerLayer() + DenseMlpLayers() * DenseMlpParamsPerLayer();
+}
+
+int64_t ModelSpec::ActiveParamCount() const {
+  const int64_t idle_experts = is_moe() ? num_experts - experts_per_token : 0;
+  const int64_t idle = MoeLayers() * idle_experts * 3 * int64_t{hidden_size} * intermediate_size;
+  const int64_t lookup = tie_word_embeddings ? 0 : int64_t{vocab_size} * hidden_size;
+  return ParamCount() - idle - lookup;
 }
 
 int ModelSpec::KvHeadsPerGpu(int tp) const {
+  if (is_mla()) return 1;
   const int split = num_kv_heads / tp;
   return split > 0 ? split : 1;
 }
@@ -37,22 +62,47 @@ double ModelSpec::WeightBytesPerGpu(int tp) const {
   // projections follow KvHeadsPerGpu, so they are replicated once tp exceeds
   // num_kv_heads. The router is replicated.
   const double h = hidden_size;
-  const double q = static_cast<double>(num_heads) * head_dim / tp;
-  const double kv = static_cast<double>(KvHeadsPerGpu(tp)) * head_dim;
-  const double attn = 2 * h * q + 2 * h * kv;
-  // Expert parallelism keeps experts whole, num_experts / ep on each GPU.
-  const double experts = num_experts * 3.0 * h * intermediate_size /
-                         (expert_parallel > 1 ? expert_parallel : tp);
+  double attn = 0;
+  if (is_mla()) {
+    // vLLM replicates the down-projections (q_a, kv_a: ReplicatedLinear)
+    // and splits the per-head up- and output projections by heads.
+    const double heads = static_cast<double>(num_heads) / tp;
+    const double q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank * heads * head_dim
+                                     : h * heads * head_dim;
+    attn = q + h * (kv_lora_rank + qk_rope_head_dim) +
+           kv_lora_rank * heads * (head_dim - qk_rope_head_dim + v_head_dim) +
+           heads * v_head_dim * h;
+  } else {
+    const double q = static_cast<double>(num_heads) * head_dim / tp;
+    const double kv = static_cast<double>(KvHeadsPerGpu(tp)) * head_dim;
+    attn = 2 * h * q + 2 * h * kv;
+  }
+  // Expert parallelism keeps experts whole, num_experts / ep on each GPU;
+  // shared experts and dense MLPs are split tp ways.
+  const double one_expert = 3.0 * h * intermediate_size;
+  const double experts =
+      is_moe() ? num_experts * one_expert / (expert_parallel > 1 ? expert_parallel : tp) : 0;
+  const double shared = is_moe() ? shared_experts * one_expert / tp : 0;
   const double router = is_moe() ? h * num_experts : 0;
+  const double dense = 3.0 * h * DenseIntermediate() / tp;
   const double embed = static_cast<double>(vocab_size) * h / tp;
   const double embed_and_head = tie_word_embeddings ? embed : 2 * embed;
-  return dtype_bytes * (embed_and_head + num_layers * router) +
-         weight_bytes * num_layers * (attn + experts);
+  const double bf16 = dtype_bytes * (embed_and_head + MoeLayers() * router);
+  if (dense_layers == 0 && shared_experts == 0 && expert_weight_dtype.empty()) {
+    // One kind of layer (the sum as it always was, to the last bit).
+    return bf16 + weight_bytes * num_layers * (attn + (is_moe() ? experts : dense));
+  }
+  return bf16 +
+         weight_bytes * (num_layers * attn + MoeLayers() * shared + DenseMlpLayers() * dense) +
+         ExpertWeightBytes() * MoeLayers() * experts;
 }
 
 std::string ModelSpec::Label() const {
   std::string q;
   if (fp8_weights()) q = "fp8 weights";
+  if (!expert_weight_dtype.empty()) {
+    q += std::string(q.empty() ? "" : ", ") + expert_weight_dtype + " experts";
+  }
   if (fp8_kv()) q += std::string(q.empty() ? "" : ", ") + "fp8 KV cache";
   return q.empty() ? name : name + " (" + q + ")";
 }
@@ -67,9 +117,18 @@ void ModelSpec::SetKvCacheDtype(const std::string& dtype) {
   kv_bytes = dtype == "fp8" ? 1 : dtype_bytes;
 }
 
+double ModelSpec::KvElementsPerTokenPerLayer(int tp) const {
+  if (is_mla()) return static_cast<double>(kv_lora_rank) + qk_rope_head_dim;
+  return 2.0 * KvHeadsPerGpu(tp) * head_dim;
+}
+
 double ModelSpec::KvBytesPerTokenPerGpu(int tp) const {
-  // K and V, each KvHeadsPerGpu * head_dim values, in every layer.
-  return 2.0 * num_layers * KvHeadsPerGpu(tp) * head_dim * kv_bytes;
+  return FullAttentionLayers() * KvElementsPerTokenPerLayer(tp) * kv_bytes;
+}
+
+double ModelSpec::WindowedKvBytesPerSeqPerGpu(int tp, int block_size) const {
+  return static_cast<double>(sliding_window_layers) * (sliding_window + block_size) *
+         KvElementsPerTokenPerLayer(tp) * kv_bytes;
 }
 
 }  // namespace servesim

@@ -25,6 +25,33 @@ struct ModelSpec {
   int vocab_size = 0;
   int num_experts = 1;        // 1 for dense models
   int experts_per_token = 1;  // top-k routing; 1 for dense models
+  // DeepSeek-style MoE: shared experts of intermediate_size that every
+  // token passes through beside its routed ones, and the first
+  // dense_layers layers a dense MLP of dense_intermediate_size instead.
+  int shared_experts = 0;
+  int dense_layers = 0;
+  int dense_intermediate_size = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank > 0.
+  // The cache holds one latent of kv_lora_rank + qk_rope_head_dim values
+  // per token and layer, shared by every head (so each tensor-parallel GPU
+  // keeps all of it); head_dim is the query/key width (qk_nope_head_dim +
+  // qk_rope_head_dim) and v_head_dim the value width of one head.
+  int q_lora_rank = 0;  // 0: queries projected from the hidden state directly
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  // Sliding-window attention (gpt-oss, Gemma 2/3): sliding_window_layers of
+  // the layers attend to the last sliding_window tokens only; the rest see
+  // the whole context. At least one layer is full attention.
+  int sliding_window = 0;
+  int sliding_window_layers = 0;
+  // A learned logit per head in the softmax's denominator (gpt-oss):
+  // recorded; one scalar per head costs nothing servesim counts.
+  bool attention_sinks = false;
+  // The routed experts' weight format where it differs from the other
+  // linear layers: "" (as weight_dtype) or "mxfp4" (gpt-oss: 4-bit values
+  // with an 8-bit scale per 32, 4.25 bits a parameter).
+  std::string expert_weight_dtype;
   bool tie_word_embeddings = false;
   int max_context = 0;  // max_position_embeddings
   int dtype_bytes = 2;  // bf16: activations, and by default weights and KV
@@ -54,21 +81,52 @@ struct ModelSpec {
   void SetKvCacheDtype(const std::string& dtype);
 
   bool is_moe() const { return num_experts > 1; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  bool has_sliding_window() const { return sliding_window_layers > 0; }
+  // Layers with the MoE block (all of an MoE's but the dense first ones).
+  int MoeLayers() const { return is_moe() ? num_layers - dense_layers : 0; }
+  int DenseMlpLayers() const { return num_layers - MoeLayers(); }
+  // The dense MLP's width (intermediate_size unless an MoE's dense layers).
+  int DenseIntermediate() const {
+    return is_moe() && dense_intermediate_size > 0 ? dense_intermediate_size
+                                                   : intermediate_size;
+  }
+  int FullAttentionLayers() const { return num_layers - sliding_window_layers; }
+  // Bytes per parameter of a routed expert's weights.
+  double ExpertWeightBytes() const {
+    return expert_weight_dtype == "mxfp4" ? 4.25 / 8 : weight_bytes;
+  }
   // Data-parallel replicas in one expert-parallel group (ep / tp).
   int ExpertDataParallel(int tp) const {
     return expert_parallel > tp ? expert_parallel / tp : 1;
   }
-  // Parameters of one transformer layer's attention and MLP (all experts).
+  // Parameters of one transformer layer's attention, and of its MLP: the
+  // MoE block (all routed experts, shared experts, router) of an MoE
+  // layer, else the dense MLP.
   int64_t AttentionParamsPerLayer() const;
   int64_t MlpParamsPerLayer() const;
-  // Embedding + LM head (once if tied) + layers. Norms are ignored (< 0.01%).
+  int64_t DenseMlpParamsPerLayer() const;
+  // Embedding + LM head (once if tied) + layers. Norms and biases are
+  // ignored (< 0.1%).
   int64_t ParamCount() const;
+  // Parameters one token's forward pass multiplies: the layers with only
+  // its top-k routed experts, and the LM head (the embedding is a lookup).
+  int64_t ActiveParamCount() const;
   // Weight bytes held by one GPU at tensor-parallel degree tp.
   double WeightBytesPerGpu(int tp) const;
-  // KV-cache bytes per token held by one GPU (K and V, all layers).
+  // KV-cache values per token of one layer on one GPU: K and V of its KV
+  // heads, or MLA's one latent.
+  double KvElementsPerTokenPerLayer(int tp) const;
+  // KV-cache bytes per token held by one GPU in the block pool: K and V of
+  // every full-attention layer (windowed layers: WindowedKvBytesPerSeqPerGpu).
   double KvBytesPerTokenPerGpu(int tp) const;
+  // The most KV one running sequence's sliding-window layers hold on one
+  // GPU: window + one block of tokens (vLLM frees the blocks that fall out
+  // of the window, keeping the one the window starts in). 0 without them.
+  double WindowedKvBytesPerSeqPerGpu(int tp, int block_size) const;
   // KV heads one GPU holds at tensor-parallel degree tp: KV heads are split
   // across GPUs, and replicated once tp exceeds them (at least one per GPU).
+  // MLA's latent counts as one head, which every GPU keeps.
   int KvHeadsPerGpu(int tp) const;
 };
 

@@ -26,9 +26,13 @@ double DefaultActivationReserveBytes(const Scenario& s) {
   const double t = s.engine.max_num_batched_tokens;
   // Live tensors at the widest point of a layer: residual + normed input,
   // QKV output, and the gate/up output with its SiLU product (bf16).
-  const double per_token = 2.0 * m.hidden_size +
-                           (m.num_heads + 2.0 * m.num_kv_heads) * m.head_dim / s.tp +
-                           3.0 * m.intermediate_size / s.tp;
+  // (MLA: the queries, and the decompressed keys and values of prefill;
+  // an MoE's widest MLP is its dense layers' or a token's experts'.)
+  const double qkv = m.is_mla() ? m.num_heads * (2.0 * m.head_dim + m.v_head_dim) / s.tp
+                                : (m.num_heads + 2.0 * m.num_kv_heads) * m.head_dim / s.tp;
+  const double mlp = m.dense_layers > 0 ? std::max(m.intermediate_size, m.DenseIntermediate())
+                                        : m.intermediate_size;
+  const double per_token = 2.0 * m.hidden_size + qkv + 3.0 * mlp / s.tp;
   const double activations = t * per_token * m.dtype_bytes;
   const double logits = static_cast<double>(s.engine.max_num_seqs) * m.vocab_size * 4.0;
   return activations + logits + 1.0 * kGiB;
@@ -102,7 +106,18 @@ void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
   }
   const double usable = s->gpu.memory_bytes * s->gpu_memory_utilization;
   const double weights = s->model.WeightBytesPerGpu(s->tp);
-  s->kv_cache_bytes = usable - weights - s->activation_reserve_bytes;
+  // Sliding-window layers hold at most window + one block of tokens per
+  // running sequence (vLLM frees the blocks that leave the window): that
+  // bound for max_num_seqs sequences is set aside, and the block pool
+  // holds the full-attention layers' KV (an upper bound on the windowed
+  // share: short sequences use less).
+  s->engine.windowed_kv_bytes_per_seq =
+      s->model.WindowedKvBytesPerSeqPerGpu(s->tp, s->engine.block_size);
+  s->windowed_kv_reserve_bytes =
+      static_cast<double>(s->engine.max_num_seqs) * s->engine.windowed_kv_bytes_per_seq;
+  s->engine.windowed_kv_reserve_bytes = s->windowed_kv_reserve_bytes;
+  s->kv_cache_bytes =
+      usable - weights - s->activation_reserve_bytes - s->windowed_kv_reserve_bytes;
   const double block_bytes =
       s->model.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
   const double blocks = std::floor(s->kv_cache_bytes / block_bytes);

@@ -65,7 +65,8 @@ void ParseModel(const JsonView& root, Scenario* s) {
   const JsonView v = root.Object("model");
   v.AllowKeys({"name", "weight_dtype", "served_hf_id"});
   s->model = LoadModelAt(v, "name");
-  s->model.SetWeightDtype(v.Choice("weight_dtype", "bf16", {"bf16", "fp8"}));
+  // Default: the model file's (fp8 where the weights are published so).
+  s->model.SetWeightDtype(v.Choice("weight_dtype", s->model.weight_dtype, {"bf16", "fp8"}));
   s->model.served_hf_id = v.String("served_hf_id", s->model.served_hf_id);
   if (s->model.served_hf_id.empty() ||
       s->model.served_hf_id.find_first_of(" \t\n'\"") != std::string::npos) {
@@ -732,6 +733,8 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   Scenario s;
   s.file = label;
   s.json = std::move(j);
+  // An edit of a checked scenario is checked too (capacity's rates).
+  if (scanned != nullptr) s.check_invariants = scanned->check_invariants;
   const JsonView root(s.json, label);
   root.AllowKeys({"seed", "model", "hardware", "engine", "cost_model",
                   "workload", "metrics", "limits", "cluster", "name",
@@ -775,6 +778,7 @@ SimulationInput Scenario::ToSimulationInput() const {
   in.work_counter = work_counter.get();
   in.peak_flops_per_gpu = gpu.GemmPeakFlops(model.fp8_weights());
   in.peak_hbm_bytes_per_s = gpu.hbm_bytes_per_s;
+  in.check_invariants = check_invariants;
   in.metrics = metrics;
   in.limits = limits;
   in.frontend = frontend;

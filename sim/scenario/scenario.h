@@ -75,6 +75,11 @@ struct Scenario {
   double gpu_memory_utilization = 0.9;
   double activation_reserve_bytes = -1;  // < 0: derived from the model
   double kv_cache_bytes = 0;     // memory left for KV on each GPU
+  // Set aside on each GPU for sliding-window layers' KV (memory_plan.cc).
+  double windowed_kv_reserve_bytes = 0;
+  // Every run of it checks the run-level invariants (capacity and
+  // search's --check-invariants; not a scenario key).
+  bool check_invariants = false;
   bool num_gpu_blocks_given = false;
   bool kv_beyond_gpu_memory = false;  // engine.kv_beyond_gpu_memory: allowed
   // engine.kv_offload as given (resolved into engine.cpu_blocks etc. once

@@ -254,6 +254,23 @@ TEST(RunInvariants, KvCacheOverfull) {
   EXPECT_VIOLATION(r, "step kv", "kv_blocks_used");
 }
 
+// gpt-oss's sliding-window layers: a sound roofline run passes; a step
+// running more sequences than the windowed KV reserve holds fails.
+TEST(RunInvariants, WindowedKvWithinItsReserve) {
+  SimRun r = Simulate(R"({"model": "gpt-oss-120b", "hardware": {"gpu": "h200"},
+      "engine": {"max_num_seqs": 32},
+      "workload": {"arrival": {"process": "poisson", "rate": 20},
+                   "input_len": {"dist": "uniform", "min": 10, "max": 600},
+                   "output_len": {"dist": "uniform", "min": 1, "max": 60},
+                   "num_requests": 200}})");
+  ASSERT_GT(r.in.engine.windowed_kv_bytes_per_seq, 0);
+  ExpectSound(r);
+  r.out.steps[5].num_running = 33;
+  EXPECT_VIOLATION(r, "windowed KV", "33 running sequences need");
+  r.in.engine.windowed_kv_reserve_bytes /= 2;
+  EXPECT_VIOLATION(r, "windowed KV", "reserve");
+}
+
 TEST(RunInvariants, BusyLongerThanElapsed) {
   SimRun r = Simulate(Base());
   for (StepRecord& s : r.out.steps) {  // every step spans the whole run

@@ -402,9 +402,14 @@ uint64_t ByteChoices::Bits() {
 
 // A KV cache larger than the GPU minus its weights is an input error
 // (sim/scenario/memory_plan.cc): a given num_gpu_blocks stays within it.
+std::string ModelName(const json& s) {
+  const json& m = s["model"];
+  return m.is_object() ? m["name"].get<std::string>() : m.get<std::string>();
+}
+
 void CapToTheGpu(const json& s, json* engine) {
   if (!engine->contains("num_gpu_blocks")) return;
-  const ModelSpec m = LoadModelSpec(s["model"].get<std::string>());
+  const ModelSpec m = LoadModelSpec(ModelName(s));
   const GpuSpec g = LoadGpuSpec(s["hardware"]["gpu"].get<std::string>());
   const int tp = s["hardware"]["tp"].get<int>();
   const double block = m.KvBytesPerTokenPerGpu(tp) * (*engine)["block_size"].get<double>();
@@ -561,9 +566,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   // cases (drawn last, likewise): ep = tp (the experts over one replica's
   // GPUs) or 2 or 4 x tp over data-parallel replicas, cluster.replicas a
   // whole number of such groups.
-  const json& model = s["model"];
-  const std::string name = model.is_object() ? model["name"].get<std::string>()
-                                             : model.get<std::string>();
+  const std::string name = ModelName(s);
   if (name == "mixtral-8x7b" && !s.contains("disaggregation") && c.Chance(0.5)) {
     const int tp = s["hardware"]["tp"].get<int>();
     const int dp = c.Pick<int>({1, 2, 4});
@@ -572,6 +575,37 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
       if (!s.contains("cluster")) s["cluster"] = {{"router", "round_robin"}};
       s["cluster"]["replicas"] = dp * c.Int(1, 2);
     }
+  }
+  // The architectures beyond GQA over the whole context in ~15% of cases
+  // (drawn last, likewise): MLA with shared experts and dense first layers
+  // (deepseek-v3, fp8 as published, on 8 H200s, its experts spread over
+  // them or over 2 replicas' 16 GPUs), and sliding-window layers with
+  // sinks and MXFP4 experts (gpt-oss-120b on one H100 or H200, or 2 H200s
+  // with expert parallelism). A num_gpu_blocks drawn for the first model
+  // is capped again for this one.
+  if (c.Chance(0.15)) {
+    const bool fp8 = s["model"].is_object();  // weight_dtype fp8 was drawn
+    s["hardware"].erase("ep");
+    if (c.Chance(0.5)) {
+      s["model"] = "deepseek-v3";
+      s["hardware"] = {{"gpu", "h200"}, {"tp", 8}};
+      const int ep = c.Pick<int>({1, 8, 16});
+      if (ep > 1 && !s.contains("disaggregation")) s["hardware"]["ep"] = ep;
+      if (ep == 16 && !s.contains("disaggregation")) {
+        if (!s.contains("cluster")) s["cluster"] = {{"router", "round_robin"}};
+        s["cluster"]["replicas"] = 2 * c.Int(1, 2);
+      }
+    } else {
+      s["model"] = fp8 ? json{{"name", "gpt-oss-120b"}, {"weight_dtype", "fp8"}}
+                       : json("gpt-oss-120b");
+      const int tp = c.Pick<int>({1, 2});
+      s["hardware"] = {{"gpu", tp == 1 && c.Chance(0.5) ? "h100-sxm" : "h200"}, {"tp", tp}};
+      if (tp == 2 && !s.contains("disaggregation") && c.Chance(0.5)) s["hardware"]["ep"] = 2;
+    }
+    // Their weights need the default 90% of memory (a lower share was
+    // drawn for the first model).
+    s["engine"].erase("gpu_memory_utilization");
+    CapToTheGpu(s, &s["engine"]);
   }
   return s;
 }

@@ -1,0 +1,69 @@
+// Attention shapes of MLA and sliding-window layers (see attention_shape.h).
+#include "sim/cost/attention_shape.h"
+
+#include <algorithm>
+
+#include "sim/cost/roofline_cost_model.h"
+
+namespace servesim {
+
+AttentionShape DecodeShape(const ModelSpec& m, int tp, bool windowed) {
+  AttentionShape s;
+  s.q_heads = static_cast<double>(m.num_heads) / tp;
+  s.kv_heads = m.KvHeadsPerGpu(tp);
+  s.kv_bytes = s.act_bytes = m.kv_bytes;
+  if (m.is_mla()) {
+    s.qk_dim = m.kv_lora_rank + m.qk_rope_head_dim;
+    s.v_dim = m.kv_lora_rank;
+    s.cache_elems = m.kv_lora_rank + m.qk_rope_head_dim;
+    s.act_bytes = m.dtype_bytes;
+  } else {
+    s.qk_dim = s.v_dim = m.head_dim;
+    s.cache_elems = 2.0 * m.head_dim;
+  }
+  s.window = windowed ? m.sliding_window : 0;
+  return s;
+}
+
+AttentionShape PrefillShape(const ModelSpec& m, int tp, bool windowed) {
+  AttentionShape s = DecodeShape(m, tp, windowed);
+  if (m.is_mla()) {
+    const double nope = m.head_dim - m.qk_rope_head_dim;
+    s.qk_dim = m.head_dim;
+    s.v_dim = m.v_head_dim;
+    s.context_flops_per_token = 2.0 * m.kv_lora_rank * s.q_heads * (nope + m.v_head_dim);
+    s.context_bytes_per_token = m.dtype_bytes * s.q_heads * (m.head_dim + m.v_head_dim);
+  }
+  return s;
+}
+
+double AttendedPairs(double n, double c, int window) {
+  if (window <= 0 || c + n <= window) return n * (c + (n + 1) / 2);
+  const double w = window;
+  if (c >= w) return n * w;
+  const double k = w - c;  // tokens j <= k still see all c + j keys
+  return k * (c + (k + 1) / 2) + (n - k) * w;
+}
+
+void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
+                   AttentionWork* w) {
+  double keys = context_sum + seqs;  // sum of (c + 1)
+  if (s.window > 0) keys = std::min(keys, seqs * (s.window + 1.0));
+  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * keys;
+  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
+              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * seqs;
+  w->items += s.kv_heads * seqs;
+}
+
+void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w) {
+  const double keys = s.window > 0 ? std::min(c + n, s.window + n) : c + n;
+  const double cached = keys - n;  // cached tokens whose latent is up-projected
+  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * AttendedPairs(n, c, s.window) +
+              s.context_flops_per_token * cached;
+  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
+              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * n +
+              2 * s.context_bytes_per_token * cached;
+  w->items += n * s.q_heads;
+}
+
+}  // namespace servesim

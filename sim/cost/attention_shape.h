@@ -1,0 +1,58 @@
+// The shape of one layer's attention on one GPU, for the architectures
+// beyond GQA/MHA over the whole context: multi-head latent attention (MLA,
+// DeepSeek-V2/V3) and sliding-window layers (gpt-oss). The roofline cost
+// model and the step-work counter price attention from it.
+//
+// Per key, a query head does 2 x qk_dim FLOPs for its score and 2 x v_dim
+// for the weighted value sum, and the kernel reads cache_elems values per
+// cached KV head. GQA/MHA: qk_dim = v_dim = head_dim, cache_elems =
+// 2 x head_dim (K and V).
+//
+// MLA, decode (vLLM's FlashMLA / Triton MLA backends run the "absorbed"
+// form of the DeepSeek-V2 paper, section 2.1.3): the key up-projection is
+// folded into the query and the value up-projection applied after
+// attention, so each head attends over the cached latent itself: qk_dim =
+// kv_lora_rank + qk_rope_head_dim (576 for V3), v_dim = kv_lora_rank (512),
+// one cached "head" of 576 values shared by all query heads.
+// MLA, prefill (vLLM's MLA prefill path, FlashAttention on decompressed
+// keys and values): qk_dim = qk_nope + qk_rope (192), v_dim = v_head_dim
+// (128), with every cached token's latent first up-projected by kv_b:
+// 2 x kv_lora_rank x heads x (qk_nope + v_head_dim) FLOPs a cached token
+// (new tokens' up-projection is a layer GEMM).
+#pragma once
+
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+struct AttentionShape {
+  double q_heads = 0;      // per GPU
+  double kv_heads = 0;     // cached heads per GPU (MLA: 1, the latent)
+  double qk_dim = 0, v_dim = 0;
+  double cache_elems = 0;  // values read per cached token and KV head
+  double kv_bytes = 2;     // per cached value
+  double act_bytes = 2;    // queries and outputs (bf16)
+  double context_flops_per_token = 0;  // MLA prefill: latent up-projection
+  double context_bytes_per_token = 0;  // the decompressed K and V it writes
+  int window = 0;          // 0: attends over the whole context
+};
+
+AttentionShape DecodeShape(const ModelSpec& m, int tp, bool windowed);
+AttentionShape PrefillShape(const ModelSpec& m, int tp, bool windowed);
+
+// FLOPs, bytes and kernel items of a kernel (as AttentionWork in
+// roofline_cost_model.h, whose fields these add to).
+struct AttentionWork;
+// `seqs` decode tokens with contexts summing to context_sum. A windowed
+// layer attends to at most window + 1 keys per token: counted as
+// min(context_sum + seqs, seqs x (window + 1)), exact when every context
+// is on one side of the window and an upper bound otherwise.
+void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
+                   AttentionWork* w);
+// n new tokens after c cached: token j (1..n) attends to c + j keys, or
+// min(c + j, window) in a windowed layer.
+void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w);
+// sum over j = 1..n of min(c + j, window) (window 0: no limit).
+double AttendedPairs(double n, double c, int window);
+
+}  // namespace servesim
