@@ -10,10 +10,6 @@ namespace {
 // output tokens per request.
 constexpr int64_t kClipMaxNewTokens = 4096;
 
-bool Contains(const std::vector<int64_t>& v, int64_t id) {
-  return std::find(v.begin(), v.end(), id) != v.end();
-}
-
 }  // namespace
 
 SglangScheduler::SglangScheduler(const SglangConfig& config)
@@ -45,13 +41,19 @@ std::optional<SglangBatch> SglangScheduler::Schedule(const SglangBatch* in_fligh
   if (chunked_ >= 0) state_.at(chunked_).prefix = state_.at(chunked_).held;
   // The last prefill joins the running batch (its final chunks only).
   for (int64_t id : last_extend_) {
-    if (id != chunked_ && !state_.at(id).finished && !Contains(running_, id)) {
+    State& s = state_.at(id);
+    if (id != chunked_ && !s.finished && !s.running) {
+      s.running = true;
       running_.push_back(id);
     }
   }
   last_extend_.clear();
   const size_t before = running_.size();
-  std::erase_if(running_, [&](int64_t id) { return state_.at(id).finished; });
+  std::erase_if(running_, [&](int64_t id) {
+    State& s = state_.at(id);
+    if (s.finished) s.running = false;
+    return s.finished;
+  });
   if (running_.size() < before) full_ = false;
 
   std::optional<SglangBatch> b = Prefill();
@@ -166,11 +168,12 @@ std::optional<SglangBatch> SglangScheduler::Prefill() {
     }
   }
   if (admitted.empty()) return std::nullopt;
-  std::erase_if(waiting_, [&](int64_t id) { return Contains(admitted, id); });
+  for (int64_t id : admitted) state_.at(id).admitted = true;
+  std::erase_if(waiting_, [&](int64_t id) { return state_.at(id).admitted; });
   if (new_chunked >= 0) chunked_ = new_chunked;
   for (const SglangBatch::Row& r : b.rows) {
     State& s = state_.at(r.id);
-    s.retracted = false;
+    s.admitted = s.retracted = false;
     SetHeld(s, r.prefix + r.extend);
   }
   return b;
@@ -181,14 +184,15 @@ std::optional<SglangBatch> SglangScheduler::Decode(const SglangBatch* in_flight)
   // Overlap loop: a request whose in-flight token is its last sits out.
   bool finishing = false;
   if (in_flight != nullptr) {
+    for (const SglangBatch::Row& r : in_flight->rows) state_.at(r.id).flying = true;
     std::erase_if(running_, [&](int64_t id) {
-      const State& s = state_.at(id);
-      bool flying = false;
-      for (const SglangBatch::Row& r : in_flight->rows) flying |= r.id == id;
-      const bool last = flying && s.out + 1 >= s.req.max_new_tokens;
+      State& s = state_.at(id);
+      const bool last = s.flying && s.out + 1 >= s.req.max_new_tokens;
+      if (last) s.running = false;
       finishing |= last;
       return last;
     });
+    for (const SglangBatch::Row& r : in_flight->rows) state_.at(r.id).flying = false;
     if (finishing) {
       full_ = false;
       if (running_.empty()) return std::nullopt;
@@ -218,6 +222,7 @@ std::optional<SglangBatch> SglangScheduler::Decode(const SglangBatch* in_flight)
       s.retracted = true;
       ++s.retractions;
     }
+    for (int64_t id : b.retracted) state_.at(id).running = false;
     running_ = order;  // the batch keeps the retraction order
     full_ = false;
     waiting_.insert(waiting_.end(), b.retracted.begin(), b.retracted.end());

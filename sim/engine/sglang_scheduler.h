@@ -102,6 +102,9 @@ class SglangScheduler {
     int32_t retractions = 0;
     bool finished = false;
     bool retracted = false;  // retracted, not yet re-admitted
+    bool running = false;    // in running_
+    bool admitted = false;   // scratch: admitted by the current Prefill
+    bool flying = false;     // scratch: in the batch in flight (Decode)
   };
 
   std::optional<SglangBatch> Prefill();
