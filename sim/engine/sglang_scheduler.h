@@ -1,0 +1,129 @@
+// The scheduling decisions of one SGLang 0.5.23 server, step for step as
+// its Scheduler.get_next_batch_to_run, PrefillAdder and
+// ScheduleBatch.retract_decode make them, for requests that share no
+// prefix (so the radix cache only ever holds KV nobody else can match),
+// the fcfs and lof waiting-queue orders, any page size and both event
+// loops. Checked against golden traces of the real scheduler
+// (tests/conformance/sglang, tests/engine/sglang_conformance_test.cc); the
+// rules are restated in plain Python in
+// tools/sglang_conformance/reference_model.py and docs/engine/sglang.md.
+//  - Each call first merges the last prefill batch into the running batch
+//    (less finished requests and the one still being chunked), then tries a
+//    prefill (extend) batch; only without one does the running batch
+//    decode. Prefill and decode never mix (enable_mixed_chunk off).
+//  - Admission: a continuing chunk goes first, then waiting requests in
+//    policy order. The KV budget is the free pool less, per running
+//    request, min(max_new_tokens - generated, 4096) x the new-token ratio
+//    (x 1 with ignore_eos); an admitted request takes its page-rounded
+//    extend + its capped max_new_tokens + one page and must fit strictly.
+//    Admission also stops at max_prefill_tokens of extend (without
+//    chunking a second request may not reach it), at max_running_requests,
+//    and with chunking on at chunked_prefill_size, where the request is cut
+//    to a page boundary and continues first next time. The first request
+//    that does not fit marks the batch full until a request leaves.
+//  - Decode needs a new page for each request at a page boundary; short of
+//    it, requests are retracted (fewest generated tokens first, ties to the
+//    longest prompt, one always kept; the batch keeps that order), their KV
+//    freed, and the ratio raised (sglang_ratio.h); otherwise it decays.
+//  - Overlap loop: the caller passes the batch whose result is still in
+//    flight; a request whose in-flight token is its last sits out of
+//    decode, and while such a request holds KV that decode would need,
+//    nothing decodes.
+// Not modelled (refused by callers): radix-cache hits between requests,
+// the lpm/dfs-weight/random orders, priority scheduling, mixed chunks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/engine/sglang_config.h"
+#include "sim/engine/sglang_ratio.h"
+
+namespace servesim {
+
+struct SglangRequest {
+  int64_t id = 0;
+  int32_t prompt_len = 0;
+  int32_t max_new_tokens = 0;
+  bool ignore_eos = false;
+};
+
+struct SglangBatch {
+  struct Row {
+    int64_t id;
+    int32_t extend;  // tokens computed this batch (extend only)
+    int32_t prefix;  // tokens already held before it
+    bool operator==(const Row&) const = default;
+  };
+  bool extend = false;            // extend (prefill) or decode
+  std::vector<Row> rows;          // batch order; decode rows extend 1
+  std::vector<int64_t> retracted; // sent back to the waiting queue
+  int64_t middle_chunk = -1;      // a request cut mid-prompt: samples nothing
+};
+
+class SglangScheduler {
+ public:
+  explicit SglangScheduler(const SglangConfig& config);
+
+  // A request joins the waiting queue (arrival order).
+  void AddWaiting(const SglangRequest& r);
+
+  // One scheduling call. `in_flight`: the batch whose result is not yet
+  // processed (overlap loop; null in the normal loop).
+  std::optional<SglangBatch> Schedule(const SglangBatch* in_flight);
+
+  // A batch's result: one token per request (none for a middle chunk or a
+  // request retracted since). Returns the requests it finished, by id;
+  // their KV is freed.
+  std::vector<int64_t> Process(const SglangBatch& batch);
+
+  // Called when a loop iteration ran nothing and processed nothing: with
+  // nothing running, waiting or in flight the ratio returns to its start.
+  void OnIdle(bool batch_in_flight);
+
+  // Anything left to run: waiting, being chunked, or running unfinished
+  // (finished requests leave the running batch at the next call).
+  bool has_requests() const;
+  int64_t tokens_in_use() const { return used_; }
+  double new_token_ratio() const { return ratio_.value(); }
+  int32_t generated(int64_t id) const { return state_.at(id).out; }
+  int32_t retractions(int64_t id) const { return state_.at(id).retractions; }
+  const SglangConfig& config() const { return config_; }
+
+ private:
+  struct State {
+    SglangRequest req;
+    int32_t out = 0;      // tokens generated (results processed)
+    int64_t held = 0;     // tokens whose KV it holds
+    int64_t prefix = 0;   // its own earlier chunks, reused on continuing
+    int32_t retractions = 0;
+    bool finished = false;
+    bool retracted = false;  // retracted, not yet re-admitted
+    bool running = false;    // in running_
+    bool admitted = false;   // scratch: admitted by the current Prefill
+    bool flying = false;     // scratch: in the batch in flight (Decode)
+  };
+
+  std::optional<SglangBatch> Prefill();
+  std::optional<SglangBatch> Decode(const SglangBatch* in_flight);
+  int64_t Ceil(int64_t n) const { return (n + page_ - 1) / page_ * page_; }
+  int64_t Free() const { return total_ - used_; }
+  void SetHeld(State& s, int64_t n);
+  int64_t FillLen(const State& s) const { return s.req.prompt_len + s.out; }
+  int64_t DecodeNeed(const std::vector<int64_t>& ids) const;
+
+  SglangConfig config_;
+  int64_t page_;
+  int64_t total_;  // pool, whole pages
+  SglangRatio ratio_;
+  std::unordered_map<int64_t, State> state_;
+  std::vector<int64_t> waiting_, running_, last_extend_;
+  int64_t chunked_ = -1;  // the request being chunked
+  bool full_ = false;     // admission stopped for lack of KV or rows
+  int64_t used_ = 0;      // sum of page-rounded held
+};
+
+}  // namespace servesim
