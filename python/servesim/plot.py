@@ -33,8 +33,8 @@ def _axes(ax: Any) -> Any:
 def loops(df: pd.DataFrame, *, ax: Any = None) -> Any:
     """The lesson's chart: mean queueing delay against load for the closed
     loop and the two open loops at the same throughput, with the M/M/1
-    curve (wait = rho/(1-rho) service times) and the saturation throughput
-    mu as a vertical line. `df`: what servesim.loops() returns."""
+    curve (wait = rho/(1-rho) service times, cut at 3x the largest measured
+    delay) and the saturation throughput mu as a vertical line. `df`: what servesim.loops() returns."""
     ax = _axes(ax)
     loops_report = df.attrs["report"]["loops"]
     mu = loops_report["saturation_rps"]
@@ -44,15 +44,19 @@ def loops(df: pd.DataFrame, *, ax: Any = None) -> Any:
     ax.plot([p[0] for p in curve], [p[1] for p in curve], "--", color="gray",
             label="M/M/1 wait")
     ax.axvline(mu, color="black", linewidth=0.8)
-    ax.annotate(f" μ = {mu:.2f} req/s", (mu, 0), xycoords=("data", "axes fraction"),
-                va="bottom")
+    ax.annotate(f"μ = {mu:.2f} req/s ", (mu, 1), xycoords=("data", "axes fraction"),
+                va="top", ha="right")
     for n, x, y in zip(df["concurrency"], df["throughput_rps"], df["closed.queue_mean_ms"]):
         ax.annotate(f"N={n}", (x, y), textcoords="offset points", xytext=(0, 6),
                     ha="center", fontsize=8)
     ax.set_xlabel("throughput (req/s)")
     ax.set_ylabel("mean queueing delay (ms)")
-    ax.set_yscale("log")
-    ax.legend()
+    # The M/M/1 curve grows without bound at mu: the axis stops at 3x the
+    # largest measured delay so the measured points stay readable.
+    measured = max(float(df[f"{arm}.queue_mean_ms"].max()) for arm, _ in _ARMS)
+    ax.set_ylim(0, 3 * measured if measured > 0 else None)
+    ax.set_xlim(0, mu * 1.05)
+    ax.legend(loc="upper left")
     return ax
 
 
