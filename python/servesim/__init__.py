@@ -34,10 +34,19 @@ DATA_ROOT: str = _data_root()
 # The C++ core's version: what `servesim --version` prints.
 __version__: str = _core.__version__
 
-from ._analyses import FitResult, capacity, compare, fit, loops, search, sweep  # noqa: E402
+from ._analyses import (  # noqa: E402
+    FitResult,
+    capacity,
+    compare,
+    fit,
+    loops,
+    search,
+    sweep,
+    validate,
+)
 from ._api import Result, ScenarioError, cli, run  # noqa: E402
-from ._scenarios import scenario_path, scenarios  # noqa: E402
+from ._scenarios import scenario, scenario_path, scenarios  # noqa: E402
 
-__all__ = ["run", "sweep", "loops", "capacity", "search", "compare", "fit", "cli",
-           "scenarios", "scenario_path", "Result", "FitResult", "ScenarioError",
+__all__ = ["run", "sweep", "loops", "capacity", "search", "compare", "validate", "fit", "cli",
+           "scenarios", "scenario", "scenario_path", "Result", "FitResult", "ScenarioError",
            "DATA_ROOT", "__version__"]

@@ -1,4 +1,4 @@
-"""sweep / loops / capacity / search / compare / fit: the CLI's analysis
+"""sweep / loops / capacity / search / compare / validate / fit: the CLI's analysis
 commands as Python calls, each returning its machine-readable output.
 
 Each runs the command with its JSON (and CSV) outputs written to a private
@@ -289,6 +289,34 @@ def compare(a: ScenarioArg = None, b: ScenarioArg = None, overrides: Overrides =
     return _analysis("compare", a, options, overrides, dotted, jobs, None, (),
                      _compare_frame, json_flag="--save-result", scenario_b=b,
                      extra_args=extra)
+
+
+def _validate_frame(report: Dict[str, Any], _csv: Optional[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(report["rows"], columns=["metric", "unit", "measured", "predicted",
+                                                 "error_pct", "peer_error_pct"])
+
+
+def validate(scenario: ScenarioArg, overrides: Overrides = None, *,
+             measured: Optional[Union[str, "os.PathLike[str]"]] = None,
+             fields: Optional[Mapping[str, str]] = None,
+             peer_summary: Optional[Union[str, "os.PathLike[str]"]] = None,
+             **dotted: Any) -> pd.DataFrame:
+    """`servesim validate --save-json`: replay a measured serving run (the
+    scenario's trace, or ``measured``; ``fields`` renames the log's fields
+    as --field KEY=NAME) and compare. One row per table line: ``metric``
+    ("TTFT mean", "E2E p99", "makespan", ...), ``unit``, ``measured``,
+    ``predicted``, ``error_pct`` ((predicted - measured) / measured) and
+    ``peer_error_pct`` (another simulator's published error, NaN without a
+    peer summary). Per-request errors and correlations, the over-time
+    errors and the front end's delay are in ``.attrs["report"]``."""
+    options = [("--measured", os.fspath(measured) if measured is not None else None),
+               ("--peer-summary",
+                os.fspath(peer_summary) if peer_summary is not None else None)]
+    extra = [a for k, v in (fields or {}).items() for a in ("--field", f"{k}={v}")]
+    return _analysis("validate", scenario, options, overrides, dotted, None, None, (),
+                     _validate_frame, json_flag="--save-json", extra_args=extra)
 
 
 @dataclass

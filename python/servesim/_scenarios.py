@@ -3,14 +3,16 @@
     servesim.scenarios()                      # ['azure_conv_replay', ..., 'default_chat', ...]
     servesim.scenario_path("default_chat")    # '/.../scenarios/default_chat.json'
     servesim.run("default_chat")              # a name works wherever a path does
+    sc = servesim.scenario("default_chat")    # its JSON as a dict, to change and run
 
 They come from the data root's scenarios/ (the source tree the package was
 built from while it exists, or $SERVESIM_ROOT), else from the copy the
 wheel carries in servesim/data/scenarios.
 """
 import difflib
+import json
 import os
-from typing import List, Optional, Set
+from typing import Any, Dict, List, Optional, Set
 
 from . import DATA_ROOT
 
@@ -69,3 +71,11 @@ def scenario_path(name: str) -> str:
     raise FileNotFoundError(
         f"{name!r}: not a shipped scenario{hint}; servesim.scenarios() lists "
         f"the {len(known)} there are, in {', '.join(_folders()) or 'no scenarios folder'}")
+
+
+def scenario(name: str) -> Dict[str, Any]:
+    """The shipped scenario `name` as a dict (its JSON), to change and pass
+    to run(), sweep(), ...; reports then name it "<dict>"."""
+    with open(scenario_path(name)) as f:
+        loaded: Dict[str, Any] = json.load(f)
+    return loaded

@@ -1,4 +1,4 @@
-"""loops / compare / fit from Python against the CLI's own outputs, shipped
+"""loops / compare / validate / fit from Python against the CLI's own outputs, shipped
 scenarios by name, and the type hints every public name carries."""
 import inspect
 import json
@@ -79,6 +79,28 @@ def test_fit_returns_the_cli_scenario(tmp_path):
                         **{"workload.num_requests": 200}).summary["completed"] == 200
 
 
+def test_validate_matches_cli_json(tmp_path, in_repo):
+    scenario = "scenarios/measured/vllm-0.19-rtx4090-llama-3.1-8b.json"
+    trace = json.loads((REPO / scenario).read_text())["workload"]["trace"]["path"]
+    if not (REPO / trace).exists():
+        pytest.skip(f"{trace}: the shared serving data are not here")
+    j = tmp_path / "v.json"
+    rc, out, err = run_cli("validate", scenario, "--save-json", j)
+    assert rc == 0, err
+    df = servesim.validate(scenario)
+    report = json.loads(j.read_text())
+    assert df.attrs["report"] == report and df.attrs["table"] == out
+    assert report["command"] == "validate" and report["requests"] == 300
+    assert df.loc[0, "metric"] == "TTFT mean" and df.loc[0, "unit"] == "ms"
+    assert (df["measured"] > 0).all()
+    error = (df["predicted"] - df["measured"]) / df["measured"] * 100
+    assert (error - df["error_pct"]).abs().max() < 1e-9
+    # The bench's own summary beside the log: the peer's errors as a column.
+    assert report["peer"] and df["peer_error_pct"].notna().any()
+    # Each row's figures are in the console table too.
+    assert f'{df.loc[0, "measured"]:.1f}' in out
+
+
 def test_shipped_scenarios_by_name_from_anywhere(tmp_path, monkeypatch):
     names = servesim.scenarios()
     assert "default_chat" in names and "bench_chat_1m" in names
@@ -87,6 +109,8 @@ def test_shipped_scenarios_by_name_from_anywhere(tmp_path, monkeypatch):
                                                               "bench_chat_1m.json"))
     assert servesim.scenario_path("scenarios/default_chat.json") == \
         servesim.scenario_path("default_chat.json") == servesim.scenario_path("default_chat")
+    assert servesim.scenario("default_chat") == json.loads(
+        (REPO / "scenarios" / "default_chat.json").read_text())
     with pytest.raises(FileNotFoundError, match="did you mean default_chat"):
         servesim.scenario_path("default_chta")
     # Outside the repository, a name and the repository-relative path both
