@@ -5,19 +5,19 @@ each call below runs the CLI's own command in this process, so a result is
 what the CLI gives for the same scenario, byte for byte.
 
     import servesim
-    r = servesim.run("scenarios/default_chat.json", **{"workload.arrival.rate": 20})
+    r = servesim.run("default_chat", **{"workload.arrival.rate": 20})
     r.summary["p99_ttft_ms"], r.requests.ttft_ms.describe()
-    servesim.sweep("scenarios/default_chat.json", rates=[10, 20], executor="ray")
+    servesim.sweep("default_chat", rates=[10, 20], executor="ray")
+    servesim.loops("default_chat", concurrency=[4, 16])      # the lesson table
+    servesim.compare("default_chat", b_overrides={"engine.max_num_seqs": 64})
+    servesim.scenarios(), servesim.scenario_path("bench_chat_1m")
 """
 import os as _os
 
 from . import _core
 
-# The C++ core's version: what `servesim --version` prints.
-__version__ = _core.__version__
 
-
-def _data_root():
+def _data_root() -> str:
     # Models and GPU specs: the source tree the package was built from when
     # it is still there (its ../shared traces too), else the copy inside the
     # package. $SERVESIM_ROOT, when set, wins (read by the C++ core).
@@ -30,16 +30,23 @@ def _data_root():
     return root
 
 
-DATA_ROOT = _data_root()
+DATA_ROOT: str = _data_root()
+# The C++ core's version: what `servesim --version` prints.
+__version__: str = _core.__version__
 
-from ._api import (  # noqa: E402
-    Result,
-    ScenarioError,
+from ._analyses import (  # noqa: E402
+    FitResult,
     capacity,
-    cli,
-    run,
+    compare,
+    fit,
+    loops,
     search,
     sweep,
+    validate,
 )
+from ._api import Result, ScenarioError, cli, run  # noqa: E402
+from ._scenarios import scenario, scenario_path, scenarios  # noqa: E402
 
-__all__ = ["run", "sweep", "capacity", "search", "cli", "Result", "ScenarioError", "DATA_ROOT"]
+__all__ = ["run", "sweep", "loops", "capacity", "search", "compare", "validate", "fit", "cli",
+           "scenarios", "scenario", "scenario_path", "Result", "FitResult", "ScenarioError",
+           "DATA_ROOT", "__version__"]

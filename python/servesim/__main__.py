@@ -8,13 +8,14 @@ ADDRESS: "auto" (the cluster `ray start` runs on this machine, or
 RAY_ADDRESS), "local" (a new local Ray), or HOST:PORT / ray://HOST:PORT.
 """
 import sys
+from typing import List, Optional, Sequence
 
 from . import _api
 from .executors import executor_scope
 
 
-def main(argv=None):
-    args = list(sys.argv[1:] if argv is None else argv)
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args: List[str] = list(sys.argv[1:] if argv is None else argv)
     address = None
     for i, a in enumerate(args):
         if a == "--ray" and i + 1 < len(args):

@@ -1,4 +1,5 @@
-"""run / sweep / capacity / search: the CLI's commands as Python calls.
+"""The CLI's commands as Python calls: the plumbing, Result and run
+(the analyses are in _analyses.py).
 
 Each call builds the command line the CLI would get and runs it in this
 process (servesim._core.cli, the GIL released), with the outputs written
@@ -7,12 +8,26 @@ same bytes. Scenarios are a path, a dict or a JSON string; overrides are
 `--set`'s dotted paths, as keyword arguments (``**{"workload.arrival.rate":
 20}``, ``seed=3``) or an ``overrides={...}`` dict.
 """
+from __future__ import annotations
+
 import io
 import json
 import os
+import sys
 import tempfile
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
+from ._scenarios import find_shipped
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# A scenario: a path (or a shipped scenario's name, see scenario_path), a
+# dict, a JSON string, or None for the embedded default chat scenario.
+ScenarioArg = Union[str, "os.PathLike[str]", Mapping[str, Any], None]
+# --set overrides: dotted path -> a JSON value.
+Overrides = Optional[Mapping[str, Any]]
 
 
 class ScenarioError(ValueError):
@@ -24,17 +39,21 @@ class Result:
     (its exact text) and ``requests`` (DataFrame, the --save-detailed
     columns; parsed on first use)."""
 
-    def __init__(self, summary_json, requests_csv, steps_text=None, steps_format="csv"):
+    summary_json: str
+    summary: Dict[str, Any]
+
+    def __init__(self, summary_json: str, requests_csv: Optional[str],
+                 steps_text: Optional[str] = None, steps_format: str = "csv") -> None:
         self.summary_json = summary_json
         self.summary = json.loads(summary_json)
         self._csv = requests_csv
-        self._requests = None
+        self._requests: Optional[pd.DataFrame] = None
         self._steps_text = steps_text
         self._steps_format = steps_format
-        self._steps = None
+        self._steps: Optional[pd.DataFrame] = None
 
     @property
-    def requests(self):
+    def requests(self) -> pd.DataFrame:
         if self._requests is None:
             if self._csv is None:
                 raise ValueError("run(..., requests=False) kept no per-request rows")
@@ -42,7 +61,7 @@ class Result:
         return self._requests
 
     @property
-    def steps(self):
+    def steps(self) -> pd.DataFrame:
         """The --save-steps rows (one per executed step per replica) as a
         DataFrame, when run(..., steps=True) asked for them."""
         if self._steps is None:
@@ -55,7 +74,7 @@ class Result:
                            else pd.read_csv(text))
         return self._steps
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         s = self.summary
         return (f"<servesim.Result {s.get('completed')} requests, "
                 f"p99 TTFT {s.get('p99_ttft_ms', float('nan')):.2f} ms>")
@@ -73,7 +92,7 @@ _REQUEST_DTYPES = {
 }
 
 
-def _requests_frame(csv_text):
+def _requests_frame(csv_text: str) -> pd.DataFrame:
     import pandas as pd
 
     df = pd.read_csv(io.StringIO(csv_text), dtype=_REQUEST_DTYPES, keep_default_na=False,
@@ -90,34 +109,47 @@ class _Scenario:
     name it as the CLI would), or a dict / JSON text written to a file whose
     name is then replaced by a label in messages and outputs."""
 
-    def __init__(self, scenario, folder):
-        self.args, self.label, self.path = [], None, None
+    def __init__(self, scenario: ScenarioArg, folder: str, role: str = "") -> None:
+        # role: "A" / "B" for compare's two scenarios (files and labels apart).
+        self.args: List[str] = []
+        self.label: Optional[str] = None
+        self.path: Optional[str] = None
+        self.others: List[_Scenario] = []  # whose labels fix() also restores
         if scenario is None:
             return
-        if isinstance(scenario, dict):
-            text, self.label = json.dumps(scenario), "<dict>"
+        suffix = f" {role}" if role else ""
+        if isinstance(scenario, Mapping):
+            text, self.label = json.dumps(dict(scenario)), f"<dict{suffix}>"
         elif isinstance(scenario, str) and scenario.lstrip().startswith("{"):
-            text, self.label = scenario, "<json string>"
+            text, self.label = scenario, f"<json string{suffix}>"
         elif isinstance(scenario, (str, os.PathLike)):
-            self.args = [os.fspath(scenario)]
+            path = os.fspath(scenario)
+            # A path that exists here is taken as given (reports name it so);
+            # else a shipped scenario's name ("default_chat", or
+            # "scenarios/default_chat.json" from outside the repository).
+            if not os.path.exists(path):
+                path = find_shipped(path) or path
+            self.args = [path]
             return
         else:
             raise TypeError("scenario: expected a path, a dict or a JSON string, got "
                             + type(scenario).__name__)
-        self.path = os.path.join(folder, "scenario.json")
+        self.path = os.path.join(folder, f"scenario{role}.json")
         with open(self.path, "w") as f:
             f.write(text)
         self.args = [self.path]
 
-    def fix(self, text):
-        if self.path is None or text is None:
+    def fix(self, text: Optional[str]) -> Optional[str]:
+        for other in self.others:
+            text = other.fix(text)
+        if self.path is None or self.label is None or text is None:
             return text
         # In JSON outputs the path appears escaped; this path needs none.
         return text.replace(self.path, self.label)
 
 
-def _set_args(overrides, dotted):
-    sets = {}
+def _set_args(overrides: Overrides, dotted: Mapping[str, Any]) -> List[str]:
+    sets: Dict[str, Any] = {}
     sets.update(overrides or {})
     sets.update(dotted)
     args = []
@@ -128,26 +160,32 @@ def _set_args(overrides, dotted):
     return args
 
 
-def _call(args, scenario, capture=False):
+def _call(args: Sequence[str], scenario: _Scenario, capture: bool = False) -> str:
     rc, out, err = _core.cli(args, capture)
     if rc != 0:
         raise ScenarioError(scenario.fix(err) or f"servesim exited with code {rc}")
-    return scenario.fix(out)
+    return scenario.fix(out) or ""
 
 
-def cli(args):
+def _read(path: str, scenario: _Scenario) -> str:
+    with open(path) as f:
+        return scenario.fix(f.read()) or ""
+
+
+def cli(args: Sequence[Union[str, int, float, "os.PathLike[str]"]]) -> int:
     """Runs ``servesim ARGS...`` in this process, printing as the CLI does;
     returns the exit code."""
-    rc, _, err = _core.cli([str(a) for a in args], False)
+    rc, _, err = _core.cli([os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+                            for a in args], False)
     if err:
-        import sys
-
         print(f"servesim: error: {err}", file=sys.stderr)
     return rc
 
 
-def run(scenario=None, overrides=None, *, requests=True, steps=False, steps_every=None,
-        steps_from=None, steps_until=None, **dotted):
+def run(scenario: ScenarioArg = None, overrides: Overrides = None, *, requests: bool = True,
+        steps: bool = False, steps_every: Optional[float] = None,
+        steps_from: Optional[float] = None, steps_until: Optional[float] = None,
+        **dotted: Any) -> Result:
     """Simulates one scenario (None: the embedded default chat scenario).
 
     Returns a Result: ``.summary`` is the dict `servesim run --save-result`
@@ -175,8 +213,7 @@ def run(scenario=None, overrides=None, *, requests=True, steps=False, steps_ever
                 if value is not None:
                     args += [flag, str(value)]
         _call(args, sc)
-        with open(result_path) as f:
-            summary = sc.fix(f.read())
+        summary = _read(result_path, sc)
         csv = None
         if requests:
             with open(detailed_path) as f:
@@ -188,132 +225,3 @@ def run(scenario=None, overrides=None, *, requests=True, steps=False, steps_ever
     return Result(summary, csv, steps_text)
 
 
-def _list(values):
-    if values is None:
-        return None
-    if isinstance(values, (str, int, float)):
-        return str(values)
-    return ",".join(str(v) for v in values)
-
-
-def _slo(slo):
-    if isinstance(slo, dict):
-        return ",".join(f"{k}={v}" for k, v in slo.items())
-    return slo
-
-
-def _analysis(command, scenario, options, overrides, dotted, jobs, executor, outputs,
-              frame):
-    """Runs an analysis command with --json (and --csv where `outputs` asks)
-    and returns frame(report, csv_text) with the report and the console
-    table in ``.attrs``."""
-    from .executors import executor_scope
-
-    with tempfile.TemporaryDirectory(prefix="servesim-") as folder:
-        sc = _Scenario(scenario, folder)
-        args = [command, *sc.args, *_set_args(overrides, dotted)]
-        for flag, value in options:
-            if value is not None and value is not False:
-                args += [flag] if value is True else [flag, str(value)]
-        paths = {o: os.path.join(folder, f"out.{o}") for o in ("json", *outputs)}
-        for o, p in paths.items():
-            args += [f"--{o}", p]
-        with executor_scope(executor) as executor_jobs:
-            j = jobs if jobs is not None else executor_jobs
-            if j is not None:
-                args += ["-j", str(j)]
-            table = _call(args, sc, capture=True)
-        texts = {}
-        for o, p in paths.items():
-            with open(p) as f:
-                texts[o] = sc.fix(f.read())
-    df = frame(json.loads(texts["json"]), texts.get("csv"))
-    df.attrs["report"] = json.loads(texts["json"])
-    df.attrs["table"] = table
-    return df
-
-
-def _csv_frame(report, csv_text):
-    import pandas as pd
-
-    return pd.read_csv(io.StringIO(csv_text))
-
-
-def sweep(scenario=None, overrides=None, *, rates=None, utilizations=None, replications=5,
-          jobs=None, executor=None, **dotted):
-    """`servesim sweep`: latency vs load. One row per point (the --csv
-    columns); ``.attrs["report"]`` is the --json report, ``.attrs["table"]``
-    the console table. ``executor="ray"`` runs each simulation as a Ray task."""
-    options = [("--rates", _list(rates)), ("--utilizations", _list(utilizations)),
-               ("-r", replications)]
-    return _analysis("sweep", scenario, options, overrides, dotted, jobs, executor,
-                     ("csv",), _csv_frame)
-
-
-def _capacity_frame(report, _csv):
-    import pandas as pd
-
-    if "pd_sizing" in report:  # a disaggregated scenario: one row per P:D split run
-        return pd.json_normalize(report["pd_sizing"]["splits"], sep=".")
-    rows = [{k: v for k, v in row.items() if not isinstance(v, list)}
-            for row in report["capacity"]["rows"]]
-    # Nested figures become columns such as "at_max.point.metrics.ttft_ms.p99.mean";
-    # every rate tried stays in .attrs["report"] (rows[i]["evaluations"]).
-    return pd.json_normalize(rows, sep=".")
-
-
-def _validation(window, window_share, rate_precision, max_windows):
-    return [("--window", window), ("--window-share", window_share),
-            ("--rate-precision", rate_precision), ("--max-windows", max_windows)]
-
-
-def capacity(scenario=None, overrides=None, *, slo, target_rate=None, candidates=None,
-             replications=3, max_replications=20, precision=0.05, prices=None, jobs=None,
-             executor=None, max_prefill=None, max_decode=None, window=None,
-             window_share=None, rate_precision=None, max_windows=None, **dotted):
-    """`servesim capacity`: the highest rate meeting `slo` ("ttft_p99=2s,..."
-    or {"ttft_p99": "2s"}) per candidate ("h200:1,h200:2" or a list). One row
-    per candidate, from the --json report's rows (nested values flattened
-    as "at_max.point.metrics.ttft_ms.p99.mean"; the rates tried are in
-    ``.attrs["report"]["capacity"]["rows"][i]["evaluations"]``). A scenario
-    with /disaggregation (target_rate required) gets the P:D split search
-    instead: one row per split run (``prefill``, ``decode``, ``gpus``,
-    ``at_target.feasible``, ...), the answer in
-    ``.attrs["report"]["pd_sizing"]["cheapest"]``. The answer is validated
-    in long windows (``window`` requests each, default 200,000; 0 keeps the
-    screening answer): ``max_rate_per_replica`` with its lower end
-    ``max_rate_per_replica_lo``, the evidence under ``validation.*``."""
-    options = [("--slo", _slo(slo)), ("--target-rate", target_rate),
-               ("--candidates", _list(candidates)), ("-r", replications),
-               ("--max-replications", max_replications), ("--precision", precision),
-               ("--prices", prices), ("--max-prefill", max_prefill),
-               ("--max-decode", max_decode)] + _validation(window, window_share,
-                                                          rate_precision, max_windows)
-    return _analysis("capacity", scenario, options, overrides, dotted, jobs, executor, (),
-                     _capacity_frame)
-
-
-def search(scenario=None, overrides=None, *, slo, target_rate, gpus=None, tp=None,
-           max_num_seqs=None, max_num_batched_tokens=None, chunked_prefill=None,
-           routers=None, replications=3, max_replications=20, precision=0.05, max_replicas=64,
-           exhaustive=False, prices=None, jobs=None, executor=None, window=None,
-           window_share=None, rate_precision=None, max_windows=None, **dotted):
-    """`servesim search`: the cheapest deployment meeting `slo` at
-    `target_rate` over GPU x TP x engine settings (each a list or a comma
-    string), and with `routers` ranked by fleets behind those routers. One
-    row per candidate (the --csv columns, Pareto fronts included)."""
-    if chunked_prefill is not None and not isinstance(chunked_prefill, str):
-        chunked_prefill = ",".join("on" if c else "off" for c in
-                                   (chunked_prefill if isinstance(chunked_prefill, (list, tuple))
-                                    else [chunked_prefill]))
-    options = [("--slo", _slo(slo)), ("--target-rate", target_rate), ("--gpus", _list(gpus)),
-               ("--tp", _list(tp)), ("--max-num-seqs", _list(max_num_seqs)),
-               ("--max-num-batched-tokens", _list(max_num_batched_tokens)),
-               ("--chunked-prefill", chunked_prefill), ("--routers", _list(routers)),
-               ("-r", replications),
-               ("--max-replications", max_replications), ("--precision", precision),
-               ("--max-replicas", max_replicas), ("--exhaustive", exhaustive),
-               ("--prices", prices)] + _validation(window, window_share, rate_precision,
-                                                  max_windows)
-    return _analysis("search", scenario, options, overrides, dotted, jobs, executor,
-                     ("csv",), _csv_frame)

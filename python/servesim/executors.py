@@ -6,16 +6,30 @@ candidates) and in what order; each one can be handed to an executor
 result, which the analysis places in the same slot as a local run. There is
 one hook per process, so one executor-backed analysis runs at a time.
 """
+from __future__ import annotations
+
 import contextlib
 import threading
+from typing import Any, Iterator, Optional, Protocol
 
 from . import _core
+
+
+class Executor(Protocol):
+    """What executor_scope needs of an executor object."""
+
+    def start(self) -> int: ...
+
+    def submit(self, spec: bytes) -> Optional[bytes]: ...
+
+    def stop(self) -> None: ...
+
 
 _lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def executor_scope(executor):
+def executor_scope(executor: Any) -> Iterator[Optional[int]]:
     """Installs `executor` for the duration; yields the thread count the
     analysis should use (None: the CLI's default, all local cores).
 

@@ -13,24 +13,28 @@ flight as the cluster has CPUs (the analysis' -j). Scenario files that name
 other files (traces, cost profiles) need them at the same path on every
 node; models/ comes with the package.
 """
+from __future__ import annotations
+
 import os
 import sys
 import threading
 import time
+from typing import Any, Callable, Dict, Optional, Union
 
 from . import DATA_ROOT
 
-_remote = None
+_remote: Any = None
+# progress=callable(done, running, failed, elapsed_s)
+ProgressCallback = Callable[[int, int, int, float], None]
 
 
-def _remote_simulate():
+def _remote_simulate() -> Any:
     # Defined on first use so the package imports without Ray.
     global _remote
     if _remote is None:
         import ray
 
-        @ray.remote(num_cpus=1)
-        def simulate(spec, cwd, root):
+        def simulate(spec: bytes, cwd: str, root: str) -> bytes:
             # The driver's models/ when this node has that folder too (same
             # machine, shared file system), else this node's package copy.
             if os.path.isdir(os.path.join(root, "models")):
@@ -39,9 +43,10 @@ def _remote_simulate():
                 os.chdir(cwd)  # relative paths inside scenarios, as on the driver
             from servesim import _core
 
-            return _core.run_spec(spec)
+            out: bytes = _core.run_spec(spec)
+            return out
 
-        _remote = simulate
+        _remote = ray.remote(num_cpus=1)(simulate)
     return _remote
 
 
@@ -54,14 +59,16 @@ class RayExecutor:
     or a callable(done, running, failed, elapsed_s).
     """
 
-    def __init__(self, address=None, *, jobs=None, progress=True, init_kwargs=None):
+    def __init__(self, address: Optional[str] = None, *, jobs: Optional[int] = None,
+                 progress: Union[bool, ProgressCallback] = True,
+                 init_kwargs: Optional[Dict[str, Any]] = None) -> None:
         self.address, self.jobs, self.progress = address, jobs, progress
         self.init_kwargs = dict(init_kwargs or {})
         self._mu = threading.Lock()
         self.done = self.running = self.failed = 0
         self._started = self._last_print = 0.0
 
-    def start(self):
+    def start(self) -> int:
         try:
             import ray
         except ImportError as e:
@@ -77,13 +84,13 @@ class RayExecutor:
         jobs = self.jobs or int(ray.cluster_resources().get("CPU", 1))
         return max(1, jobs)
 
-    def submit(self, spec):
+    def submit(self, spec: bytes) -> Optional[bytes]:
         import ray
 
         ref = self._task.remote(spec, self._cwd, self._root)
         self._count(running=1)
         try:
-            result = ray.get(ref)
+            result: bytes = ray.get(ref)
         except Exception as e:  # noqa: BLE001 - the run is then done locally
             print(f"servesim.ray: a task failed ({type(e).__name__}: {e}); "
                   "running that simulation locally", file=sys.stderr)
@@ -92,11 +99,11 @@ class RayExecutor:
         self._count(running=-1, done=1)
         return result
 
-    def stop(self):
+    def stop(self) -> None:
         if self.progress is True and self.done + self.failed > 0:
             self._print(final=True)
 
-    def _count(self, running=0, done=0, failed=0):
+    def _count(self, running: int = 0, done: int = 0, failed: int = 0) -> None:
         with self._mu:
             self.running += running
             self.done += done
@@ -108,7 +115,7 @@ class RayExecutor:
                     1.0 if sys.stderr.isatty() else 10.0):  # a log gets fewer lines
                 self._print()
 
-    def _print(self, final=False):
+    def _print(self, final: bool = False) -> None:
         self._last_print = time.monotonic()
         elapsed = self._last_print - self._started
         line = (f"servesim.ray: {self.done} simulations done, {self.running} running"

@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "sim/analysis/measured_run.h"
+#include "sim/analysis/measured_run_json.h"
 #include "sim/cli/commands.h"
 #include "sim/core/json_view.h"
+#include "sim/core/output_file.h"
 #include "sim/core/paths.h"
 #include "sim/report/writers.h"
 #include "sim/scenario/run_memory.h"
@@ -21,6 +23,7 @@ struct ValidateOptions {
   std::string measured;             // default: the scenario's trace
   std::vector<std::string> fields;  // key=name
   std::string peer;                 // a peer's summary ("" : beside the log)
+  std::string save_json;            // the comparison as JSON ("" : none)
 };
 
 // LLMServingSim's bench layout: <run>/vllm/requests.jsonl beside
@@ -55,6 +58,11 @@ Status SetField(const std::string& spec, MeasuredFields* f) {
 }
 
 Status Validate(const ValidateOptions& o) {
+  if (Status st = CheckOutputPaths({{"--save-json", o.save_json}},
+                                    {o.scenario, o.measured});
+      !st.ok()) {
+    return st;
+  }
   MeasuredFields fields;
   for (const std::string& s : o.fields) {
     if (Status st = SetField(s, &fields); !st.ok()) return st;
@@ -103,7 +111,10 @@ Status Validate(const ValidateOptions& o) {
               << (o.peer.empty() ? "the summary beside the log" : peer) << "\n";
   }
   std::cout << ComparisonTable(c.value());
-  return Status::Ok();
+  if (o.save_json.empty()) return Status::Ok();
+  return WriteTextFile(
+      o.save_json,
+      DumpOutputJson(ComparisonJson(c.value(), sc->file, measured), 2) + "\n");
 }
 
 }  // namespace
@@ -136,6 +147,10 @@ Command AddValidateCommand(CLI::App* app) {
                   "(LLMServingSim's summary.txt layout), shown as a peer error "
                   "column (default: validation/summary.txt beside the log's "
                   "folder, when there is one)")
+      ->check(NotAnOption());
+  cmd->add_option("--save-json", opts->save_json,
+                  "Write the comparison as JSON: the table's rows (measured, "
+                  "predicted, error %) and the per-request and over-time figures")
       ->check(NotAnOption());
   return [cmd, opts]() -> Status {
     if (!cmd->parsed()) return Status::Ok();
