@@ -1,7 +1,12 @@
 // The OpenAI-compatible HTTP API (see http_server.h).
 #include "sim/serve/http_server.h"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -139,6 +144,37 @@ class ChunkWriter {
   std::string head_;
 };
 
+// cpp-httplib 0.11 listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG,
+// fixed when Debian built the library): a burst of clients connecting at
+// once overflows it, and the kernel drops their handshakes (a client then
+// fails to read). Calling listen() again on the listening socket sets a new
+// backlog (Linux); the socket is found among this process's descriptors by
+// its port, as the library does not expose it.
+void RaiseListenBacklog(int port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (const dirent* e = readdir(dir)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd <= 2) continue;
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+      continue;
+    }
+    sockaddr_storage addr{};
+    len = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) {
+      bound = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+    }
+    if (bound == port) listen(fd, SOMAXCONN);
+  }
+  closedir(dir);
+}
+
 int64_t UnixNow() { return static_cast<int64_t>(std::time(nullptr)); }
 
 }  // namespace
@@ -168,6 +204,7 @@ Status HttpServer::Bind() {
                          std::to_string(options_.port) +
                          ": expected a free port and a local address");
   }
+  RaiseListenBacklog(port_);
   return Status::Ok();
 }
 
@@ -205,6 +242,7 @@ void HttpServer::Routes() {
       return;
     }
     auto stream = std::make_shared<TokenStream>();
+    stream->max_tokens = cr.max_tokens;
     switch (engine_->Submit(cr.prompt_len, std::move(cr.block_hashes), cr.max_tokens,
                             cr.min_tokens, cr.ignore_eos, stream)) {
       case OnlineEngine::SubmitResult::kAccepted: break;
@@ -295,6 +333,12 @@ void HttpServer::Routes() {
             for (int32_t i = state->sent; i < sv.released; ++i) {
               const bool last = sv.done && sv.error.empty() && i + 1 == sv.released;
               writer->Token(Word(sv.id, i), last ? FinishReason(sv) : nullptr, &out);
+            }
+            if (sv.done && sv.error.empty() && state->sent == sv.released &&
+                sv.released > 0) {
+              // The last token went out before the end was known: an empty
+              // chunk carries finish_reason (vLLM sends one too).
+              writer->Token("", FinishReason(sv), &out);
             }
             state->sent = sv.released;
             if (sv.done) {

@@ -229,21 +229,15 @@ void OnlineEngine::Admit(Pending p) {
   }
   r.arrival = r.send = now_;
   r.measured = true;
+  ++live_.admitted;
   Recorder& rec = out_.recorder;
   rec.Advance(now_);
   if (!window_started_) {
     rec.MarkWindowStart(now_);
     window_started_ = true;
   }
-  TokenStream& s = *p.stream;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.id = r.id;
-    s.prompt_len = r.prompt_len;
-    s.output_len = r.output_len;
-    s.max_tokens = p.max_tokens;
-  }
   Active a{r.id, std::move(p.stream)};
+  a.max_tokens = p.max_tokens;
   if (const char* why = replicas_[0]->CheckServable(r)) {
     r.status = RequestStatus::kRejected;
     r.reject_reason = why;
@@ -251,6 +245,7 @@ void OnlineEngine::Admit(Pending p) {
     ++out_.rejected;
     ++live_.rejected;
     EndStream(a, std::string("the engine cannot serve this request: ") + why, true);
+    Deliver();
     return;
   }
   ++in_engine_;
@@ -261,6 +256,7 @@ void OnlineEngine::Admit(Pending p) {
   r.replica = static_cast<int32_t>(k);
   ++out_.replicas[k].routed;
   ++outstanding_[k];
+  updates_.push_back({a.stream, &r, 0, -1, false, false, ""});  // admitted
   active_[k].push_back(std::move(a));
   replicas_[k]->Submit(r.id);
   if (!replicas_[k]->busy()) {
@@ -268,6 +264,7 @@ void OnlineEngine::Admit(Pending p) {
   } else {
     SyncLevels();
   }
+  Deliver();
 }
 
 size_t OnlineEngine::Route(Request& r) {
@@ -342,6 +339,7 @@ void OnlineEngine::OnStepDone(size_t k) {
     }
   }
   StartStep(k);
+  Deliver();
 }
 
 // Tokens request r has that its stream does not, as of now_.
@@ -353,47 +351,70 @@ void OnlineEngine::Release(Active& a, const Request& r) {
     live_.prefix_hits += r.cached_tokens;
     live_.prompt_tokens += r.prompt_len;
     live_.queue.Observe(ToSeconds(r.first_scheduled - r.arrival) / scale);
-    std::lock_guard<std::mutex> lock(a.stream->mu);
-    a.stream->cached_tokens = r.cached_tokens;
   }
-  TokenStream& s = *a.stream;
-  int32_t released;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    released = s.released;
-  }
-  if (r.num_output <= released) return;
-  live_.generation_tokens += r.num_output - released;
+  if (r.num_output <= a.released) return;
+  live_.generation_tokens += r.num_output - a.released;
   if (a.last_token < 0) {
     live_.ttft.Observe(ToSeconds(r.first_token - r.arrival) / scale);
   } else {
     live_.itl.Observe(ToSeconds(now_ - a.last_token) / scale);
   }
   a.last_token = now_;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.released = r.num_output;
+  if (options_.check_invariants) {
+    if (token_times_.size() <= static_cast<size_t>(r.id)) token_times_.resize(r.id + 1);
+    token_times_[r.id].resize(r.num_output, now_);
   }
-  s.cv.notify_all();
+  a.released = r.num_output;
+  updates_.push_back({a.stream, &r, r.num_output, now_, false, false, ""});
 }
 
 void OnlineEngine::EndStream(Active& a, const std::string& error, bool rejected) {
   const Request& r = out_.requests[a.id];
   if (error.empty()) {
     live_.e2e.Observe(ToSeconds(r.finish - r.arrival) / options_.time_scale);
-    TokenStream& s = *a.stream;
-    const bool capped = s.max_tokens > 0 && r.output_len >= s.max_tokens;
+    const bool capped = a.max_tokens > 0 && r.output_len >= a.max_tokens;
     ++(capped ? live_.finished_length : live_.finished_stop);
   }
-  {
-    std::lock_guard<std::mutex> lock(a.stream->mu);
-    a.stream->done = true;
-    a.stream->rejected = rejected;
-    a.stream->error = error;
+  // Merged with this step's token update, if any: the last token and the
+  // end reach the stream together (the last chunk carries finish_reason).
+  if (!updates_.empty() && updates_.back().stream == a.stream) {
+    Update& u = updates_.back();
+    u.done = true;
+    u.rejected = rejected;
+    u.error = error;
+    return;
   }
-  a.stream->cv.notify_all();
-  std::lock_guard<std::mutex> lock(mu_);
-  --inside_;
+  updates_.push_back({a.stream, &r, a.released, -1, true, rejected, error});
+}
+
+void OnlineEngine::Deliver() {
+  PublishSnapshot();
+  int64_t ended = 0;
+  for (Update& u : updates_) {
+    TokenStream& s = *u.stream;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      const Request& r = *u.request;
+      s.id = r.id;
+      s.prompt_len = r.prompt_len;
+      s.output_len = r.output_len;
+      s.arrival = r.arrival;
+      s.cached_tokens = std::max(0, r.cached_tokens);
+      s.released = std::max(s.released, u.released);
+      if (u.done) {
+        s.done = true;
+        s.rejected = u.rejected;
+        s.error = u.error;
+        ++ended;
+      }
+    }
+    s.cv.notify_all();
+  }
+  updates_.clear();
+  if (ended > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    inside_ -= ended;
+  }
 }
 
 void OnlineEngine::PublishSnapshot() {
@@ -415,6 +436,7 @@ void OnlineEngine::Finish() {
     }
     act.clear();
   }
+  Deliver();
   if (out_.incomplete > 0) {
     out_.stopped_at_queue_cap = true;
     out_.unstable_reason = "the server shut down with requests in flight";

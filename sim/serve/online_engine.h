@@ -39,8 +39,9 @@ struct TokenStream {
   int64_t id = -1;          // the engine's request id (set at admission)
   int32_t prompt_len = 0;
   int32_t output_len = 0;   // tokens it will generate
-  int32_t max_tokens = 0;   // the cap it was given (0: none)
+  int32_t max_tokens = 0;   // the cap it was given (0: none; set by the sender)
   int32_t released = 0;     // tokens whose step has ended
+  SimTime arrival = -1;     // simulated time it reached the engine
   int32_t cached_tokens = 0;  // prompt tokens served from the prefix cache
   bool done = false;        // no more tokens will come
   bool rejected = false;    // with done: the engine can never serve it
@@ -63,7 +64,8 @@ class OnlineEngine {
  public:
   // `in`: the scenario's simulation input (its workload is not used, but
   // for the output-length distribution). Disaggregated deployments and the
-  // frontend model are not supported (CheckOnlineInput).
+  // frontend model are not supported (CheckOnlineInput). What `in` points
+  // to (the scenario's cost model) must outlive the engine.
   OnlineEngine(SimulationInput in, OnlineOptions options);
   ~OnlineEngine();
   OnlineEngine(const OnlineEngine&) = delete;
@@ -99,6 +101,10 @@ class OnlineEngine {
   // check_invariants, recorder, per-replica stats).
   const SimulationInput& input() const { return in_; }
   const SimulationOutput& output() const { return out_; }
+  // After Shutdown, with check_invariants: request id's token times, the
+  // simulated end of the step that made each (tests compare clients' times
+  // with them).
+  const std::vector<SimTime>& TokenTimes(int64_t id) const { return token_times_[id]; }
   // After Shutdown: the run-level invariants (run_invariants.h) on it, one
   // line per violation. Needs check_invariants (the step records).
   std::vector<std::string> CheckInvariants() const;
@@ -114,8 +120,21 @@ class OnlineEngine {
   struct Active {
     int64_t id;
     std::shared_ptr<TokenStream> stream;
+    int32_t max_tokens = 0;
+    int32_t released = 0;
     SimTime last_token = -1;
     bool counted_cache = false;
+  };
+  // A change to a stream, applied after the snapshot that counts it is
+  // published (a client that reads its last token and then scrapes
+  // /metrics sees the request counted).
+  struct Update {
+    std::shared_ptr<TokenStream> stream;
+    const Request* request;
+    int32_t released;
+    SimTime token_time;
+    bool done, rejected;
+    std::string error;
   };
 
   void Loop();
@@ -128,6 +147,8 @@ class OnlineEngine {
   size_t Route(Request& r);
   void Release(Active& a, const Request& r);
   void EndStream(Active& a, const std::string& error, bool rejected = false);
+  // Publishes the snapshot, then applies the staged stream updates.
+  void Deliver();
   void PublishSnapshot();
   void Finish();
   std::chrono::steady_clock::time_point WallOf(SimTime t) const;
@@ -144,6 +165,8 @@ class OnlineEngine {
   std::vector<SimTime> wake_;                 // per replica; kNever: idle
   std::vector<std::vector<Active>> active_;   // per replica
   std::vector<int64_t> finished_;
+  std::vector<Update> updates_;
+  std::vector<std::vector<SimTime>> token_times_;  // by id, check_invariants only
   SimTime now_ = 0;
   bool window_started_ = false;
   int64_t in_engine_ = 0;  // admitted, not done (engine thread)
