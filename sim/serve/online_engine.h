@@ -180,7 +180,6 @@ class OnlineEngine {
   bool stop_ = false;
   std::chrono::steady_clock::time_point drain_until_;
   std::atomic<bool> stopping_{false};
-  bool joined_ = false;
   MetricsSnapshot snapshot_;  // published copy
   MetricsSnapshot live_;      // the engine thread's
   std::chrono::steady_clock::time_point last_lag_warning_{};
