@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include "sim/cli/commands.h"
 #include "sim/scenario/scenario.h"
@@ -70,7 +71,11 @@ Status Serve(const ServeOptions& o) {
     return st;
   }
   engine.Start();
-  std::thread server([&http] { http.Run(); });
+  std::thread server([&http, &engine] {
+    http.Run();
+    // Stopped by itself (not by the shutdown below): wake the sigwait.
+    if (!engine.stopping()) kill(getpid(), SIGTERM);
+  });
   std::cerr << "servesim serve: " << ho.model_name << " on http://" << o.host << ":"
             << http.Port() << " (" << in.num_replicas << " replica(s), router "
             << in.router.name << ", time scale " << o.time_scale
