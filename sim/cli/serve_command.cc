@@ -1,5 +1,6 @@
 // `servesim serve`: the scenario's deployment behind an OpenAI-compatible
 // HTTP endpoint, on a simulated clock tied to the wall clock (docs/serve.md).
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,10 @@
 #include <unistd.h>
 
 #include "sim/cli/commands.h"
+#include "sim/core/json_view.h"
+#include "sim/core/output_file.h"
+#include "sim/report/summary.h"
+#include "sim/report/writers.h"
 #include "sim/scenario/scenario.h"
 #include "sim/serve/http_server.h"
 #include "sim/serve/online_engine.h"
@@ -29,6 +34,8 @@ struct ServeOptions {
   double drain_s = 30;
   std::string model_name;
   bool check_invariants = false;
+  bool report = false;
+  std::string save_result;
 };
 
 Status Serve(const ServeOptions& o) {
@@ -95,6 +102,26 @@ Status Serve(const ServeOptions& o) {
             << " rejected by the engine, " << m.aborted << " cut off at shutdown; "
             << m.refused << " refused (server full); simulated " << ToSeconds(out.end_time)
             << " s; engine lag at most " << m.max_lag_s << " s (wall)\n";
+  // The served run reported as `run` reports one: its requests' own
+  // timestamps, in simulated seconds (a client's wall times x time_scale).
+  if ((o.report || !o.save_result.empty()) && m.finished_length + m.finished_stop > 0) {
+    // Offered: from the first request's arrival (the clock starts with
+    // the server, idle until then) to the end.
+    const double span = ToSeconds(out.end_time - std::max<SimTime>(0, out.recorder.window_start()));
+    const double rate = span > 0 ? static_cast<double>(out.requests.size()) / span : 0;
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "requests as they arrived over HTTP (time scale %g; latencies in "
+                  "simulated seconds)", o.time_scale);
+    const RunSummary summary = Summarize(out, engine.input(), what, rate);
+    if (o.report) WriteConsoleReport(*sc, summary, std::cout);
+    if (!o.save_result.empty()) {
+      Status st = WriteFileWith(o.save_result, [&](std::ostream& os) {
+        os << DumpOutputJson(ResultJson(*sc, summary), 2) << "\n";
+      });
+      if (!st.ok()) return st;
+    }
+  }
   if (o.check_invariants) {
     const std::vector<std::string> lines = engine.CheckInvariants();
     if (!lines.empty()) {
@@ -141,6 +168,12 @@ Command AddServeCommand(CLI::App* app) {
   cmd->add_option("--served-model-name", opts->model_name,
                   "Model name in /v1/models and responses (default: the model's "
                   "Hugging Face id)")
+      ->check(NotAnOption());
+  cmd->add_flag("--report", opts->report,
+                "At exit, print the served run's report as `servesim run` prints one "
+                "(simulated seconds)");
+  cmd->add_option("--save-result", opts->save_result,
+                  "At exit, write the served run's result JSON (vllm bench serve keys)")
       ->check(NotAnOption());
   cmd->add_flag("--check-invariants", opts->check_invariants,
                 "Check the scheduler after every step and the run-level invariants at "
