@@ -2,7 +2,8 @@
 # `servesim serve` as a process: it prints its port, answers streamed
 # requests, and on SIGTERM with requests in flight lets them finish (each
 # client gets every token and [DONE]), exits 0 and reports the served run,
-# whose run-level invariants hold (--check-invariants).
+# whose run-level invariants hold (--check-invariants) and whose result
+# JSON counts them (--save-result).
 # usage: serve_sigterm.sh SERVESIM
 set -u
 servesim=$1
@@ -10,6 +11,7 @@ dir=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; cat "$dir/err" "$dir/out" 2>/dev/null; exit 1; }
 "$servesim" serve --port 0 --time-scale 10 --check-invariants --drain-timeout 60 \
+  --save-result "$dir/result.json" \
   >"$dir/out" 2>"$dir/err" &
 pid=$!
 port=
@@ -58,4 +60,11 @@ wait "$pid"; rc=$?
 grep -q "8 requests admitted: 8 finished, 0 rejected by the engine, 0 cut off" "$dir/out" \
   || fail "summary: $(cat "$dir/out")"
 grep -q "run-level invariants hold" "$dir/out" || fail "invariants: $(cat "$dir/out")"
+# The served run's result JSON: the 8 requests, 1000 tokens each.
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["completed"] == 8 and j["total_output_tokens"] == 8000, j
+assert j["mean_ttft_ms"] > 0
+' "$dir/result.json" || fail "result JSON"
 echo "serve sigterm ok"
