@@ -489,5 +489,19 @@ TEST(Serve, ShutdownWithRequestsInFlightLosesNone) {
   for (const std::string& line : srv.engine->CheckInvariants()) ADD_FAILURE() << line;
 }
 
+TEST(Serve, ARequestPastItsTimeoutGetsAnErrorOnce) {
+  // 0.3 s (wall) per request; 20,000 tokens take far longer.
+  Served srv(TestScenario(), 4096, /*request_timeout_s=*/0.3);
+  const std::string long_body = R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true)";
+  const Seen whole = Post(srv.port, "/v1/completions", long_body + "}");
+  ExpectError(whole, 504);
+  const Seen streamed = Post(srv.port, "/v1/completions", long_body + R"(, "stream": true})");
+  EXPECT_EQ(streamed.status, 200);  // the stream had started
+  EXPECT_GT(streamed.tokens, 0);
+  EXPECT_LT(streamed.tokens, 20000);
+  EXPECT_EQ(streamed.error_events, 1) << streamed.body;
+  EXPECT_EQ(streamed.done_markers, 1) << streamed.body;
+}
+
 }  // namespace
 }  // namespace servesim
