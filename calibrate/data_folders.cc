@@ -38,17 +38,21 @@ std::string DataGpuDir(const std::string& gpu) {
                            ")");
 }
 
-const std::vector<std::string>& VllmDataFolders() {
-  static const std::vector<std::string> folders = {
+const std::vector<std::string>& EngineDataFolders(const std::string& engine) {
+  static const std::vector<std::string> vllm = {
       "aiconfigurator-vllm-0.24.0", "aiconfigurator-vllm-more-gpus"};
-  return folders;
+  static const std::vector<std::string> sglang = {"aiconfigurator-sglang"};
+  if (engine == "vllm") return vllm;
+  if (engine == "sglang") return sglang;
+  throw std::runtime_error("engine \"" + engine + "\": expected vllm or sglang");
 }
 
 std::string FindDataDir(const std::string& root, const std::string& gpu,
-                        const std::string& gpu_dir0) {
+                        const std::string& gpu_dir0,
+                        const std::string& engine) {
   const std::string gpu_dir = gpu_dir0.empty() ? DataGpuDir(gpu) : gpu_dir0;
   std::string searched;
-  for (const std::string& f : VllmDataFolders()) {
+  for (const std::string& f : EngineDataFolders(engine)) {
     const std::string dir = root + "/" + f;
     searched += (searched.empty() ? "" : ", ") + f;
     if (!std::filesystem::exists(dir + "/manifest.json")) continue;

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -129,7 +131,7 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
 }
 
 GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp8,
-                        const std::string& gpu_dir0) {
+                        const std::string& gpu_dir0, const EngineKernels& k) {
   const std::string gpu_dir = gpu_dir0.empty() ? DataGpuDir(gpu.name) : gpu_dir0;
   const std::string dir = data_dir + "/" + gpu_dir;
   // A versioned folder without collectives takes the GPU's main folder's.
@@ -139,15 +141,25 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   GpuTables t;
   t.gpu = gpu.name;
   t.fp8 = fp8;
+  t.kernels = k;
   // Each table is checked as it is read, so an error names the first bad file.
   const std::string dtype = fp8 ? "fp8" : "bfloat16";
-  t.gemm = LoadGemmTable(dir, gpu, dtype);
-  RequireRows(t.gemm, dir + "/gemm.csv", "gemm_dtype " + dtype);
-  t.lm_head_gemm = fp8 ? LoadGemmTable(dir, gpu, "bfloat16") : t.gemm;
-  RequireRows(t.lm_head_gemm, dir + "/gemm.csv", "gemm_dtype bfloat16");
+  auto kernel = [](const std::string& ks) {
+    return ks.empty() ? std::string() : ", kernel_source " + ks;
+  };
+  const std::string gemm_kernel = fp8 ? k.gemm_fp8 : k.gemm_bf16;
+  t.gemm = LoadGemmTable(dir, gpu, dtype, gemm_kernel);
+  RequireRows(t.gemm, dir + "/gemm.csv", "gemm_dtype " + dtype + kernel(gemm_kernel));
+  t.lm_head_gemm = fp8 ? LoadGemmTable(dir, gpu, "bfloat16", k.gemm_bf16) : t.gemm;
+  RequireRows(t.lm_head_gemm, dir + "/gemm.csv",
+              "gemm_dtype bfloat16" + kernel(k.gemm_bf16));
   TableFilter f;
   if (fp8) f.kv_cache_dtype = "fp8";
-  const std::string attention = "head_dim 128, window_size 0, kv_cache_dtype " + dtype;
+  f.attention_kernel = k.attention;
+  if (k.prefill_compute_is_kv_dtype) f.prefill_attn_dtype = f.kv_cache_dtype;
+  f.custom_allreduce_kernel = k.custom_allreduce;
+  const std::string attention = "head_dim 128, window_size 0, kv_cache_dtype " +
+                                dtype + kernel(k.attention);
   t.decode = LoadDecodeTable(dir, gpu, f);
   RequireRows(t.decode, dir + "/generation_attention.csv", attention);
   t.prefill = LoadPrefillTable(dir, gpu, f);
@@ -160,6 +172,7 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   if (std::filesystem::exists(data_dir + "/manifest.json")) {
     const nlohmann::json m = ReadManifest(data_dir);
     t.device = TableDevice(m, gpu_dir);
+    t.engine_version = TableVersion(m, gpu_dir, "gemm");
     t.nccl_version =
         TableVersion(m, nccl_dir == dir ? gpu_dir : DataGpuDir(gpu.name), "nccl");
   }
@@ -213,7 +226,15 @@ double GemmInBytes(const GpuTables& t, bool lm_head) {
 }
 double KvBytes(const GpuTables& t) { return t.fp8 ? 1 : 2; }
 
-std::string PresetSource(const char* kind) {
+// The preset was fitted to the vLLM 0.24.0 tables: for them it is the
+// import's own training split, for another engine's tables other rows.
+std::string PresetSource(const GpuTables& t, const char* kind) {
+  if (t.kernels.engine != "vllm") {
+    return std::string("roofline kernels preset, ") + kind +
+           " (servesim-calibrate fit-roofline on the seed-1 80% of the vLLM "
+           "0.24.0 H100-SXM and H200 rows; no " + t.kernels.display +
+           " row in it)";
+  }
   return std::string("roofline kernels preset, ") + kind +
          " (servesim-calibrate fit-roofline on the seed-1 80% of the "
          "H100-SXM and H200 rows: the import's own training split; B200 "
@@ -293,7 +314,7 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     if (t.residual_base) {
       g.base = OneBase(GemmPiece(GemmRates(t, lm_head), gpu, d.n, d.k,
                                  GemmInBytes(t, lm_head)),
-                       PresetSource(t.fp8 && !lm_head ? "GEMM fp8 (W8A8)"
+                       PresetSource(t, t.fp8 && !lm_head ? "GEMM fp8 (W8A8)"
                                                       : "GEMM bf16"));
     }
     OpFit f = GridFit(op, std::move(g), note);
@@ -307,10 +328,10 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
   if (t.residual_base) {
     dg.base = OneBase(
         DecodePiece(DecodeRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
-        PresetSource(t.fp8 ? "decode attention, fp8 KV" : "decode attention"));
+        PresetSource(t, t.fp8 ? "decode attention, fp8 KV" : "decode attention"));
     pg.base = OneBase(
         PrefillPiece(PrefillRates(t), gpu, heads, kv, kTableHeadDim, KvBytes(t)),
-        PresetSource(t.fp8 ? "prefill attention, fp8 KV"
+        PresetSource(t, t.fp8 ? "prefill attention, fp8 KV"
                            : "prefill attention"));
   }
   if (dg.empty() || pg.empty()) {
@@ -318,14 +339,19 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
                              " heads / " + std::to_string(kv) +
                              " kv heads per GPU on " + gpu.name);
   }
+  // The kernel is named where the engine's tables time several.
+  const std::string by = t.kernels.attention.empty()
+                             ? std::string()
+                             : " (" + t.kernels.attention + ")";
   OpFit dec = GridFit(ProfileOp::kDecodeAttention, std::move(dg),
-                      "measured decode attention, batch x cached context");
+                      "measured decode attention" + by + ", batch x cached context");
   SetError(&dec, FindError(errors, gpu.name, "decode_attention"));
   p.ops.push_back(std::move(dec));
   OpFit pre = GridFit(ProfileOp::kPrefillAttention, std::move(pg),
-                      "measured prefill attention from an empty cache, batch "
-                      "x length; a chunk after a cached prefix is NOT "
-                      "measured: looked up at the equal-FLOP length");
+                      "measured prefill attention" + by +
+                          " from an empty cache, batch "
+                          "x length; a chunk after a cached prefix is NOT "
+                          "measured: looked up at the equal-FLOP length");
   SetError(&pre, FindError(errors, gpu.name, "prefill_attention"));
   p.ops.push_back(std::move(pre));
   OpFit ew;
@@ -369,7 +395,7 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
         (t.nccl_version.empty() ? std::string() : " " + t.nccl_version);
     p.allreduce_source =
         (custom_max > 0
-             ? "vLLM custom all-reduce (CUDA graph) below 8 MiB, " + nccl +
+             ? t.kernels.display + " custom all-reduce (CUDA graph) below 8 MiB, " + nccl +
                    " all_reduce at or above"
              : nccl +
                    " all_reduce at every size (vLLM's custom all-reduce "
@@ -431,17 +457,18 @@ std::string NcclDirOf(const Provenance& pv, const std::string& gpu_dir) {
 }
 
 // "vLLM 0.24.0 kernels; NCCL 2.29.2 collectives", naming any table the
-// import reads that was measured with another vLLM version.
-std::string EngineOf(const Provenance& pv, const std::string& gpu_dir) {
+// import reads that was measured with another engine version.
+std::string EngineOf(const Provenance& pv, const std::string& gpu_dir,
+                     const std::string& engine) {
   const std::string kernels = VersionOf(pv, gpu_dir, "gemm");
-  std::string s = "vLLM " + kernels + " kernels";
+  std::string s = engine + " " + kernels + " kernels";
   const std::pair<const char*, const char*> others[] = {
       {"context_attention", "prefill attention"},
       {"generation_attention", "decode attention"},
       {"custom_allreduce", "custom all-reduce"}};
   for (const auto& [table, what] : others) {
     const std::string v = VersionOf(pv, gpu_dir, table);
-    if (v != kernels) s += std::string(" (") + what + ": vLLM " + v + ")";
+    if (v != kernels) s += std::string(" (") + what + ": " + engine + " " + v + ")";
   }
   return s + "; NCCL " + VersionOf(pv, NcclDirOf(pv, gpu_dir), "nccl") +
          " collectives";
@@ -461,9 +488,22 @@ std::string ImportedFrom(const std::string& data_dir) {
   return data_dir;
 }
 
+// SGLang's rows beside the ones read, and how SGLang runs what is read:
+// the cautions its profiles add to the vLLM ones.
+std::vector<std::string> SglangCautions(const EngineKernels& k) {
+  return {"attention is " + k.attention +
+              " only (the tables also time other backends; the import reads "
+              "SGLang's default for the GPU, or --attention-backend)",
+          "all-reduce is the CUDA-graph custom all-reduce; SGLang runs prefill "
+          "(extend) batches without CUDA graphs by default, where its eager "
+          "custom all-reduce is slower (custom_allreduce.csv, "
+          "SGLang_CustomAllReduce_eager)"};
+}
+
 nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                           const std::vector<KindError>& errors,
-                          const std::string& gpu, const ImportOptions& o) {
+                          const std::string& gpu, const ImportOptions& o,
+                          const EngineKernels& k) {
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& e : pv.manifest) {
     const bool nccl_beside = e.value("table", "") == "nccl" &&
@@ -477,7 +517,9 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
   }
   nlohmann::json errs = nlohmann::json::object();
   for (const KindError& e : errors) {
-    if (e.gpu != gpu) continue;
+    // MoE's depends on which MoE models were imported beside; no profile
+    // prices it (dense layers only).
+    if (e.gpu != gpu || e.kind == "moe") continue;
     errs[e.kind] = {{"rows", e.rows},
                     {"dropped_physical", e.dropped},
                     {"heldout_predictions", e.heldout},
@@ -487,14 +529,15 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
                     {"extrapolated_predictions", e.extrapolated},
                     {"extrapolated_mape_pct", e.extrapolated_mape_pct}};
   }
-  return {{"source",
+  nlohmann::json info = {
+         {"source",
            "ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/"
-           "systems/data/" + gpu_dir + "/ (vLLM " +
+           "systems/data/" + gpu_dir + "/ (" + k.display + " " +
                VersionOf(pv, gpu_dir, "gemm") + " tables)"},
           {"commit", pv.commit},
           {"source_date", pv.source_date},
           {"licence", "Apache-2.0"},
-          {"engine", EngineOf(pv, gpu_dir)},
+          {"engine", EngineOf(pv, gpu_dir, k.display)},
           {"imported_from", ImportedFrom(pv.data_dir)},
           {"imported_on", o.date},
           {"lookup",
@@ -524,6 +567,25 @@ nlohmann::json ImportInfo(const Provenance& pv, const std::string& gpu_dir,
            {"elementwise kernels are not measured (roofline memory term)",
             "prefill after a cached prefix is not measured (equal-FLOP lookup)",
             "kernel time only: host overhead is the roofline default"}}};
+  if (k.engine == "vllm") return info;  // as the vLLM profiles shipped
+  if (o.residual_base) {
+    info["heldout_split"]["method"] =
+        "seeded shuffle of rows; each held-out row predicted from the rest "
+        "by log-space interpolation of log(t / base) along each varied axis "
+        "(base: the roofline kernels preset, fitted on the seed-1 80% of "
+        "vLLM 0.24.0's H100-SXM and H200 rows, none of these; all-reduce "
+        "base fitted on the training rows)";
+  }
+  // Which engine and which of its kernels, as keys (the vLLM profiles say
+  // it in "engine" only).
+  info["engine_name"] = k.engine;
+  info["engine_version"] = VersionOf(pv, gpu_dir, "gemm");
+  info["kernels"] = {{"gemm_bf16", k.gemm_bf16},
+                     {"gemm_fp8", k.gemm_fp8},
+                     {"attention", k.attention},
+                     {"custom_allreduce", k.custom_allreduce}};
+  for (const std::string& c : SglangCautions(k)) info["cautions"].push_back(c);
+  return info;
 }
 
 }  // namespace
@@ -588,6 +650,10 @@ ModelSpec ImportedModel(const std::string& name, const ImportOptions& o) {
 
 // Why `m` at `tp` gets no profile on `gpu` ("" when it gets one).
 std::string SkipReason(const ModelSpec& m, int tp, const GpuSpec& gpu) {
+  if (m.is_moe()) {
+    return "mixture of experts: calibrated profiles time dense layers only "
+           "(moe.csv's held-out error is reported)";
+  }
   if (std::string why = TensorParallelProblem(m, tp); !why.empty()) return why;
   // Weights must leave room for a KV cache on one GPU.
   if (m.WeightBytesPerGpu(tp) > 0.9 * gpu.memory_bytes) {
@@ -617,6 +683,14 @@ void RequireSomeProfile(const ImportOptions& o) {
                            "); expected a --model and --tp that fit a GPU");
 }
 
+// "-sglang" (and "-<backend>" for another attention kernel than SGLang's
+// default); "" for vLLM, whose profiles came first.
+std::string ProfileSuffix(const ImportOptions& o, const EngineKernels& k) {
+  if (k.engine == "vllm") return "";
+  return "-" + k.engine +
+         (o.attention_backend.empty() ? "" : "-" + o.attention_backend);
+}
+
 // One GPU's profiles, each model x tp that fits (the rest: r->skipped).
 void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
                       const std::string& gpu_dir,
@@ -624,6 +698,7 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
                       const ImportOptions& o, ImportResult* r) {
   for (const std::string& mname : o.models) {
     const ModelSpec m = ImportedModel(mname, o);
+    if (m.is_moe()) continue;  // skipped once for every GPU (ImportAll)
     for (int tp : o.tps) {
       std::string why = SkipReason(m, tp, gpu);
       if (why.empty()) why = TableGapReason(t, m, tp);
@@ -634,17 +709,84 @@ void WriteGpuProfiles(const GpuTables& t, const GpuSpec& gpu,
       }
       CalibrationProfile p = ImportProfile(t, m, gpu, tp, errs);
       p.date = pv.source_date;
-      p.import_info = ImportInfo(pv, gpu_dir, errs, gpu.name, o);
+      p.import_info = ImportInfo(pv, gpu_dir, errs, gpu.name, o, t.kernels);
       const std::string path =
           o.out_dir + "/" + gpu.name + "-" + mname + "-tp" + std::to_string(tp) +
           (o.fp8 ? "-fp8" : "") +
-          (o.engine_version.empty() ? "" : "-vllm-" + o.engine_version) + ".json";
+          (o.engine_version.empty() ? "" : "-vllm-" + o.engine_version) +
+          ProfileSuffix(o, t.kernels) + ".json";
       if (Status st = WriteProfile(path, p); !st.ok()) {
         throw std::runtime_error(st.message());
       }
       r->written.push_back(path);
     }
   }
+}
+
+// The engine of an import: --engine, else what the --data folder's
+// manifest says for the first GPU, else vLLM.
+std::string ResolveEngine(const ImportOptions& o) {
+  if (!o.engine.empty()) {
+    EngineDataFolders(o.engine);  // throws on an unknown engine
+    return o.engine;
+  }
+  if (o.data_dir.empty() || o.gpus.empty() ||
+      !std::filesystem::exists(o.data_dir + "/manifest.json")) {
+    return "vllm";
+  }
+  const std::string e = ManifestEngine(ReadManifest(o.data_dir),
+                                       DataGpuDir(LoadGpuSpec(o.gpus[0]).name));
+  return e.empty() ? "vllm" : e;
+}
+
+// A folder holding another engine's tables than the import's is refused:
+// its kernels would be read under the wrong engine's name.
+void RequireEngine(const Provenance& pv, const std::string& gpu_dir,
+                   const std::string& engine) {
+  const std::string e = ManifestEngine(pv.manifest, gpu_dir);
+  if (e.empty() || e == engine) return;
+  throw std::runtime_error(pv.data_dir + "/manifest.json: " + gpu_dir +
+                           " holds " + e + " tables, but the import reads " +
+                           engine + "'s; expected --engine " + e);
+}
+
+// Held-out error of the fused-MoE rows (bf16, balanced routing, no expert
+// parallelism) at the expert shapes of the MoE models asked for, pooled;
+// plain log-space interpolation along tokens (no roofline base) at each
+// measured tp split of the experts, as a profile at one tp would look it
+// up. nullopt when no such model or no rows.
+std::optional<KindError> MoeHeldoutError(const std::string& dir,
+                                         const GpuSpec& gpu,
+                                         const ImportOptions& o) {
+  if (!std::filesystem::exists(dir + "/moe.csv")) return std::nullopt;
+  KindError moe;
+  moe.gpu = gpu.name;
+  moe.kind = "moe";
+  std::set<std::vector<double>> shapes;
+  double in_sum = 0, out_sum = 0;
+  for (const std::string& name : o.models) {
+    const ModelSpec m = LoadModelSpec(name);
+    if (!m.is_moe()) continue;
+    const std::vector<double> shape = {
+        static_cast<double>(m.hidden_size), static_cast<double>(m.intermediate_size),
+        static_cast<double>(m.experts_per_token), static_cast<double>(m.num_experts)};
+    if (!shapes.insert(shape).second) continue;
+    const MeasuredTable tab = LoadMoeTable(dir, gpu, m);
+    if (tab.rows.empty()) continue;
+    const KindError e = HeldoutError(tab, {1}, o.seed, o.heldout_fraction);
+    moe.rows += e.rows;
+    moe.dropped += e.dropped;
+    moe.heldout += e.heldout;
+    moe.extrapolated += e.extrapolated;
+    in_sum += e.mape_pct * e.heldout;
+    out_sum += e.extrapolated_mape_pct * e.extrapolated;
+    moe.p90_ape_pct = std::max(moe.p90_ape_pct, e.p90_ape_pct);
+    moe.max_ape_pct = std::max(moe.max_ape_pct, e.max_ape_pct);
+  }
+  if (moe.rows == 0) return std::nullopt;
+  moe.mape_pct = moe.heldout ? in_sum / moe.heldout : 0;
+  moe.extrapolated_mape_pct = moe.extrapolated ? out_sum / moe.extrapolated : 0;
+  return moe;
 }
 
 // Why a GPU gets no fp8 profile at all ("" when its tables may have fp8
@@ -671,6 +813,12 @@ ImportResult ImportAll(const ImportOptions& o0) {
         "bf16 profiles");
   }
   if (o.date.empty()) o.date = UtcNow().substr(0, 10);
+  o.engine = ResolveEngine(o);
+  if (o.engine != "vllm" && !o.engine_version.empty()) {
+    throw std::runtime_error("--engine-version with --engine " + o.engine +
+                             ": only the vLLM folders keep older versions' "
+                             "tables; expected --engine vllm");
+  }
   RequireSomeProfile(o);
   // Each GPU's folder and its provenance, all found before any is read.
   std::map<std::string, Provenance> provenance;  // by folder
@@ -680,16 +828,25 @@ ImportResult ImportAll(const ImportOptions& o0) {
     const std::string name = LoadGpuSpec(gname).name;
     gpu_dirs.push_back(DataGpuDir(name) +
                        (o.engine_version.empty() ? "" : "-vllm-" + o.engine_version));
-    const std::string dir = o.data_dir.empty()
-                                ? FindDataDir(o.data_root, name, gpu_dirs.back())
-                                : o.data_dir;
+    const std::string dir =
+        o.data_dir.empty()
+            ? FindDataDir(o.data_root, name, gpu_dirs.back(), o.engine)
+            : o.data_dir;
     if (!provenance.count(dir)) provenance.emplace(dir, ReadProvenance(dir));
+    RequireEngine(provenance.at(dir), gpu_dirs.back(), o.engine);
     dirs.push_back(dir);
   }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw std::runtime_error(o.out_dir + ": " + ec.message());
   ImportResult r;
+  r.engine = o.engine;
+  for (const std::string& mname : o.models) {
+    if (LoadModelSpec(mname).is_moe()) {
+      r.skipped.push_back(mname + " (every tp and GPU): " +
+                          SkipReason(LoadModelSpec(mname), 1, GpuSpec()));
+    }
+  }
   for (size_t i = 0; i < o.gpus.size(); ++i) {
     const GpuSpec gpu = LoadGpuSpec(o.gpus[i]);
     if (o.fp8) {
@@ -698,9 +855,15 @@ ImportResult ImportAll(const ImportOptions& o0) {
         continue;
       }
     }
-    GpuTables t = LoadGpuTables(dirs[i], gpu, o.fp8, gpu_dirs[i]);
+    GpuTables t = LoadGpuTables(dirs[i], gpu, o.fp8, gpu_dirs[i],
+                                KernelsOf(o.engine, DataGpuDir(gpu.name),
+                                          o.attention_backend));
     t.residual_base = o.residual_base;
-    const std::vector<KindError> errs = GpuHeldoutErrors(t, gpu, o);
+    std::vector<KindError> errs = GpuHeldoutErrors(t, gpu, o);
+    const std::string moe_dir = dirs[i] + "/" + gpu_dirs[i];
+    if (std::optional<KindError> e = MoeHeldoutError(moe_dir, gpu, o)) {
+      errs.push_back(*e);
+    }
     r.errors.insert(r.errors.end(), errs.begin(), errs.end());
     WriteGpuProfiles(t, gpu, gpu_dirs[i], errs, provenance.at(dirs[i]), o, &r);
   }

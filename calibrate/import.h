@@ -1,9 +1,11 @@
 // servesim-calibrate import: calibrated profiles from public measured
 // kernel tables (aiconfigurator's vLLM timings: 0.24.0 on H100-SXM, H200,
-// B200, L40S and RTX PRO 6000, 0.14.0 on A100; read in place from
+// B200, L40S and RTX PRO 6000, 0.14.0 on A100; its SGLang 0.5.14 timings
+// on H100-SXM, H200 and B200; read in place from
 // ../shared/calibration-data/, data_folders.h), in the same profile format
 // the GPU harness writes. Provenance (engine and NCCL versions, device,
-// source files) comes from the folder's manifest.json.
+// source files) comes from the folder's manifest.json; which kernel's rows
+// are read where a table times several, from engine_kernels.h.
 //
 // Per model, tp and GPU: each layer GEMM and the LM head is a line over M
 // (the table interpolated in log n and log k to the model's shard, at every
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "calibrate/data_folders.h"
+#include "calibrate/engine_kernels.h"
 #include "calibrate/measured_tables.h"
 #include "sim/cost/calibration_profile.h"
 
@@ -64,6 +67,14 @@ struct ImportOptions {
   // Interpolate log(t / roofline) between grid neighbours (residual_base.h)
   // rather than log t; false reproduces the plain log-log lookup.
   bool residual_base = true;
+  // "vllm" or "sglang": whose tables (folders and kernels,
+  // engine_kernels.h). "": the --data folder's manifest says, else vllm.
+  // SGLang profiles are named <gpu>-<model>-tp<N>[-fp8]-sglang.json.
+  std::string engine;
+  // SGLang only: the attention kernel_source to read instead of its
+  // default backend (e.g. flashinfer on B200); profiles then end in
+  // -sglang-<backend>.json.
+  std::string attention_backend;
 };
 
 // Held-out error of one op kind on one GPU.
@@ -86,6 +97,7 @@ KindError HeldoutError(const MeasuredTable& t, const std::vector<int>& vary,
                        const BaseFromTraining& base = BaseFromTraining());
 
 struct ImportResult {
+  std::string engine;  // the engine whose tables were read
   std::vector<KindError> errors;
   std::vector<std::string> written;  // profile paths
   std::vector<std::string> skipped;  // "model tp=N on gpu: why"
@@ -100,6 +112,8 @@ struct GpuTables {
   MeasuredTable gemm, decode, prefill;
   MeasuredTable lm_head_gemm;  // bf16 GEMMs: the LM head stays bf16 under fp8
   std::map<int, MeasuredTable> allreduce;  // by GPU count
+  EngineKernels kernels;       // whose rows these are
+  std::string engine_version;  // of gemm.csv, from the manifest
 };
 CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
                                  const GpuSpec& gpu, int tp,
@@ -107,7 +121,8 @@ CalibrationProfile ImportProfile(const GpuTables& tables, const ModelSpec& m,
 // Throws naming the file (and column) on unreadable tables. gpu_dir: the
 // GPU's table directory in data_dir ("" : DataGpuDir of the GPU).
 GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu,
-                        bool fp8 = false, const std::string& gpu_dir = "");
+                        bool fp8 = false, const std::string& gpu_dir = "",
+                        const EngineKernels& kernels = EngineKernels());
 
 // Why `m` at `tp` gets no profile from tables `t` ("" when it gets one):
 // attention rows missing at its per-GPU heads, all-reduce rows at tp GPUs.

@@ -151,6 +151,11 @@ double WindowSize(const Csv& csv) {
   return csv.Has("window_size") ? csv.Num("window_size") : 0;
 }
 
+// Whether the row is `kernel`'s ("" any kernel).
+bool KernelIs(const Csv& csv, const std::string& kernel) {
+  return kernel.empty() || csv.Str("kernel_source") == kernel;
+}
+
 }  // namespace
 
 void IndexAxes(MeasuredTable* t) {
@@ -165,7 +170,8 @@ void IndexAxes(MeasuredTable* t) {
 }
 
 MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
-                            const std::string& dtype) {
+                            const std::string& dtype,
+                            const std::string& kernel_source) {
   MeasuredTable t;
   Rows rows(&t);
   t.axes = {"m", "n", "k"};
@@ -173,7 +179,9 @@ MeasuredTable LoadGemmTable(const std::string& dir, const GpuSpec& gpu,
   const double in = fp8 ? 1 : 2;  // bytes of weights and inputs
   Csv csv(dir + "/gemm.csv", ConstantColumns(dir, "gemm"));
   while (csv.Next()) {
-    if (csv.Str("gemm_dtype") != dtype) continue;
+    if (csv.Str("gemm_dtype") != dtype || !KernelIs(csv, kernel_source)) {
+      continue;
+    }
     const double m = csv.Num("m"), n = csv.Num("n"), k = csv.Num("k");
     const double s = csv.Num("latency") * 1e-3;
     const double flops = 2 * m * n * k, bytes = in * (k * n + m * k) + 2 * m * n;
@@ -194,7 +202,8 @@ MeasuredTable LoadDecodeTable(const std::string& dir, const GpuSpec& gpu,
           ConstantColumns(dir, "generation_attention"));
   while (csv.Next()) {
     if (csv.Num("head_dim") != f.head_dim || WindowSize(csv) != 0 ||
-        csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
+        csv.Str("kv_cache_dtype") != f.kv_cache_dtype ||
+        !KernelIs(csv, f.attention_kernel)) {
       continue;
     }
     const double h = csv.Num("num_heads"), kv = csv.Num("num_key_value_heads");
@@ -221,7 +230,10 @@ MeasuredTable LoadPrefillTable(const std::string& dir, const GpuSpec& gpu,
           ConstantColumns(dir, "context_attention"));
   while (csv.Next()) {
     if (csv.Num("head_dim") != f.head_dim || WindowSize(csv) != 0 ||
-        csv.Str("kv_cache_dtype") != f.kv_cache_dtype) {
+        csv.Str("kv_cache_dtype") != f.kv_cache_dtype ||
+        !KernelIs(csv, f.attention_kernel) ||
+        (!f.prefill_attn_dtype.empty() &&
+         csv.Str("attn_dtype") != f.prefill_attn_dtype)) {
       continue;
     }
     const double h = csv.Num("num_heads"), kv = csv.Num("num_key_value_heads");
@@ -285,7 +297,7 @@ MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,
              ConstantColumns(dir, "custom_allreduce"));
   while (custom.Next()) {
     if (custom.Num("num_gpus") != g ||
-        custom.Str("kernel_source") != "vLLM_custom_graph") {
+        custom.Str("kernel_source") != f.custom_allreduce_kernel) {
       continue;
     }
     const double bytes = 2 * custom.Num("message_size");

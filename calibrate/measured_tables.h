@@ -39,15 +39,24 @@ struct TableFilter {
   std::string kv_cache_dtype = "bfloat16";
   int num_gpus = 0;  // all-reduce: GPUs taking part
   // vLLM's custom all-reduce handles messages below this many bytes, NCCL
-  // the rest (vLLM's default custom all-reduce max_size, 8 MiB).
+  // the rest (vLLM's default custom all-reduce max_size, 8 MiB; SGLang's
+  // is the same).
   double custom_allreduce_max_bytes = 8.0 * 1024 * 1024;
+  // kernel_source of the attention rows read; "" every row (engine_kernels.h).
+  std::string attention_kernel;
+  // Prefill rows only: attn_dtype must be this ("" any).
+  std::string prefill_attn_dtype;
+  // kernel_source of the custom all-reduce rows read.
+  std::string custom_allreduce_kernel = "vLLM_custom_graph";
 };
 
 // Each throws std::runtime_error naming the file and line on bad input.
 // GEMM ("bfloat16", or "fp8": vLLM's W8A8 CUTLASS kernel, 1-byte inputs
 // and weights, bf16 output): axes m, n, k.
+// kernel_source: only that kernel's rows ("" every row).
 MeasuredTable LoadGemmTable(const std::string& gpu_dir, const GpuSpec& gpu,
-                            const std::string& dtype = "bfloat16");
+                            const std::string& dtype = "bfloat16",
+                            const std::string& kernel_source = "");
 // Decode attention (window 0): axes heads, kv_heads, batch, context.
 MeasuredTable LoadDecodeTable(const std::string& gpu_dir, const GpuSpec& gpu,
                               const TableFilter& f);

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "calibrate/compare_engines.h"
 #include "calibrate/compare_models.h"
 #include "calibrate/roofline_fit.h"
 #include "calibrate/fit.h"
@@ -283,8 +284,9 @@ Status ImportCommand(ImportOptions o) {
   } catch (const std::exception& e) {
     return Status::Error(std::string("import: ") + e.what());
   }
-  std::printf("servesim-calibrate import: %zu profiles -> %s\n",
-              r.written.size(), o.out_dir.c_str());
+  std::printf("servesim-calibrate import: %zu %sprofiles -> %s\n",
+              r.written.size(), r.engine == "sglang" ? "SGLang " : "",
+              o.out_dir.c_str());
   std::printf("held-out error (seed %llu, %.0f%% of rows held out):\n",
               static_cast<unsigned long long>(o.seed),
               100 * o.heldout_fraction);
@@ -353,6 +355,64 @@ Status CompareCommand(const std::vector<std::string>& profiles,
   return Status::Ok();
 }
 
+// The engine a profile's kernels came from, as its import recorded it
+// ("vLLM 0.24.0 kernels; ..." -> "vLLM 0.24.0", SGLang's with its
+// attention kernel: "SGLang 0.5.14 fa3"); else its file name.
+std::string EngineLabel(const CalibrationProfile& p, const std::string& path) {
+  const std::string e = p.import_info.is_object()
+                            ? p.import_info.value("engine", "")
+                            : std::string();
+  const size_t at = e.find(" kernels");
+  if (at == std::string::npos) return path;
+  // SGLang's profiles name their attention kernel (one of several).
+  const std::string attention =
+      p.import_info.contains("kernels")
+          ? p.import_info["kernels"].value("attention", "")
+          : std::string();
+  return e.substr(0, at) + (attention.empty() ? "" : " " + attention);
+}
+
+// Two profiles of one deployment on the same steps (compare_engines.h).
+Status CompareEnginesCommand(const std::vector<std::string>& paths) {
+  if (paths.size() != 2) {
+    return Status::Error("--profile: expected two profiles, got " +
+                         std::to_string(paths.size()));
+  }
+  std::vector<CalibrationProfile> p;
+  for (const std::string& path : paths) {
+    StatusOr<CalibrationProfile> q = ReadProfile(path);
+    if (!q.ok()) return q.status();
+    p.push_back(*q);
+  }
+  if (p[0].model != p[1].model || p[0].gpu != p[1].gpu || p[0].tp != p[1].tp ||
+      p[0].dtype != p[1].dtype || p[0].kv_cache_dtype != p[1].kv_cache_dtype) {
+    return Status::Error(paths[1] + ": " + p[1].model + " tp=" +
+                         std::to_string(p[1].tp) + " on " + p[1].gpu + " (" +
+                         p[1].dtype + ", " + p[1].kv_cache_dtype + " KV), but " +
+                         paths[0] + " is " + p[0].model + " tp=" +
+                         std::to_string(p[0].tp) + " on " + p[0].gpu + " (" +
+                         p[0].dtype + ", " + p[0].kv_cache_dtype +
+                         " KV); expected two profiles of one deployment");
+  }
+  StatusOr<ModelSpec> model =
+      CatchConfigErrors([&] { return LoadModelSpec(p[0].model); });
+  if (!model.ok()) return model.status();
+  model->SetWeightDtype(p[0].dtype);
+  model->SetKvCacheDtype(p[0].kv_cache_dtype);
+  StatusOr<GpuSpec> gpu = CatchConfigErrors([&] { return LoadGpuSpec(p[0].gpu); });
+  if (!gpu.ok()) return gpu.status();
+  const CalibratedCostModel a(p[0], paths[0], *model, *gpu, *gpu, p[0].tp);
+  const CalibratedCostModel b(p[1], paths[1], *model, *gpu, *gpu, p[1].tp);
+  const std::string title = "servesim-calibrate compare-engines: " +
+                            model->Label() + " tp=" + std::to_string(p[0].tp) +
+                            " on " + p[0].gpu;
+  std::fputs(EngineTable(CompareEngines(a, b), title, EngineLabel(p[0], paths[0]),
+                         EngineLabel(p[1], paths[1]))
+                 .c_str(),
+             stdout);
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace servesim::calibrate
 
@@ -416,7 +476,8 @@ int main(int argc, char** argv) {
   CLI::App* imp = app.add_subcommand(
       "import",
       "Profiles from public measured kernel tables (aiconfigurator, vLLM "
-      "0.24.0 and 0.14.0) for each GPU x model x tp, with held-out errors");
+      "0.24.0 and 0.14.0, SGLang 0.5.14) for each GPU x model x tp, with "
+      "held-out errors");
   imp->add_option(
       "--data", imp_o.data_dir,
       "Table directory for every GPU (default: per GPU, the "
@@ -445,11 +506,28 @@ int main(int argc, char** argv) {
                   "the newest (<gpu dir>-vllm-<version>: RTX PRO 6000 0.19.0, "
                   "the measured serving runs' engine); bf16 only; profiles "
                   "named <gpu>-<model>-tp<N>-vllm-<version>.json");
+  imp->add_option("--engine", imp_o.engine,
+                  "Whose kernel tables: vllm (default) or sglang "
+                  "(../shared/calibration-data/aiconfigurator-sglang: SGLang "
+                  "0.5.14 on h100-sxm, h200, b200; profiles named "
+                  "<gpu>-<model>-tp<N>[-fp8]-sglang.json; without --model, "
+                  "every models/llm model); with --data, default: its manifest's")
+      ->check(CLI::IsMember({"vllm", "sglang"}));
+  imp->add_option("--attention-backend", imp_o.attention_backend,
+                  "SGLang only: the attention kernel_source to read instead of "
+                  "SGLang's default (fa3 on Hopper, trtllm_mha on B200), e.g. "
+                  "flashinfer; profiles end in -sglang-<backend>.json");
   bool plain_interpolation = false;
   imp->add_flag("--plain-interpolation", plain_interpolation,
                 "Interpolate log t between grid neighbours (the lookup "
                 "before residual bases) instead of log(t / roofline)");
-  imp->callback([&] { imp_o.residual_base = !plain_interpolation; });
+  imp->callback([&] {
+    imp_o.residual_base = !plain_interpolation;
+    // SGLang's folder is imported for every model it covers.
+    if (imp_o.engine == "sglang" && imp->count("--model") == 0) {
+      imp_o.models = servesim::AvailableModels();
+    }
+  });
   servesim::calibrate::RooflineFitOptions fit_o;
   CLI::App* fit = app.add_subcommand(
       "fit-roofline",
@@ -480,6 +558,14 @@ int main(int argc, char** argv) {
                   "kernels (default) or datasheet (the roofline before it "
                   "knew kernels)")
       ->check(CLI::IsMember({"kernels", "datasheet"}));
+  std::vector<std::string> eng_profiles;
+  CLI::App* eng = app.add_subcommand(
+      "compare-engines",
+      "Two profiles of one deployment (e.g. vLLM's and SGLang's imported "
+      "kernels) on the same step shapes, whole step and per part");
+  eng->add_option("--profile", eng_profiles,
+                  "Profile JSON, twice: A then B (same model, GPU, tp, dtypes)")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -495,6 +581,7 @@ int main(int argc, char** argv) {
       : cmp->parsed()   ? servesim::calibrate::CompareCommand(cmp_profiles,
                                                                 cmp_preset)
       : fit->parsed()   ? servesim::calibrate::FitRooflineCommand(fit_o, fit_train, fit_heldout)
+      : eng->parsed()   ? servesim::calibrate::CompareEnginesCommand(eng_profiles)
                         : servesim::calibrate::Validate(val_o);
   if (!st.ok()) {
     // One printable line, whatever bytes a file name holds.

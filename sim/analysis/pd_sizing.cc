@@ -66,7 +66,9 @@ void AddPoolFigures(const Scenario& base, const PdSizingOptions& o, PdSizingResu
   std::vector<RunResult> runs = RunAll(specs, o.capacity.jobs, nullptr);
   for (size_t k = 0; k < runs.size(); ++k) {
     const SimulationInput in = specs[k].scenario->ToSimulationInput();
-    const DisaggSummary d = SummarizeDisagg(*runs[k].output, in, runs[k].summary.percentiles);
+    const DisaggSummary d = SummarizeDisagg(*runs[k].output, in,
+                                             DisaggDigest::FromOutput(*runs[k].output),
+                                             runs[k].summary.percentiles);
     PdSplit& s = r->splits[which[k]];
     s.prefill_busy = d.prefill_busy;
     s.decode_busy = d.decode_busy;

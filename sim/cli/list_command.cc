@@ -103,7 +103,8 @@ void ListProfiles(std::ostream& os) {
   }
   std::sort(names.begin(), names.end());
   os << "calibrated profiles (models/profiles; cost_model.type calibrated, "
-        "cost_model.profile models/profiles/<name>.json; -fp8: fp8 weights and KV):\n";
+        "cost_model.profile models/profiles/<name>.json; -fp8: fp8 weights and KV; "
+        "-sglang: SGLang 0.5.14's kernels, the rest vLLM's):\n";
   for (const std::string& n : names) os << "  " << n << "\n";
   os << names.size() << " profiles\n";
 }

@@ -117,6 +117,12 @@ Status Run(const RunOptions& o) {
       detailed->Write(row);
     }
   };
+  DisaggDigest disagg_digest;
+  if (in.disagg) {
+    in.on_disagg_request = [&](const Request& r, const DisaggRequest& t) {
+      disagg_digest.Add(r, t);
+    };
+  }
   in.keep_requests = keeps_requests;
   // Only runs past ~2 s print anything (stderr); -q: none at all, and no hook.
   ProgressReporter progress("servesim run", DefaultProgressSettings(!o.quiet));
@@ -130,7 +136,7 @@ Status Run(const RunOptions& o) {
       Summarize(out, in, sc->ArrivalDescription(), sc->OfferedRate(), digest);
   if (Status st = CheckSomethingMeasured(*sc, summary); !st.ok()) return st;
   const DisaggSummary disagg =
-      SummarizeDisagg(out, in, summary.percentiles);
+      SummarizeDisagg(out, in, std::move(disagg_digest), summary.percentiles);
   if (!o.quiet) {
     WriteConsoleReport(*sc, summary, std::cout);
     WriteDisaggReport(*sc, disagg, std::cout);

@@ -183,8 +183,18 @@ std::string CalibratedCostModel::Describe() const {
   const std::string err = Percent(profile_.WorstHeldoutMapePct());
   os << "calibrated (profile " << profile_path_ << ", device "
      << profile_.device.name << (profile_.synthetic ? " [SYNTHETIC]" : "")
-     << ", " << m_.name << " tp=" << tp_ << ", held-out MAPE " << err
-     << " worst op";
+     << ", " << m_.name << " tp=" << tp_;
+  // Another engine's kernels than vLLM's (the profiles without the key came
+  // first and are vLLM's): the run's scheduler is still the engine's below.
+  const std::string engine =
+      profile_.import_info.is_object()
+          ? profile_.import_info.value("engine_name", "")
+          : std::string();
+  if (!engine.empty() && engine != "vllm") {
+    const std::string e = profile_.import_info.value("engine", engine);
+    os << ", " << e.substr(0, e.find(';'));  // "SGLang 0.5.14 kernels"
+  }
+  os << ", held-out MAPE " << err << " worst op";
   for (const OpFit& f : profile_.ops) {
     if (!f.measured) os << "; " << ProfileOpName(f.op) << " not measured";
   }

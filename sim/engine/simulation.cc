@@ -108,7 +108,7 @@ class Driver {
         out_->disagg->requests.reserve(bound);
       }
     }
-    retire_ = !in.keep_requests && !in.disagg && !trace_sessions_ && !in.check_invariants;
+    retire_ = !in.keep_requests && !trace_sessions_ && !in.check_invariants;
     duration_ = w_.duration_s > 0 ? FromSeconds(w_.duration_s) : kNever;
     warmup_end_ = FromSeconds(in.metrics.warmup_s);
   }
@@ -716,23 +716,39 @@ class Driver {
            done_in_chunk_[retired_chunks_] == static_cast<int32_t>(RequestTable::kChunk)) {
       const size_t first = retired_chunks_ * RequestTable::kChunk;
       const size_t last = first + RequestTable::kChunk;
+      DisaggOutput* d = out_->disagg ? &*out_->disagg : nullptr;
       for (size_t i = first; i < last; ++i) {
         if (t[i].in_flight != 0) return;
+        // (A request is done only after its prefill copy's transfer ended.)
+        if (d != nullptr && d->prefill_requests[i].in_flight != 0) return;
       }
-      for (size_t i = first; i < last; ++i) HandOver(t[i]);
+      for (size_t i = first; i < last; ++i) HandOver(i);
       t.ReleaseChunk(retired_chunks_);
+      if (d != nullptr) {
+        d->prefill_requests.ReleaseChunk(retired_chunks_);
+        d->requests.ReleaseChunk(retired_chunks_);
+      }
       ++retired_chunks_;
     }
   }
 
-  // What the run counts of a request at its end, and on_request.
-  void HandOver(const Request& r) {
+  // What the run counts of request id at its end (and of its prefill copy,
+  // disaggregated), and on_request.
+  void HandOver(size_t id) {
+    const Request& r = out_->requests[id];
     if (!r.done()) ++out_->incomplete;
+    CountPrefix(r);
+    if (in_.on_request) in_.on_request(r);
+    if (out_->disagg) {
+      CountPrefix(out_->disagg->prefill_requests[id]);
+      if (in_.on_disagg_request) in_.on_disagg_request(r, out_->disagg->requests[id]);
+    }
+  }
+  void CountPrefix(const Request& r) {
     if (r.replica >= 0 && r.cached_tokens >= 0) {
       out_->replicas[r.replica].cached_prompt_tokens += r.cached_tokens;
       out_->replicas[r.replica].prompt_tokens += r.prompt_len;
     }
-    if (in_.on_request) in_.on_request(r);
   }
 
   void Finish() {
@@ -756,22 +772,20 @@ class Driver {
       AddOffload(rep, EngineOfReplica(in_, static_cast<int32_t>(k)));
     }
     RequestTable& t = out_->requests;
-    for (size_t i = retired_chunks_ * RequestTable::kChunk; i < t.size(); ++i) {
-      HandOver(t[i]);
+    for (size_t i = retired_chunks_ * RequestTable::kChunk; i < t.size(); ++i) HandOver(i);
+    if (retire_) {
+      t.clear();
+      if (out_->disagg) {
+        out_->disagg->prefill_requests.clear();
+        out_->disagg->requests.clear();
+      }
     }
-    if (retire_) t.clear();
     if (out_->disagg) {
       // A link's transfers not ended by now run back to back until
       // link_free_ (each starts when the one before it ends).
       out_->disagg->link_busy_in_run = out_->disagg->link_busy;
       for (size_t d = 0; d < link_free_.size(); ++d) {
         out_->disagg->link_busy_in_run[d] -= std::max<SimTime>(0, link_free_[d] - now_);
-      }
-      for (const Request& p : out_->disagg->prefill_requests) {
-        if (p.replica >= 0 && p.cached_tokens >= 0) {
-          out_->replicas[p.replica].cached_prompt_tokens += p.cached_tokens;
-          out_->replicas[p.replica].prompt_tokens += p.prompt_len;
-        }
       }
     }
     out_->parent_request.resize(trace_sessions_ ? created_ : 0, -1);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/router.h"
+#include "sim/core/chunked_vector.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/step_work.h"
 #include "sim/engine/engine_config.h"
@@ -96,6 +97,8 @@ struct RunProgress {
   int64_t created = 0;
 };
 
+struct DisaggRequest;  // below
+
 struct SimulationInput {
   uint64_t seed = 1;
   WorkloadConfig workload;
@@ -122,15 +125,19 @@ struct SimulationInput {
   // (finished or rejected) and no step in flight refers to it, or at the
   // end of the run; may be empty.
   std::function<void(const Request&)> on_request;
+  // Disaggregated runs: called with each request and its path through the
+  // pools right after on_request; may be empty.
+  std::function<void(const Request&, const DisaggRequest&)> on_disagg_request;
   // Called every kProgressEvents events with where the run is; may be
   // empty. Cheaper than on_step, which builds a record of every step.
   std::function<void(const RunProgress&)> on_progress;
   static constexpr int64_t kProgressEvents = 1 << 14;
   // false: each request's memory is freed once on_request has seen it, so
   // a run holds only the requests in flight and SimulationOutput::requests
-  // is empty at the end. Ignored (the requests are kept) with
-  // disaggregation, sessions traces and check_invariants, which read
-  // finished requests later.
+  // is empty at the end (with disaggregation, the prefill copies and
+  // DisaggOutput::requests too). Ignored (the requests are kept) with
+  // sessions traces and check_invariants, which read finished requests
+  // later.
   bool keep_requests = true;
   // Disaggregated prefill/decode; when set, num_replicas is the total of
   // both pools and engine / cost_model / router are the decode pool's.
@@ -174,7 +181,9 @@ struct DisaggOutput {
   int32_t num_prefill = 0;  // replicas [0, num_prefill) are the prefill pool
   // The prefill instances' copies of the requests (same ids, output_len 1).
   RequestTable prefill_requests;
-  std::vector<DisaggRequest> requests;  // by request id
+  // By request id, chunked as the request tables (a run that retires its
+  // requests frees them with theirs).
+  ChunkedVector<DisaggRequest, RequestTable::kShift> requests;
   int64_t transfers = 0;                // ended
   double bytes_moved = 0;               // by ended transfers
   std::vector<SimTime> link_busy;       // per decode instance

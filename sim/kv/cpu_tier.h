@@ -13,24 +13,32 @@
 //    the same entries under hashes nobody looks up).
 // Swap space takes priority: reserving it evicts prefix blocks.
 //
+// Recency is a log, not a linked list (a block is offered, refreshed or hit
+// a few hundred times per request on a RAG workload): entries are appended
+// in the order they were last used, a refreshed entry is appended again and
+// its old place goes dead (the map points at its newest place), eviction
+// takes the oldest live place, and the log is compacted when it fills. No
+// allocation per block, and the same order as a move-to-front list.
+//
 // Invariants (CheckInvariants): swap_used() + num_prefix() <= capacity();
-// every hashed entry is in the map exactly once, under its own hash.
+// every hashed entry is in the map exactly once, at its newest place.
 #pragma once
 
 #include <cstdint>
-#include <list>
-#include <unordered_map>
+#include <vector>
+
+#include "sim/kv/block_hash_map.h"
 
 namespace servesim {
 
 class CpuTier {
  public:
-  explicit CpuTier(int64_t capacity_blocks) : capacity_(capacity_blocks) {}
+  explicit CpuTier(int64_t capacity_blocks);
 
   int64_t capacity() const { return capacity_; }
   int64_t swap_used() const { return swap_used_; }
-  int64_t num_prefix() const { return static_cast<int64_t>(lru_.size()); }
-  int64_t used() const { return swap_used_ + num_prefix(); }
+  int64_t num_prefix() const { return live_; }
+  int64_t used() const { return swap_used_ + live_; }
   int64_t evictions() const { return evictions_; }  // prefix blocks dropped
 
   // Takes n blocks of swap space, evicting prefix blocks as needed; false
@@ -43,20 +51,36 @@ class CpuTier {
   // recently used entry makes room. True if the block was copied: false
   // when it was here already, or when swap space fills the tier (dropped).
   bool Offer(uint64_t hash);
-  bool Contains(uint64_t hash) const { return hash != 0 && by_hash_.count(hash) != 0; }
+  bool Contains(uint64_t hash) const { return hash != 0 && places_.Find(hash) >= 0; }
   // Marks a hit entry most recently used (it stays: the tier is a copy).
   void Touch(uint64_t hash);
 
   void CheckInvariants() const;  // aborts with a description
 
  private:
+  // Log positions are sequence numbers; a position's slot is seq & mask_.
+  int32_t SlotOf(int64_t seq) const { return static_cast<int32_t>(seq & mask_); }
+  // The entry at `seq` is the newest place of its block.
+  bool Live(int64_t seq) const {
+    const uint64_t h = log_[static_cast<size_t>(SlotOf(seq))];
+    return h == 0 || places_.Find(h) == SlotOf(seq);
+  }
+  void Append(uint64_t hash);  // at the newest end; the map is the caller's
   void EvictOldest();
+  // Drops the dead places and rebuilds the map, into a log of `log_size`
+  // slots and a map for `map_entries` hashed entries.
+  void Compact(size_t log_size, size_t map_entries);
 
   int64_t capacity_;
   int64_t swap_used_ = 0;
   int64_t evictions_ = 0;
-  std::list<uint64_t> lru_;  // front: most recently used
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> by_hash_;
+  int64_t live_ = 0;    // prefix entries (hashed and anonymous)
+  int64_t hashed_ = 0;  // of them, hashed (the map's size)
+  std::vector<uint64_t> log_;  // 0: anonymous
+  int64_t mask_ = 0;
+  int64_t oldest_ = 0, next_ = 0;  // the log holds [oldest_, next_)
+  size_t map_entries_ = 0;         // what places_ was sized for
+  BlockHashMap places_;            // hash -> its newest slot
 };
 
 }  // namespace servesim

@@ -51,7 +51,28 @@ nlohmann::json PoolJson(const PoolSpec& p, double busy) {
 
 }  // namespace
 
+void DisaggDigest::Add(const Request& r, const DisaggRequest& t) {
+  if (!r.measured || r.status != RequestStatus::kFinished) return;
+  const double ttft = ToMs(r.first_token - r.send);
+  const double moved = ToMs(t.transfer_end - t.prefill_end);
+  prefill_.push_back(ToMs(t.prefill_end - r.send));
+  transfer_.push_back(moved);
+  wait_.push_back(ToMs(t.transfer_start - t.prefill_end));
+  decode_.push_back(ToMs(r.first_scheduled - t.transfer_end));
+  share_.push_back(ttft > 0 ? moved / ttft : 0);
+  ttft_sum_ += ttft;
+  transfer_sum_ += moved;
+}
+
+DisaggDigest DisaggDigest::FromOutput(const SimulationOutput& out) {
+  DisaggDigest d;
+  if (!out.disagg) return d;
+  for (size_t i = 0; i < out.requests.size(); ++i) d.Add(out.requests[i], out.disagg->requests[i]);
+  return d;
+}
+
 DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput& in,
+                              DisaggDigest digest,
                               const std::vector<double>& percentiles) {
   DisaggSummary d;
   if (!out.disagg || !in.disagg) return d;
@@ -68,28 +89,12 @@ DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput
   }
   d.transfers = o.transfers;
   d.bytes_moved = o.bytes_moved;
-  std::vector<double> prefill, transfer, wait, decode, share;
-  double ttft_sum = 0, transfer_sum = 0;
-  for (size_t i = 0; i < out.requests.size(); ++i) {
-    const Request& r = out.requests[i];
-    if (!r.measured || r.status != RequestStatus::kFinished) continue;
-    const DisaggRequest& t = o.requests[i];
-    const double ttft = ToMs(r.first_token - r.send);
-    const double moved = ToMs(t.transfer_end - t.prefill_end);
-    prefill.push_back(ToMs(t.prefill_end - r.send));
-    transfer.push_back(moved);
-    wait.push_back(ToMs(t.transfer_start - t.prefill_end));
-    decode.push_back(ToMs(r.first_scheduled - t.transfer_end));
-    share.push_back(ttft > 0 ? moved / ttft : 0);
-    ttft_sum += ttft;
-    transfer_sum += moved;
-  }
-  if (ttft_sum > 0) d.transfer_share_of_mean_ttft = transfer_sum / ttft_sum;
-  d.prefill_ms = Summarize(prefill, percentiles);
-  d.transfer_ms = Summarize(transfer, percentiles);
-  d.link_wait_ms = Summarize(wait, percentiles);
-  d.decode_wait_ms = Summarize(decode, percentiles);
-  d.transfer_share = Summarize(share, percentiles);
+  if (digest.ttft_sum_ > 0) d.transfer_share_of_mean_ttft = digest.transfer_sum_ / digest.ttft_sum_;
+  d.prefill_ms = Summarize(digest.prefill_, percentiles);
+  d.transfer_ms = Summarize(digest.transfer_, percentiles);
+  d.link_wait_ms = Summarize(digest.wait_, percentiles);
+  d.decode_wait_ms = Summarize(digest.decode_, percentiles);
+  d.transfer_share = Summarize(digest.share_, percentiles);
   return d;
 }
 

@@ -31,7 +31,25 @@ struct DisaggSummary {
   double transfer_share_of_mean_ttft = 0;
 };
 
+// What the summary needs of each request's path, taken one request at a
+// time in id order (SimulationInput::on_disagg_request), so that the run
+// need not keep its requests: of each measured, completed request, ms
+// (8 bytes a figure, 40 a request).
+class DisaggDigest {
+ public:
+  void Add(const Request& r, const DisaggRequest& t);
+  // From a run that kept its requests (SimulationInput::keep_requests).
+  static DisaggDigest FromOutput(const SimulationOutput& out);
+
+ private:
+  friend DisaggSummary SummarizeDisagg(const SimulationOutput&, const SimulationInput&,
+                                       DisaggDigest, const std::vector<double>&);
+  std::vector<double> prefill_, transfer_, wait_, decode_, share_;
+  double ttft_sum_ = 0, transfer_sum_ = 0;
+};
+
 DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput& in,
+                              DisaggDigest digest,
                               const std::vector<double>& percentiles);
 // The console section (after the main report).
 void WriteDisaggReport(const Scenario& sc, const DisaggSummary& d, std::ostream& os);

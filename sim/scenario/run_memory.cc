@@ -14,6 +14,10 @@ namespace {
 
 constexpr double kBytesPerRequest = 350;
 constexpr double kBytesPerRetiredRequest = 64;
+// Disaggregated: a prefill copy of each request, and its path (the digest
+// keeps 40 bytes of each completed request).
+constexpr double kBytesPerDisaggRequest = 300;
+constexpr double kBytesPerRetiredDisaggRequest = 40;
 constexpr double kBytesPerBlock = 44;
 constexpr double kBytesPerReplica = 64 * 1024;  // scheduler, queues, policy
 
@@ -51,8 +55,7 @@ std::string Gib(double bytes) {
 }  // namespace
 
 bool RunKeepsRequests(const Scenario& sc) {
-  return sc.disagg.has_value() ||
-         (sc.workload.trace && sc.workload.trace->format == TraceFormat::kSessions);
+  return sc.workload.trace && sc.workload.trace->format == TraceFormat::kSessions;
 }
 
 RunMemoryEstimate EstimateRunMemory(const Scenario& sc, bool keeps_requests) {
@@ -74,8 +77,10 @@ RunMemoryEstimate EstimateRunMemory(const Scenario& sc, bool keeps_requests) {
   const double kv = static_cast<double>(sc.num_replicas) *
                     (static_cast<double>(sc.engine.num_gpu_blocks) * kBytesPerBlock +
                      kBytesPerReplica);
-  const double reqs =
-      e.requests * (keeps_requests ? kBytesPerRequest : kBytesPerRetiredRequest);
+  const double per_request =
+      keeps_requests ? kBytesPerRequest + (sc.disagg ? kBytesPerDisaggRequest : 0)
+                     : kBytesPerRetiredRequest + (sc.disagg ? kBytesPerRetiredDisaggRequest : 0);
+  const double reqs = e.requests * per_request;
   // A run that retires its requests still holds every queued one whole: up
   // to limits.max_queued of them when arrivals outpace service.
   e.queued = keeps_requests ? 0

@@ -103,7 +103,7 @@ TEST(Disagg, GoldenEventSequence) {
   EXPECT_EQ(decode_steps, 5);
   // The report: transfer 1.5 ms of TTFT 5 (A) and 7.5 (B).
   SimulationInput in = sc.ToSimulationInput();
-  const DisaggSummary ds = SummarizeDisagg(out, in, {50, 99});
+  const DisaggSummary ds = SummarizeDisagg(out, in, DisaggDigest::FromOutput(out), {50, 99});
   EXPECT_NEAR(ds.transfer_ms.mean, 1.5, 1e-9);
   EXPECT_NEAR(ds.transfer_share.mean, (1.5 / 5 + 1.5 / 7.5) / 2, 1e-9);
   EXPECT_NEAR(ds.transfer_share_of_mean_ttft, 3.0 / 12.5, 1e-9);

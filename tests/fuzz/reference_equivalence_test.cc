@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/engine/simulation.h"
+#include "sim/report/disagg_report.h"
 #include "sim/report/summary.h"
 #include "sim/report/writers.h"
 #include "sim/scenario/scenario.h"
@@ -19,6 +20,8 @@
 namespace servesim::fuzz {
 namespace {
 
+int retired_disagg_runs = 0;  // fast runs that freed their disaggregated requests
+
 struct Rendered {
   std::string result, csv;
   RunSummary summary;
@@ -26,15 +29,19 @@ struct Rendered {
 
 // The reference engine keeps its requests to the end and summarises them
 // there; the fast one (as `servesim run`) hands each to the summary's digest
-// and the CSV as it retires and frees it (keep_requests = false).
+// and the CSV as it retires and frees it (keep_requests = false), and a
+// disaggregated run's path of each to the disaggregation section's digest.
 Rendered Run(const Scenario& sc, bool reference, bool decode_group = true) {
   SimulationInput in = sc.ToSimulationInput();
   in.engine.reference_engine = reference;
   in.engine.decode_group = decode_group;
   Rendered r;
+  nlohmann::json disagg;  // the result's disaggregation section, if any
   if (reference) {
     const SimulationOutput out = RunSimulation(in);
     r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate());
+    disagg = DisaggJson(sc, SummarizeDisagg(out, in, DisaggDigest::FromOutput(out),
+                                            r.summary.percentiles));
     std::ostringstream csv;
     WriteDetailedCsv(out, csv);
     r.csv = csv.str();
@@ -47,12 +54,28 @@ Rendered Run(const Scenario& sc, bool reference, bool decode_group = true) {
       digest.Add(q);
       AppendDetailedCsvRow(q, {}, &r.csv, ClientLag(in));
     };
+    DisaggDigest disagg_digest;
+    in.on_disagg_request = [&](const Request& q, const DisaggRequest& t) {
+      EXPECT_EQ(q.id, next_id - 1) << "on_disagg_request apart from on_request";
+      disagg_digest.Add(q, t);
+    };
     in.keep_requests = false;
     const SimulationOutput out = RunSimulation(in);
     EXPECT_EQ(next_id, digest.created);
     r.summary = Summarize(out, in, sc.ArrivalDescription(), sc.OfferedRate(), digest);
+    disagg = DisaggJson(sc, SummarizeDisagg(out, in, std::move(disagg_digest),
+                                            r.summary.percentiles));
+    // The prefill copies and the paths go with the requests (all of them,
+    // unless a sessions trace keeps them).
+    if (out.disagg) {
+      EXPECT_EQ(out.disagg->prefill_requests.size(), out.requests.size());
+      EXPECT_EQ(out.disagg->requests.size(), out.requests.size());
+      retired_disagg_runs += out.requests.size() == 0;
+    }
   }
-  r.result = ResultJson(sc, r.summary).dump(1);
+  nlohmann::json result = ResultJson(sc, r.summary);
+  if (!disagg.is_null()) result["servesim"]["disaggregation"] = disagg;
+  r.result = result.dump(1);
   return r;
 }
 
@@ -84,7 +107,7 @@ void ExpectSameWithGroupOffAndInvariants(const nlohmann::json& j,
 
 TEST(ReferenceEquivalence, GeneratedScenariosOfEveryKind) {
   int prefix = 0, sessions = 0, clusters = 0, sync = 0, unchunked = 0, closed = 0,
-      preempted = 0;
+      preempted = 0, disaggregated = 0;
   for (uint64_t seed = 1; seed <= 80; ++seed) {
     SeededChoices choices(seed);
     const nlohmann::json j = GenerateScenario(choices);
@@ -101,6 +124,7 @@ TEST(ReferenceEquivalence, GeneratedScenariosOfEveryKind) {
     closed += w.contains("max_concurrency") ||
               (arrival.is_object() && arrival.value("process", "") == "closed");
     clusters += cluster.value("replicas", 1) > 1;
+    disaggregated += j.contains("disaggregation");
     preempted += s.preemptions > 0 && cached;
   }
   // What the seeds cover (so that the comparison above is not vacuous).
@@ -110,6 +134,8 @@ TEST(ReferenceEquivalence, GeneratedScenariosOfEveryKind) {
   EXPECT_GT(sync, 5);
   EXPECT_GT(unchunked, 5);
   EXPECT_GT(closed, 5);
+  EXPECT_GT(disaggregated, 2);
+  EXPECT_GT(retired_disagg_runs, 2);
   EXPECT_GT(preempted, 0);
 }
 
