@@ -33,7 +33,7 @@ int CliMain(int argc, char** argv, std::string* error) {
       AddRunCommand(&app),      AddFitCommand(&app),      AddSweepCommand(&app),
       AddLoopsCommand(&app),    AddCapacityCommand(&app), AddCompareCommand(&app),
       AddSearchCommand(&app),   AddListCommand(&app),     AddValidateCommand(&app),
-      AddModelCommand(&app)};
+      AddModelCommand(&app),    AddServeCommand(&app)};
   if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
     return fail(unknown + " (see servesim --help)");
   }

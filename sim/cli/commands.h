@@ -34,6 +34,9 @@ Command AddListCommand(CLI::App* app);
 Command AddValidateCommand(CLI::App* app);
 // `servesim model import CONFIG.json [--name N] [--out F] [--source T]`.
 Command AddModelCommand(CLI::App* app);
+// `servesim serve SCENARIO [--port P] [--time-scale X]`: an OpenAI-compatible
+// endpoint driven by the simulated engine.
+Command AddServeCommand(CLI::App* app);
 
 // The scenario keys with their defaults: as text for `run --help`, and as a
 // Markdown table (`run --scenario-reference-markdown`) for the docs site.

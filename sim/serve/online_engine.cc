@@ -1,0 +1,494 @@
+// The online driver (see online_engine.h). Its event handling mirrors the
+// batch driver's (sim/engine/simulation.cc: Send, Dispatch, Route,
+// StartStep, SyncLevels, OnStepDone) for the one mode it supports: open
+// arrivals, no frontend model, no disaggregation, every request measured.
+#include "sim/serve/online_engine.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/engine/block_hashing.h"
+#include "sim/engine/replica.h"
+#include "sim/engine/run_invariants.h"
+#include "sim/engine/scheduler_policy.h"
+
+namespace servesim {
+
+using Clock = std::chrono::steady_clock;
+
+std::string OnlineEngine::CheckOnlineInput(const SimulationInput& in) {
+  if (in.disagg) return "disaggregated deployments (disaggregation) are not served online";
+  if (in.engine.spec.num_speculative_tokens > 0) {
+    return "speculative decoding (engine.speculative) is not served online";
+  }
+  if (!MakeRouter(in.router)) return "unknown router \"" + in.router.name + "\"";
+  return "";
+}
+
+OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
+    : in_(std::move(in)),
+      options_(options),
+      route_rng_(in_.seed, "routing"),
+      length_rng_(in_.seed, "lengths") {
+  // The invariants read this input: an open loop with no bound, no
+  // frontend and no warm-up (every request is measured).
+  in_.workload.closed_loop = false;
+  in_.workload.max_concurrency = 0;
+  in_.workload.num_requests = 0;
+  in_.workload.duration_s = 0;
+  in_.workload.sessions.reset();
+  in_.workload.trace.reset();
+  in_.workload.classes.clear();
+  in_.frontend = FrontendConfig();
+  in_.metrics.warmup_s = 0;
+  in_.metrics.warmup_requests = 0;
+  in_.check_invariants = options_.check_invariants;
+  in_.record_steps = options_.check_invariants;
+  in_.num_replicas = std::max(1, in_.num_replicas);
+  router_ = MakeRouter(in_.router);
+  for (int32_t k = 0; k < in_.num_replicas; ++k) {
+    EngineConfig e = in_.engine;
+    e.spec.seed = in_.seed;
+    replicas_.push_back(std::make_unique<Replica>(
+        e, MakeSchedulerPolicy(e.policy), in_.cost_model, &out_.requests, &out_.recorder));
+    Replica& rep = *replicas_.back();
+    rep.set_check_invariants(options_.check_invariants);
+    rep.set_step_sink(options_.check_invariants ? &out_.steps : nullptr, k);
+    rep.set_work_counter(in_.work_counter);
+    // Preemptions are counted from the step records.
+    rep.set_step_callback([this](const StepRecord& s) { live_.preemptions += s.num_preempted; });
+    // Tokens are read from each request after every step, so its counters
+    // must be exact: an observer turns the scheduler's aggregated decode
+    // group off.
+    rep.set_schedule_observer([](SimTime, const StepPlan&) {});
+  }
+  out_.replicas.resize(replicas_.size());
+  outstanding_.assign(replicas_.size(), 0);
+  wake_.assign(replicas_.size(), kNever);
+  active_.resize(replicas_.size());
+  loads_.resize(replicas_.size());
+}
+
+OnlineEngine::~OnlineEngine() { Shutdown(0); }
+
+void OnlineEngine::Start() {
+  start_ = Clock::now();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+SimTime OnlineEngine::SimNow() const {
+  const double wall = std::chrono::duration<double>(Clock::now() - start_).count();
+  return FromSeconds(wall * options_.time_scale);
+}
+
+Clock::time_point OnlineEngine::WallOf(SimTime t) const {
+  const double wall = ToSeconds(t) / options_.time_scale;
+  return start_ + std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(wall));
+}
+
+OnlineEngine::SubmitResult OnlineEngine::Submit(int32_t prompt_len,
+                                                std::vector<uint64_t> block_hashes,
+                                                int32_t max_tokens, int32_t min_tokens,
+                                                bool ignore_eos,
+                                                std::shared_ptr<TokenStream> stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) return SubmitResult::kStopping;
+  if (inside_ >= options_.max_requests) {
+    ++snapshot_.refused;  // counted in the published copy: no engine work
+    return SubmitResult::kFull;
+  }
+  ++inside_;
+  Pending p;
+  p.at = SimNow();
+  p.prompt_len = prompt_len;
+  p.max_tokens = max_tokens;
+  p.min_tokens = min_tokens;
+  p.ignore_eos = ignore_eos;
+  p.block_hashes = std::move(block_hashes);
+  p.stream = std::move(stream);
+  queue_.push_back(std::move(p));
+  cv_.notify_one();
+  return SubmitResult::kAccepted;
+}
+
+void OnlineEngine::Shutdown(double drain_s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stop_) {
+      stop_ = true;
+      stopping_ = true;
+      drain_until_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(drain_s));
+    }
+    cv_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+MetricsSnapshot OnlineEngine::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return snapshot_;
+}
+
+SimTime OnlineEngine::NextWake() const {
+  SimTime t = kNever;
+  for (SimTime w : wake_) t = std::min(t, w);
+  return t;
+}
+
+void OnlineEngine::Loop() {
+  std::vector<Pending> batch;
+  bool stopping = false;
+  Clock::time_point drain_until;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto ready = [&] { return !queue_.empty() || (stop_ && !stopping); };
+      const SimTime next = NextWake();
+      // Draining: wake at the deadline at the latest.
+      Clock::time_point until = next == kNever ? Clock::time_point::max() : WallOf(next);
+      if (stopping) until = std::min(until, drain_until);
+      if (!ready()) {
+        if (until == Clock::time_point::max()) {
+          cv_.wait(lock, ready);
+        } else {
+          cv_.wait_until(lock, until, ready);
+        }
+      }
+      batch.swap(queue_);
+      if (stop_ && !stopping) {
+        stopping = true;
+        drain_until = drain_until_;
+      }
+    }
+    // Arrivals in queue order (their times do not decrease), each after
+    // the steps that ended before it.
+    for (Pending& p : batch) {
+      RunUntil(p.at);
+      Admit(std::move(p));
+    }
+    batch.clear();
+    RunUntil(SimNow());
+    PublishSnapshot();
+    if (stopping && (in_engine_ == 0 || Clock::now() >= drain_until)) break;
+  }
+  Finish();
+}
+
+// Handles every step end at or before t, in time order, then moves the
+// clock to t.
+void OnlineEngine::RunUntil(SimTime t) {
+  while (true) {
+    size_t k = 0;
+    for (size_t j = 1; j < wake_.size(); ++j) {
+      if (wake_[j] < wake_[k]) k = j;
+    }
+    if (wake_[k] > t) break;
+    now_ = wake_[k];
+    wake_[k] = kNever;
+    // How far behind the wall clock this event is handled.
+    const double lag = ToSeconds(SimNow() - now_) / options_.time_scale;
+    live_.lag_s = lag;
+    live_.max_lag_s = std::max(live_.max_lag_s, lag);
+    if (lag > options_.lag_warning_s && options_.lag_warning_s > 0) {
+      const auto wall = Clock::now();
+      if (wall - last_lag_warning_ > std::chrono::seconds(5)) {
+        last_lag_warning_ = wall;
+        std::fprintf(stderr,
+                     "servesim serve: the engine is %.3f s (wall) behind time scale %g: "
+                     "this machine cannot keep up; token times lag the simulation\n",
+                     lag, options_.time_scale);
+      }
+    }
+    OnStepDone(k);
+  }
+  now_ = std::max(now_, t);
+}
+
+void OnlineEngine::Admit(Pending p) {
+  now_ = std::max(now_, p.at);
+  Request& r = out_.requests.emplace_back();
+  r.id = static_cast<int64_t>(out_.requests.size()) - 1;
+  r.prompt_len = p.prompt_len;
+  // Output length: as the request asks, else the scenario's distribution.
+  int32_t n = p.max_tokens;
+  if (!p.ignore_eos || n == 0) {
+    n = in_.workload.output_len ? in_.workload.output_len->Sample(length_rng_)
+                                : (p.max_tokens > 0 ? p.max_tokens : 16);
+    if (p.max_tokens > 0) n = std::min(n, p.max_tokens);
+    n = std::max({n, p.min_tokens, 1});
+  }
+  r.output_len = n;
+  r.content.stream_id = static_cast<uint64_t>(r.id) + 1;
+  const int32_t bs = in_.engine.block_size;
+  if (!p.block_hashes.empty()) {
+    r.content.trace_hashes =
+        std::make_shared<const std::vector<uint64_t>>(std::move(p.block_hashes));
+    r.content.trace_block_tokens = bs;
+  }
+  r.arrival = r.send = now_;
+  r.measured = true;
+  ++live_.admitted;
+  Recorder& rec = out_.recorder;
+  rec.Advance(now_);
+  if (!window_started_) {
+    rec.MarkWindowStart(now_);
+    window_started_ = true;
+  }
+  Active a{r.id, std::move(p.stream)};
+  a.max_tokens = p.max_tokens;
+  if (const char* why = replicas_[0]->CheckServable(r)) {
+    r.status = RequestStatus::kRejected;
+    r.reject_reason = why;
+    r.finish = now_;
+    ++out_.rejected;
+    ++live_.rejected;
+    EndStream(a, std::string("the engine cannot serve this request: ") + why, true);
+    Deliver();
+    return;
+  }
+  ++in_engine_;
+  rec.Advance(now_);
+  ++rec.levels().in_system;
+  r.engine_arrival = now_;
+  const size_t k = Route(r);
+  r.replica = static_cast<int32_t>(k);
+  ++out_.replicas[k].routed;
+  ++outstanding_[k];
+  updates_.push_back({a.stream, &r, 0, -1, false, false, ""});  // admitted
+  active_[k].push_back(std::move(a));
+  replicas_[k]->Submit(r.id);
+  if (!replicas_[k]->busy()) {
+    StartStep(k);
+  } else {
+    SyncLevels();
+  }
+  Deliver();
+}
+
+size_t OnlineEngine::Route(Request& r) {
+  const size_t count = replicas_.size();
+  if (count == 1) return 0;
+  for (size_t k = 0; k < count; ++k) {
+    loads_[k] = {outstanding_[k], static_cast<int64_t>(replicas_[k]->scheduler().num_waiting()),
+                 &replicas_[k]->scheduler().kv()};
+  }
+  RouteRequest rr;
+  rr.id = r.id;
+  rr.prompt_len = r.prompt_len;
+  if (router_->wants_block_hashes()) {
+    const int32_t bs = in_.engine.block_size;
+    const int32_t n = std::min((r.prompt_len - 1) / bs, FirstPrivateBlock(r, bs));
+    EnsureBlockHashes(&r, n, bs, &route_hashes_);
+    rr.block_hashes = r.block_hashes.data();
+    rr.num_block_hashes = n;
+  }
+  return router_->Choose(rr, loads_, route_rng_);
+}
+
+void OnlineEngine::StartStep(size_t k) {
+  const SimTime wake = replicas_[k]->StartStep(now_);
+  SyncLevels();
+  wake_[k] = wake >= 0 ? wake : kNever;
+}
+
+void OnlineEngine::SyncLevels() {
+  Recorder& rec = out_.recorder;
+  rec.Advance(now_);
+  Levels& l = rec.levels();
+  l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
+  int64_t total_blocks = 0;
+  for (const auto& rep : replicas_) {
+    const Scheduler& sch = rep->scheduler();
+    l.waiting += static_cast<int64_t>(sch.num_waiting());
+    l.running += static_cast<int64_t>(sch.num_running());
+    l.kv_blocks_used += sch.kv().num_used();
+    l.kv_blocks_cached += sch.kv().num_cached_free();
+    l.busy += rep->step_running() ? 1 : 0;
+    total_blocks += in_.engine.num_gpu_blocks - Scheduler::kReservedBlocks;
+  }
+  live_.running = l.running;
+  live_.waiting = l.waiting;
+  live_.kv_usage = total_blocks > 0 ? static_cast<double>(l.kv_blocks_used) /
+                                          static_cast<double>(total_blocks)
+                                    : 0;
+}
+
+void OnlineEngine::OnStepDone(size_t k) {
+  finished_.clear();
+  replicas_[k]->FinishStep(now_, &finished_);
+  outstanding_[k] -= static_cast<int64_t>(finished_.size());
+  if (!finished_.empty()) {
+    Recorder& rec = out_.recorder;
+    rec.Advance(now_);
+    rec.levels().in_system -= static_cast<int64_t>(finished_.size());
+  }
+  // Every request of this replica: its tokens of this step are released.
+  std::vector<Active>& act = active_[k];
+  for (size_t i = 0; i < act.size();) {
+    const Request& r = out_.requests[act[i].id];
+    Release(act[i], r);
+    if (r.status == RequestStatus::kFinished) {
+      --in_engine_;
+      EndStream(act[i], "");
+      act[i] = std::move(act.back());
+      act.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  StartStep(k);
+  Deliver();
+}
+
+// Tokens request r has that its stream does not, as of now_.
+void OnlineEngine::Release(Active& a, const Request& r) {
+  const double scale = options_.time_scale;
+  if (!a.counted_cache && r.cached_tokens >= 0) {
+    a.counted_cache = true;
+    live_.prefix_queries += r.prompt_len;
+    live_.prefix_hits += r.cached_tokens;
+    live_.prompt_tokens += r.prompt_len;
+    live_.queue.Observe(ToSeconds(r.first_scheduled - r.arrival) / scale);
+  }
+  if (r.num_output <= a.released) return;
+  live_.generation_tokens += r.num_output - a.released;
+  if (a.last_token < 0) {
+    live_.ttft.Observe(ToSeconds(r.first_token - r.arrival) / scale);
+  } else {
+    live_.itl.Observe(ToSeconds(now_ - a.last_token) / scale);
+  }
+  a.last_token = now_;
+  if (options_.check_invariants) {
+    if (token_times_.size() <= static_cast<size_t>(r.id)) token_times_.resize(r.id + 1);
+    token_times_[r.id].resize(r.num_output, now_);
+  }
+  a.released = r.num_output;
+  updates_.push_back({a.stream, &r, r.num_output, now_, false, false, ""});
+}
+
+void OnlineEngine::EndStream(Active& a, const std::string& error, bool rejected) {
+  const Request& r = out_.requests[a.id];
+  if (error.empty()) {
+    live_.e2e.Observe(ToSeconds(r.finish - r.arrival) / options_.time_scale);
+    const bool capped = a.max_tokens > 0 && r.output_len >= a.max_tokens;
+    ++(capped ? live_.finished_length : live_.finished_stop);
+  }
+  // Merged with this step's token update, if any: the last token and the
+  // end reach the stream together (the last chunk carries finish_reason).
+  if (!updates_.empty() && updates_.back().stream == a.stream) {
+    Update& u = updates_.back();
+    u.done = true;
+    u.rejected = rejected;
+    u.error = error;
+    return;
+  }
+  updates_.push_back({a.stream, &r, a.released, -1, true, rejected, error});
+}
+
+void OnlineEngine::Deliver() {
+  PublishSnapshot();
+  int64_t ended = 0;
+  for (Update& u : updates_) {
+    TokenStream& s = *u.stream;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      const Request& r = *u.request;
+      s.id = r.id;
+      s.prompt_len = r.prompt_len;
+      s.output_len = r.output_len;
+      s.arrival = r.arrival;
+      s.cached_tokens = std::max(0, r.cached_tokens);
+      s.released = std::max(s.released, u.released);
+      if (u.done) {
+        s.done = true;
+        s.rejected = u.rejected;
+        s.error = u.error;
+        ++ended;
+      }
+    }
+    s.cv.notify_all();
+  }
+  updates_.clear();
+  if (ended > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    inside_ -= ended;
+  }
+}
+
+void OnlineEngine::PublishSnapshot() {
+  live_.sim_time_s = ToSeconds(now_);
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t refused = snapshot_.refused;
+  snapshot_ = live_;
+  snapshot_.refused = refused;
+}
+
+void OnlineEngine::Finish() {
+  // Requests still inside at the drain deadline end with an error; the
+  // run is then one stopped early (the invariants allow them unfinished).
+  for (auto& act : active_) {
+    for (Active& a : act) {
+      ++out_.incomplete;
+      ++live_.aborted;
+      EndStream(a, "the server shut down before this request finished");
+    }
+    act.clear();
+  }
+  Deliver();
+  if (out_.incomplete > 0) {
+    out_.stopped_at_queue_cap = true;
+    out_.unstable_reason = "the server shut down with requests in flight";
+  }
+  // Requests queued after the engine's last pass (none once stop_ is set
+  // before it, but be sure): ended, never admitted.
+  std::vector<Pending> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(queue_);
+  }
+  for (Pending& p : left) {
+    {
+      std::lock_guard<std::mutex> lock(p.stream->mu);
+      p.stream->done = true;
+      p.stream->error = "the server shut down before this request started";
+    }
+    p.stream->cv.notify_all();
+    std::lock_guard<std::mutex> lock(mu_);
+    --inside_;
+  }
+  // Drained: steps still in flight (async scheduling may have launched one
+  // past every request's last token) end now, without waiting for the
+  // wall clock, so the run ends after its last step.
+  if (out_.incomplete == 0) {
+    for (SimTime t = NextWake(); t != kNever; t = NextWake()) RunUntil(t);
+  }
+  out_.end_time = now_;
+  Recorder& rec = out_.recorder;
+  rec.Advance(now_);
+  if (window_started_) rec.MarkWindowEnd(now_);
+  for (size_t k = 0; k < replicas_.size(); ++k) {
+    const Replica& rep = *replicas_[k];
+    out_.replicas[k].steps = rep.steps();
+    out_.replicas[k].busy_s = ToSeconds(rep.busy_time());
+    out_.replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
+    out_.total_cost += rep.total_cost();
+    out_.resume_cached_tokens += rep.scheduler().resume_cached_tokens();
+    out_.evictions += rep.scheduler().kv().evictions();
+  }
+  for (const Request& r : out_.requests) {
+    if (r.replica >= 0 && r.cached_tokens >= 0) {
+      out_.replicas[r.replica].cached_prompt_tokens += r.cached_tokens;
+      out_.replicas[r.replica].prompt_tokens += r.prompt_len;
+    }
+  }
+  PublishSnapshot();
+}
+
+std::vector<std::string> OnlineEngine::CheckInvariants() const {
+  if (!in_.record_steps) return {"the run-level invariants need check_invariants"};
+  return CheckRunInvariants(in_, out_);
+}
+
+}  // namespace servesim
