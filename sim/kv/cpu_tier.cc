@@ -56,10 +56,7 @@ void CpuTier::Append(uint64_t hash) {
 void CpuTier::EvictOldest() {
   while (!Live(oldest_)) ++oldest_;
   const uint64_t h = log_[static_cast<size_t>(SlotOf(oldest_++))];
-  if (h != 0) {
-    places_.Erase(h);
-    --hashed_;
-  }
+  if (h != 0) places_.Erase(h);
   --live_;
   ++evictions_;
 }
@@ -83,14 +80,11 @@ bool CpuTier::Offer(uint64_t hash) {
   }
   if (swap_used_ >= capacity_) return false;
   if (used() >= capacity_) EvictOldest();
-  if (hash != 0 && static_cast<size_t>(hashed_) == map_entries_) {
+  if (hash != 0 && places_.size() == map_entries_) {
     Compact(log_.size(), 2 * map_entries_);  // the map is full: twice the room
   }
   Append(hash);
-  if (hash != 0) {
-    places_.Insert(hash, SlotOf(next_ - 1));
-    ++hashed_;
-  }
+  if (hash != 0) places_.Insert(hash, SlotOf(next_ - 1));
   ++live_;
   return true;
 }
@@ -112,7 +106,7 @@ void CpuTier::CheckInvariants() const {
     hashed += log_[static_cast<size_t>(SlotOf(s))] != 0;
   }
   if (live != live_) Broken("live entries miscounted", live, live_);
-  if (hashed != hashed_ || hashed != static_cast<int64_t>(places_.size())) {
+  if (hashed != static_cast<int64_t>(places_.size())) {
     Broken("map and log disagree", hashed, static_cast<long long>(places_.size()));
   }
 }

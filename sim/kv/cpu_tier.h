@@ -74,8 +74,7 @@ class CpuTier {
   int64_t capacity_;
   int64_t swap_used_ = 0;
   int64_t evictions_ = 0;
-  int64_t live_ = 0;    // prefix entries (hashed and anonymous)
-  int64_t hashed_ = 0;  // of them, hashed (the map's size)
+  int64_t live_ = 0;  // prefix entries (hashed and anonymous)
   std::vector<uint64_t> log_;  // 0: anonymous
   int64_t mask_ = 0;
   int64_t oldest_ = 0, next_ = 0;  // the log holds [oldest_, next_)

@@ -23,6 +23,7 @@
 
 #include "sim/core/paths.h"
 #include "sim/engine/sglang_scheduler.h"
+#include "tests/engine/fixture_files.h"
 
 namespace servesim {
 namespace {
@@ -39,20 +40,9 @@ const std::vector<std::string> kKnownDepartures = {"lof_p16_normal", "lof_p16_ov
 
 std::string FixtureDir() { return RepoRoot() + "/tests/conformance/sglang"; }
 
-std::vector<std::string> FixtureNames() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(FixtureDir(), ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> FixtureNames() { return FixtureNamesIn(FixtureDir()); }
 
-json Load(const std::string& name) {
-  std::ifstream in(FixtureDir() + "/" + name + ".json");
-  return json::parse(in);
-}
+json Load(const std::string& name) { return LoadFixture(FixtureDir(), name); }
 
 // Why SglangScheduler cannot replay fixture `f`; empty if it can.
 std::string NotModelled(const json& f) {

@@ -23,6 +23,7 @@
 #include "sim/cost/linear_cost_model.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/scheduler_policy.h"
+#include "tests/engine/fixture_files.h"
 
 namespace servesim {
 namespace {
@@ -34,20 +35,9 @@ constexpr SimTime kUs = 1000;  // ns per us
 
 std::string FixtureDir() { return RepoRoot() + "/tests/conformance/fixtures"; }
 
-std::vector<std::string> FixtureNames() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(FixtureDir(), ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> FixtureNames() { return FixtureNamesIn(FixtureDir()); }
 
-json Load(const std::string& name) {
-  std::ifstream in(FixtureDir() + "/" + name + ".json");
-  return json::parse(in);
-}
+json Load(const std::string& name) { return LoadFixture(FixtureDir(), name); }
 
 // One step as recorded: schedule time, [id, tokens] sorted by id, preempted
 // ids, finished ids, update time.
