@@ -1,8 +1,11 @@
-// Engine (one replica) settings, mirroring vLLM's names.
+// Engine (one replica) settings, mirroring vLLM's names; SGLang's in its
+// own words (sglang_config.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "sim/engine/sglang_config.h"
 
 namespace servesim {
 
@@ -29,7 +32,20 @@ struct SpecDecodeConfig {
   bool on() const { return num_speculative_tokens > 0; }
 };
 
+// Which serving engine runs each replica (engine.kind).
+enum class EngineKind { kVllm, kSglang };
+
 struct EngineConfig {
+  EngineKind kind = EngineKind::kVllm;
+  // engine.kind "sglang": its scheduler's settings, and whether requests
+  // set ignore_eos (sglang.bench_serving does by default): admission then
+  // reserves a request's whole remaining output rather than the new-token
+  // ratio's share. The vLLM fields below describe such a replica for the
+  // invariants and reports: max_num_seqs = max_running_requests,
+  // block_size = page_size, num_gpu_blocks = pool pages + the reserved one,
+  // max_num_batched_tokens = the most one batch can compute.
+  SglangConfig sglang;
+  bool sglang_ignore_eos = true;
   int32_t max_num_seqs = 256;
   int32_t max_num_batched_tokens = 8192;
   bool chunked_prefill = true;

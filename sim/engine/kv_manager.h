@@ -18,27 +18,12 @@
 #include "sim/engine/engine_config.h"
 #include "sim/engine/request.h"
 #include "sim/engine/scheduler_policy.h"
+#include "sim/engine/transfer_counts.h"
 #include "sim/kv/cpu_tier.h"
 #include "sim/kv/kv_cache.h"
 #include "sim/kv/prefix_cache.h"
 
 namespace servesim {
-
-// KV blocks moved between the GPU and the CPU tier (engine.kv_offload).
-struct TransferCounts {
-  int64_t swap_out = 0;  // GPU -> CPU: swap preemption
-  int64_t swap_in = 0;   // CPU -> GPU: a swapped request resumed
-  int64_t load = 0;      // CPU -> GPU: prefix hits in the CPU tier
-  int64_t store = 0;     // GPU -> CPU: GPU prefix evictions kept on CPU
-  TransferCounts& operator+=(const TransferCounts& o) {
-    swap_out += o.swap_out;
-    swap_in += o.swap_in;
-    load += o.load;
-    store += o.store;
-    return *this;
-  }
-  bool empty() const { return swap_out == 0 && swap_in == 0 && load == 0 && store == 0; }
-};
 
 // What admitting a waiting request would find.
 struct KvLookup {

@@ -98,7 +98,7 @@ struct StepPlan {
   int32_t group_finishing = 0;      // of them, decode group members
   // Speculative decoding: sequences it samples for that do not finish (the
   // proposer drafts for their next step), and the sum of their contexts
-  // before this step's drafts (Replica::DraftCost prices them).
+  // before this step's drafts (VllmReplica::DraftCost prices them).
   int32_t draft_seqs = 0;
   int64_t draft_context = 0;
   TransferCounts transfers;         // KV blocks moved (engine.kv_offload)

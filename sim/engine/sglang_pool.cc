@@ -25,17 +25,22 @@ bool SizeSglangPool(const SglangPoolInputs& in, SglangPool* pool, std::string* e
     *error = "the KV budget holds no whole page";
     return false;
   }
+  pool->max_total_tokens = tokens;
+  pool->max_running_requests =
+      SglangRequestLimit(tokens, in.context_length, in.max_running_requests);
+  return true;
+}
+
+int32_t SglangRequestLimit(int64_t tokens, int64_t context_length, int32_t requested) {
   int64_t limit;
-  if (in.max_running_requests > 0) {
-    limit = in.max_running_requests;
+  if (requested > 0) {
+    limit = requested;
   } else {
-    const auto estimated = static_cast<int64_t>(
-        static_cast<double>(tokens) / static_cast<double>(in.context_length) * 512);
+    const auto estimated = static_cast<int64_t>(static_cast<double>(tokens) /
+                                                static_cast<double>(context_length) * 512);
     limit = std::max<int64_t>(std::min<int64_t>(estimated, 4096), 2048);
   }
-  pool->max_total_tokens = tokens;
-  pool->max_running_requests = static_cast<int32_t>(std::min(limit, tokens / 2));
-  return true;
+  return static_cast<int32_t>(std::min(limit, tokens / 2));
 }
 
 }  // namespace servesim

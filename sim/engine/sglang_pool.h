@@ -6,7 +6,7 @@
 //  - max_total_tokens = budget / KV bytes per token, down to a whole page;
 //  - max_running_requests, unset: min(max(min(tokens / context_length x
 //    512, 4096), 2048), tokens / 2); set by hand: min(it, tokens / 2).
-// Not yet reachable from scenarios (docs/engine/sglang.md).
+// Used by engine.kind "sglang" (sim/scenario/sglang_engine.cc).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,10 @@ struct SglangPool {
   int64_t max_total_tokens = 0;
   int32_t max_running_requests = 0;
 };
+
+// SGLang's max_running_requests for a pool of `tokens`: `requested` (> 0)
+// or its default rule, at most tokens / 2.
+int32_t SglangRequestLimit(int64_t tokens, int64_t context_length, int32_t requested);
 
 // Fills *pool; false with *error (SGLang refuses to start) when the
 // weights leave no memory for KV or the pool holds no page.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/core/check.h"
+
 namespace servesim {
 
 namespace {
@@ -220,7 +222,6 @@ std::optional<SglangBatch> SglangScheduler::Decode(const SglangBatch* in_flight)
       SetHeld(s, 0);
       s.prefix = 0;
       s.retracted = true;
-      ++s.retractions;
     }
     for (int64_t id : b.retracted) state_.at(id).running = false;
     running_ = order;  // the batch keeps the retraction order
@@ -243,11 +244,13 @@ std::optional<SglangBatch> SglangScheduler::Decode(const SglangBatch* in_flight)
   return b;
 }
 
-std::vector<int64_t> SglangScheduler::Process(const SglangBatch& batch) {
+std::vector<int64_t> SglangScheduler::Process(const SglangBatch& batch,
+                                              std::vector<int64_t>* delivered) {
   std::vector<int64_t> finished;
   for (const SglangBatch::Row& r : batch.rows) {
     State& s = state_.at(r.id);
     if (r.id == batch.middle_chunk || s.retracted || s.finished) continue;
+    if (delivered != nullptr) delivered->push_back(r.id);
     if (++s.out >= s.req.max_new_tokens) {
       s.finished = true;
       SetHeld(s, 0);
@@ -255,7 +258,41 @@ std::vector<int64_t> SglangScheduler::Process(const SglangBatch& batch) {
     }
   }
   std::sort(finished.begin(), finished.end());
+  // Requests that finished at the previous Process: a Schedule has run
+  // since (it dropped them from the running batch), and this batch (in
+  // flight meanwhile) was the last that could name them.
+  for (int64_t id : retiring_) state_.erase(id);
+  retiring_ = finished;
   return finished;
+}
+
+size_t SglangScheduler::num_running() const {
+  size_t n = running_.size() + (chunked_ >= 0 ? 1 : 0);
+  for (int64_t id : last_extend_) n += id != chunked_ && !state_.at(id).running;
+  return n;
+}
+
+void SglangScheduler::CheckInvariants() const {
+  int64_t used = 0;
+  for (const auto& [id, s] : state_) used += Ceil(s.held);
+  SERVESIM_CHECK(used == used_ && used_ <= total_,
+                 "SGLang pool: %lld tokens counted in use, requests hold %lld, pool %lld",
+                 static_cast<long long>(used_), static_cast<long long>(used),
+                 static_cast<long long>(total_));
+  std::unordered_set<int64_t> seen;
+  for (int64_t id : waiting_) {
+    SERVESIM_CHECK(seen.insert(id).second && !state_.at(id).running && !state_.at(id).finished,
+                   "SGLang request %lld waits twice, or waits while running or finished",
+                   static_cast<long long>(id));
+  }
+  for (int64_t id : running_) {
+    SERVESIM_CHECK(seen.insert(id).second && state_.at(id).running,
+                   "SGLang request %lld runs while waiting, or twice",
+                   static_cast<long long>(id));
+  }
+  SERVESIM_CHECK(running_.size() <= static_cast<size_t>(config_.max_running_requests),
+                 "SGLang running batch of %zu > max_running_requests %d", running_.size(),
+                 config_.max_running_requests);
 }
 
 bool SglangScheduler::has_requests() const {

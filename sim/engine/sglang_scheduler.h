@@ -76,9 +76,11 @@ class SglangScheduler {
   std::optional<SglangBatch> Schedule(const SglangBatch* in_flight);
 
   // A batch's result: one token per request (none for a middle chunk or a
-  // request retracted since). Returns the requests it finished, by id;
-  // their KV is freed.
-  std::vector<int64_t> Process(const SglangBatch& batch);
+  // request retracted or finished since). Returns the requests it
+  // finished, by id; their KV is freed. With `delivered`, appends the
+  // requests that received a token, in batch order.
+  std::vector<int64_t> Process(const SglangBatch& batch,
+                               std::vector<int64_t>* delivered = nullptr);
 
   // Called when a loop iteration ran nothing and processed nothing: with
   // nothing running, waiting or in flight the ratio returns to its start.
@@ -89,9 +91,19 @@ class SglangScheduler {
   bool has_requests() const;
   int64_t tokens_in_use() const { return used_; }
   double new_token_ratio() const { return ratio_.value(); }
-  int32_t generated(int64_t id) const { return state_.at(id).out; }
-  int32_t retractions(int64_t id) const { return state_.at(id).retractions; }
   const SglangConfig& config() const { return config_; }
+  // The KV pool in tokens (whole pages) and its page size.
+  int64_t pool_tokens() const { return total_; }
+  int64_t page_size() const { return page_; }
+  // Waiting (retracted ones included; not the request being chunked) and
+  // running (the running batch, the last prefill's requests and the one
+  // being chunked; finished ones until the next call drops them).
+  size_t num_waiting() const { return waiting_.size(); }
+  size_t num_running() const;
+  // Aborts unless the pool's count is the sum of what each request holds,
+  // within the pool, and the queues hold each request at most once
+  // (--check-invariants).
+  void CheckInvariants() const;
 
  private:
   struct State {
@@ -99,7 +111,6 @@ class SglangScheduler {
     int32_t out = 0;      // tokens generated (results processed)
     int64_t held = 0;     // tokens whose KV it holds
     int64_t prefix = 0;   // its own earlier chunks, reused on continuing
-    int32_t retractions = 0;
     bool finished = false;
     bool retracted = false;  // retracted, not yet re-admitted
     bool running = false;    // in running_
@@ -124,6 +135,9 @@ class SglangScheduler {
   int64_t chunked_ = -1;  // the request being chunked
   bool full_ = false;     // admission stopped for lack of KV or rows
   int64_t used_ = 0;      // sum of page-rounded held
+  // Finished at the last Process: a batch in flight may still name them;
+  // their state is dropped at the end of the next Process.
+  std::vector<int64_t> retiring_;
 };
 
 }  // namespace servesim

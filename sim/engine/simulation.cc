@@ -14,6 +14,7 @@
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/frontend.h"
 #include "sim/engine/replica.h"
+#include "sim/engine/scheduler.h"
 #include "sim/engine/request_source.h"
 
 namespace servesim {
@@ -153,8 +154,7 @@ class Driver {
                   const StepWorkCounter* work, RequestTable* table) {
     EngineConfig e = engine;
     e.spec.seed = in_.seed;  // acceptance draws: (seed, request, position)
-    replicas_.push_back(std::make_unique<Replica>(
-        e, MakeSchedulerPolicy(e.policy), cost, table, &out_->recorder));
+    replicas_.push_back(MakeReplica(e, cost, table, &out_->recorder));
     Replica& rep = *replicas_.back();
     rep.set_check_invariants(in_.check_invariants);
     const int32_t index = static_cast<int32_t>(replicas_.size() - 1);
@@ -168,7 +168,7 @@ class Driver {
     // Requests in the API servers' queues wait as much as the engine's.
     int64_t queued = static_cast<int64_t>(pending_.size()) + at_api_servers_;
     for (const auto& rep : replicas_) {
-      queued += static_cast<int64_t>(rep->scheduler().num_waiting());
+      queued += rep->levels().waiting;
     }
     if (queued > in_.limits.max_queued) {
       out_->stopped_at_queue_cap = true;
@@ -589,8 +589,7 @@ class Driver {
     for (size_t j = 0; j < count; ++j) {
       const size_t k = first + j;
       loads_[j] = {outstanding_[k],
-                   static_cast<int64_t>(replicas_[k]->scheduler().num_waiting()),
-                   &replicas_[k]->scheduler().kv()};
+                   replicas_[k]->levels().waiting, replicas_[k]->routing_kv()};
     }
     RouteRequest rr;
     rr.id = r.id;
@@ -621,11 +620,11 @@ class Driver {
     Levels& l = rec.levels();
     l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
     for (const auto& rep : replicas_) {  // fleet totals
-      const Scheduler& sch = rep->scheduler();
-      l.waiting += static_cast<int64_t>(sch.num_waiting());
-      l.running += static_cast<int64_t>(sch.num_running());
-      l.kv_blocks_used += sch.kv().num_used();
-      l.kv_blocks_cached += sch.kv().num_cached_free();
+      const ReplicaLevels r = rep->levels();
+      l.waiting += r.waiting;
+      l.running += r.running;
+      l.kv_blocks_used += r.kv_blocks_used;
+      l.kv_blocks_cached += r.kv_blocks_cached;
       l.busy += rep->step_running() ? 1 : 0;
     }
   }
@@ -757,7 +756,7 @@ class Driver {
     out_->client_lag = output_lag_;
     out_->session_turns_dropped.waiting_at_end = turns_waiting_ + (FirstTurnPending() ? 1 : 0);
     out_->session_turns_read = static_cast<int64_t>(request_of_record_.size());
-    for (auto& rep : replicas_) rep->FlushDecodeGroup();
+    for (auto& rep : replicas_) rep->EndRun();
     CloseWindow();
     out_->input_error = source_.trace_error();
     for (size_t k = 0; k < replicas_.size(); ++k) {
@@ -766,10 +765,12 @@ class Driver {
       out_->replicas[k].busy_s = ToSeconds(rep.busy_time());
       out_->replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
       out_->total_cost += rep.total_cost();
-      out_->resume_cached_tokens += rep.scheduler().resume_cached_tokens();
-      out_->spec += rep.scheduler().spec_stats();
-      out_->evictions += rep.scheduler().kv().evictions();
-      AddOffload(rep, EngineOfReplica(in_, static_cast<int32_t>(k)));
+      if (const Scheduler* sch = rep.vllm_scheduler()) {
+        out_->resume_cached_tokens += sch->resume_cached_tokens();
+        out_->spec += sch->spec_stats();
+        out_->evictions += sch->kv().evictions();
+        AddOffload(rep, *sch, EngineOfReplica(in_, static_cast<int32_t>(k)));
+      }
     }
     RequestTable& t = out_->requests;
     for (size_t i = retired_chunks_ * RequestTable::kChunk; i < t.size(); ++i) HandOver(i);
@@ -794,8 +795,7 @@ class Driver {
     }
   }
 
-  void AddOffload(const Replica& rep, const EngineConfig& e) {
-    const Scheduler& sch = rep.scheduler();
+  void AddOffload(const Replica& rep, const Scheduler& sch, const EngineConfig& e) {
     OffloadStats& o = out_->offload;
     const TransferCounts& t = sch.transfers();
     o.swap_preemptions += sch.swap_preemptions();

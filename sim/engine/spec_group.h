@@ -59,7 +59,7 @@ struct ScheduledSeq;
 struct GroupStepPart {
   int32_t tokens = 0;     // scheduled (one per member without drafts)
   int32_t finishing = 0;  // members whose last token it samples
-  // Members that get drafts for their next step (Replica::DraftCost), and
+  // Members that get drafts for their next step (VllmReplica::DraftCost), and
   // the sum of their contexts before their drafts.
   int32_t draft_seqs = 0;
   int64_t draft_context = 0;

@@ -221,10 +221,41 @@ std::string DeploymentText(const Scenario& sc) {
     t += ", interconnect " + Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9) +
          " GB/s per direction (given)";
   }
+  if (sc.engine.kind == EngineKind::kSglang) {
+    const SglangConfig& g = sc.engine.sglang;
+    t += "), KV pool of " + std::to_string(g.max_total_tokens) + " tokens" +
+         (sc.num_replicas > 1 ? " each" : "") + " in pages of " + std::to_string(g.page_size) +
+         (sc.num_gpu_blocks_given ? " (max_total_tokens given)"
+                                  : " (from memory at mem_fraction_static " +
+                                        Fmt("%g", sc.gpu_memory_utilization) + ")");
+    return t;
+  }
   t += "), " + std::to_string(sc.engine.num_gpu_blocks) + " KV blocks" +
        (sc.num_replicas > 1 ? " each" : "") + " of " + std::to_string(sc.engine.block_size) +
        " tokens" + (sc.num_gpu_blocks_given ? " (given)" : " (derived from memory)");
   return t;
+}
+
+// The engine's settings, in its own words.
+std::string EngineText(const EngineConfig& e) {
+  if (e.kind == EngineKind::kSglang) {
+    const SglangConfig& g = e.sglang;
+    return "SGLang 0.5.23 scheduler: max_running_requests " +
+           std::to_string(g.max_running_requests) + ", chunked_prefill_size " +
+           (g.chunked_prefill_size > 0 ? std::to_string(g.chunked_prefill_size) : "off") +
+           ", max_prefill_tokens " + std::to_string(g.max_prefill_tokens) +
+           ", schedule_policy " + (g.schedule_policy == SglangPolicy::kLof ? "lof" : "fcfs") +
+           ", " + (g.disable_overlap_schedule ? "normal" : "overlap") +
+           " loop, new-token ratio " + Fmt("%g", g.init_new_token_ratio) + " x conservativeness " +
+           Fmt("%g", g.schedule_conservativeness) + ", ignore_eos " +
+           (e.sglang_ignore_eos ? "on" : "off") +
+           "; radix-cache hits between requests not modelled";
+  }
+  return "max_num_seqs " + std::to_string(e.max_num_seqs) + ", max_num_batched_tokens " +
+         std::to_string(e.max_num_batched_tokens) + ", chunked prefill " +
+         (e.chunked_prefill ? "on" : "off") + ", policy " + e.policy + ", prefix caching " +
+         (e.prefix_caching ? "on" : "off") + ", " + (e.async_scheduling ? "async" : "sync") +
+         " scheduling (vLLM 0.33.0 semantics)";
 }
 
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
@@ -241,13 +272,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     os << DeploymentText(sc) << "\n";
   }
   os << "  cost model " << sc.cost_model->Describe() << "\n";
-  os << "  engine max_num_seqs " << sc.engine.max_num_seqs
-     << ", max_num_batched_tokens " << sc.engine.max_num_batched_tokens
-     << ", chunked prefill " << (sc.engine.chunked_prefill ? "on" : "off")
-     << ", policy " << sc.engine.policy << ", prefix caching "
-     << (sc.engine.prefix_caching ? "on" : "off") << ", "
-     << (sc.engine.async_scheduling ? "async" : "sync")
-     << " scheduling (vLLM 0.33.0 semantics)\n";
+  os << "  engine " << EngineText(sc.engine) << "\n";
   if (sc.engine.spec.on()) {
     const SpecDecodeConfig& sp = sc.engine.spec;
     os << "  speculative decoding: k " << sp.num_speculative_tokens

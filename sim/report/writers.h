@@ -15,6 +15,8 @@ namespace servesim {
 // "2 replicas of 1x h200 (tp=1, ep=2), 56292 KV blocks each of 16 tokens
 // (derived from memory)": the model line's deployment, in every report.
 std::string DeploymentText(const Scenario& sc);
+// The engine's settings in its own words (vLLM's or SGLang's), one line.
+std::string EngineText(const EngineConfig& e);
 void WriteConsoleReport(const Scenario& scenario, const RunSummary& s,
                         std::ostream& os);
 // Keys as `vllm bench serve --save-result` writes them for the same

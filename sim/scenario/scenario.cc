@@ -15,6 +15,7 @@
 #include "sim/engine/scheduler_policy.h"
 #include "sim/model/model_loader.h"
 #include "sim/scenario/memory_plan.h"
+#include "sim/scenario/sglang_engine.h"
 #include "sim/workload/prefix_model.h"
 #include "sim/workload/trace_reader.h"
 
@@ -166,7 +167,12 @@ void ParseSpecDecoding(const JsonView& engine, EngineConfig* e) {
 // or for a disaggregated pool the scenario's /engine).
 void ParseEngineObject(const JsonView& v, Scenario* s) {
   EngineConfig& e = s->engine;
-  v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
+  const bool sglang = v.Choice("kind", e.kind == EngineKind::kSglang ? "sglang" : "vllm",
+                               {"vllm", "sglang"}) == "sglang";
+  if (!sglang && v.Has("sglang")) {
+    v.FailMessage("sglang", "SGLang's settings: expected engine.kind \"sglang\" beside them");
+  }
+  if (!sglang) v.AllowKeys({"kind", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
@@ -180,6 +186,12 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
         "kv_cache_dtype", "auto", {"auto", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"});
     s->model.SetKvCacheDtype(kv_dtype.rfind("fp8", 0) == 0 ? "fp8" : "bf16");
   }
+  if (sglang) {
+    s->kv_beyond_gpu_memory = v.Bool("kv_beyond_gpu_memory", s->kv_beyond_gpu_memory);
+    ParseSglangEngine(v, s);
+    return;
+  }
+  e.kind = EngineKind::kVllm;
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", e.max_num_seqs, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(v.Integer(
@@ -758,6 +770,7 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   CheckExpertGroups(root, s);
   PlanMemory(root, &s, options.defer_fit);
   ResolveKvOffload(root, &s);
+  if (!s.no_room) ResolveSglangPool(root, &s);
   ParseCostModel(root, &s);
   return s;
 }

@@ -60,6 +60,18 @@ StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
   nlohmann::json j = base.json;
   j["hardware"]["gpu"] = d.gpu;
   j["hardware"]["tp"] = d.tp;
+  if (base.engine.kind == EngineKind::kSglang) {
+    // The same limits in SGLang's words: running requests, and the chunk
+    // (or, without chunking, the prefill budget).
+    nlohmann::json& g = j["engine"]["sglang"];
+    if (d.max_num_seqs) g["max_running_requests"] = *d.max_num_seqs;
+    const bool chunked = d.chunked_prefill.value_or(base.engine.chunked_prefill);
+    if (d.chunked_prefill && !chunked) g["chunked_prefill_size"] = -1;
+    if (d.max_num_batched_tokens) {
+      g[chunked ? "chunked_prefill_size" : "max_prefill_tokens"] = *d.max_num_batched_tokens;
+    }
+    return Rederive(base, std::move(j), {.defer_fit = true});
+  }
   if (d.max_num_seqs) j["engine"]["max_num_seqs"] = *d.max_num_seqs;
   if (d.max_num_batched_tokens) j["engine"]["max_num_batched_tokens"] = *d.max_num_batched_tokens;
   if (d.chunked_prefill) j["engine"]["chunked_prefill"] = *d.chunked_prefill;

@@ -36,7 +36,8 @@ StatusOr<Scenario> WithFleet(const Scenario& base, int replicas, const std::stri
 StatusOr<Scenario> WithPdSplit(const Scenario& base, int prefill, int decode);
 
 // A co-located deployment: the GPU (a name or file, as /hardware/gpu), tp
-// and, where given, the engine's limits.
+// and, where given, the engine's limits (for SGLang: max_running_requests,
+// chunked_prefill_size or, without chunking, max_prefill_tokens).
 struct Deployment {
   std::string gpu;
   int tp = 1;

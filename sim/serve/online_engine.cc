@@ -10,6 +10,7 @@
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/run_invariants.h"
+#include "sim/engine/scheduler.h"
 #include "sim/engine/scheduler_policy.h"
 
 namespace servesim {
@@ -49,8 +50,7 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
   for (int32_t k = 0; k < in_.num_replicas; ++k) {
     EngineConfig e = in_.engine;
     e.spec.seed = in_.seed;
-    replicas_.push_back(std::make_unique<Replica>(
-        e, MakeSchedulerPolicy(e.policy), in_.cost_model, &out_.requests, &out_.recorder));
+    replicas_.push_back(MakeReplica(e, in_.cost_model, &out_.requests, &out_.recorder));
     Replica& rep = *replicas_.back();
     rep.set_check_invariants(options_.check_invariants);
     rep.set_step_sink(options_.check_invariants ? &out_.steps : nullptr, k);
@@ -60,7 +60,7 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
     // Tokens are read from each request after every step, so its counters
     // must be exact: an observer turns the scheduler's aggregated decode
     // group off.
-    rep.set_schedule_observer([](SimTime, const StepPlan&) {});
+    rep.RequireExactCounters();
   }
   out_.replicas.resize(replicas_.size());
   outstanding_.assign(replicas_.size(), 0);
@@ -271,8 +271,7 @@ size_t OnlineEngine::Route(Request& r) {
   const size_t count = replicas_.size();
   if (count == 1) return 0;
   for (size_t k = 0; k < count; ++k) {
-    loads_[k] = {outstanding_[k], static_cast<int64_t>(replicas_[k]->scheduler().num_waiting()),
-                 &replicas_[k]->scheduler().kv()};
+    loads_[k] = {outstanding_[k], replicas_[k]->levels().waiting, replicas_[k]->routing_kv()};
   }
   RouteRequest rr;
   rr.id = r.id;
@@ -300,11 +299,11 @@ void OnlineEngine::SyncLevels() {
   l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
   int64_t total_blocks = 0;
   for (const auto& rep : replicas_) {
-    const Scheduler& sch = rep->scheduler();
-    l.waiting += static_cast<int64_t>(sch.num_waiting());
-    l.running += static_cast<int64_t>(sch.num_running());
-    l.kv_blocks_used += sch.kv().num_used();
-    l.kv_blocks_cached += sch.kv().num_cached_free();
+    const ReplicaLevels r = rep->levels();
+    l.waiting += r.waiting;
+    l.running += r.running;
+    l.kv_blocks_used += r.kv_blocks_used;
+    l.kv_blocks_cached += r.kv_blocks_cached;
     l.busy += rep->step_running() ? 1 : 0;
     total_blocks += in_.engine.num_gpu_blocks - Scheduler::kReservedBlocks;
   }
@@ -474,8 +473,10 @@ void OnlineEngine::Finish() {
     out_.replicas[k].busy_s = ToSeconds(rep.busy_time());
     out_.replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
     out_.total_cost += rep.total_cost();
-    out_.resume_cached_tokens += rep.scheduler().resume_cached_tokens();
-    out_.evictions += rep.scheduler().kv().evictions();
+    if (const Scheduler* sch = rep.vllm_scheduler()) {
+      out_.resume_cached_tokens += sch->resume_cached_tokens();
+      out_.evictions += sch->kv().evictions();
+    }
   }
   for (const Request& r : out_.requests) {
     if (r.replica >= 0 && r.cached_tokens >= 0) {

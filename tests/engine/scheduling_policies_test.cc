@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sim/cost/linear_cost_model.h"
-#include "sim/engine/replica.h"
 #include "sim/engine/scheduler.h"
+#include "sim/engine/vllm_replica.h"
 #include "tests/test_util.h"
 
 namespace servesim {
@@ -193,7 +193,7 @@ TEST(PriorityPolicy, ASelfPreemptingFirstRequestLetsTheNextRun) {
   const LinearCostModel cost(lp);
   RequestTable reqs(2);
   Recorder recorder;
-  Replica replica(c, MakeSchedulerPolicy("priority"), &cost, &reqs, &recorder);
+  VllmReplica replica(c, MakeSchedulerPolicy("priority"), &cost, &reqs, &recorder);
   for (int k = 0; k < 2; ++k) {
     reqs[k].id = k;
     reqs[k].prompt_len = 4;

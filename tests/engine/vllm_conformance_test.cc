@@ -21,7 +21,7 @@
 
 #include "sim/core/paths.h"
 #include "sim/cost/linear_cost_model.h"
-#include "sim/engine/replica.h"
+#include "sim/engine/vllm_replica.h"
 #include "sim/engine/scheduler_policy.h"
 #include "tests/engine/fixture_files.h"
 
@@ -118,7 +118,7 @@ std::vector<Step> Replay(const json& f, RequestTable* reqs) {
   p.step_s = 0.001;  // 1000 us per non-empty batch, nothing else
   LinearCostModel cost(p);
   Recorder recorder;
-  Replica replica(config, MakeSchedulerPolicy(config.policy), &cost, reqs,
+  VllmReplica replica(config, MakeSchedulerPolicy(config.policy), &cost, reqs,
                   &recorder);
   std::vector<Step> steps;
   std::deque<size_t> uncommitted;  // step indices, oldest first

@@ -407,14 +407,61 @@ std::string ModelName(const json& s) {
   return m.is_object() ? m["name"].get<std::string>() : m.get<std::string>();
 }
 
+// `engine` is /engine or a disaggregated pool's (which inherits /engine's
+// block size when it sets none).
 void CapToTheGpu(const json& s, json* engine) {
   if (!engine->contains("num_gpu_blocks")) return;
   const ModelSpec m = LoadModelSpec(ModelName(s));
   const GpuSpec g = LoadGpuSpec(s["hardware"]["gpu"].get<std::string>());
   const int tp = s["hardware"]["tp"].get<int>();
-  const double block = m.KvBytesPerTokenPerGpu(tp) * (*engine)["block_size"].get<double>();
+  const json& sized = engine->contains("block_size") ? *engine : s["engine"];
+  const double block = m.KvBytesPerTokenPerGpu(tp) * sized["block_size"].get<double>();
   const auto cap = static_cast<int64_t>((g.memory_bytes - m.WeightBytesPerGpu(tp)) / block);
   (*engine)["num_gpu_blocks"] = std::min((*engine)["num_gpu_blocks"].get<int64_t>(), cap);
+}
+
+// CapToTheGpu for /engine and each disaggregated pool's engine.
+void CapEveryEngine(json* s) {
+  CapToTheGpu(*s, &(*s)["engine"]);
+  if (!s->contains("disaggregation")) return;
+  for (const char* role : {"prefill", "decode"}) {
+    json& pool = (*s)["disaggregation"][role];
+    if (pool.contains("engine")) CapToTheGpu(*s, &pool["engine"]);
+  }
+}
+
+// Restates the drawn vLLM engine in SGLang's words (engine.kind sglang):
+// its limits as max_running_requests, chunked_prefill_size (or -1) and
+// max_prefill_tokens, its cache as max_total_tokens or mem_fraction_static,
+// with either page size, queue order and event loop, and requests with or
+// without ignore_eos.
+void ToSglang(Choices& c, json* s) {
+  const json v = (*s)["engine"];
+  json g;
+  g["max_running_requests"] = v["max_num_seqs"];
+  const int64_t budget = v["max_num_batched_tokens"].get<int64_t>();
+  g["chunked_prefill_size"] = v["chunked_prefill"].get<bool>() ? budget : -1;
+  if (c.Chance(0.5)) g["max_prefill_tokens"] = budget * c.Int(1, 4);
+  const int64_t bs = v["block_size"].get<int64_t>();
+  const int64_t page = c.Chance(0.5) ? 1 : bs;
+  g["page_size"] = page;
+  if (v.contains("num_gpu_blocks")) {
+    g["max_total_tokens"] = v["num_gpu_blocks"].get<int64_t>() * bs;
+  } else if (v.contains("gpu_memory_utilization")) {
+    g["mem_fraction_static"] = v["gpu_memory_utilization"];
+  }
+  if (c.Chance(0.3)) g["schedule_policy"] = "lof";
+  g["disable_overlap_schedule"] = c.Chance(0.5);
+  if (c.Chance(0.3)) g["ignore_eos"] = false;
+  if (c.Chance(0.2)) g["schedule_conservativeness"] = c.Uniform(0.3, 2);
+  if (c.Chance(0.2)) g["new_token_ratio_decay_steps"] = c.LogInt(1, 1000);
+  json e = {{"kind", "sglang"}, {"sglang", g}};
+  if (v.contains("kv_cache_dtype")) e["kv_cache_dtype"] = v["kv_cache_dtype"];
+  (*s)["engine"] = e;
+  // Routing by cached prefixes needs vLLM's prefix caching.
+  if (s->contains("cluster") && (*s)["cluster"].value("router", "") == "prefix_affinity") {
+    (*s)["cluster"]["router"] = "round_robin";
+  }
 }
 
 // Turns the deployment into prefill and decode pools (the scenario's
@@ -605,7 +652,14 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     // Their weights need the default 90% of memory (a lower share was
     // drawn for the first model).
     s["engine"].erase("gpu_memory_utilization");
-    CapToTheGpu(s, &s["engine"]);
+    CapEveryEngine(&s);
+  }
+  // SGLang's engine in ~15% of the scenarios it runs (drawn last,
+  // likewise): no disaggregation, shared prefixes or sliding windows.
+  const json& wl2 = s["workload"];
+  if (c.Chance(0.15) && !s.contains("disaggregation") && !wl2.contains("prefix") &&
+      !wl2.contains("sessions") && ModelName(s) != "gpt-oss-120b") {
+    ToSglang(c, &s);
   }
   return s;
 }

@@ -1,0 +1,193 @@
+// engine.kind "sglang" (see sglang_engine.h). SGLang's defaults follow
+// its 0.5.23 sources: chunked_prefill_size and the decode CUDA-graph batch
+// by GPU memory and tp, mem_fraction_static from the memory it reserves for
+// activations and graphs (arg_groups/memory_hook.py), the pool and
+// max_running_requests by SizeSglangPool (sglang_pool.h).
+#include "sim/scenario/sglang_engine.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "sim/core/status.h"
+#include "sim/engine/sglang_pool.h"
+#include "sim/scenario/memory_plan.h"
+#include "sim/scenario/scenario.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The engine object's keys that stay meaningful beside kind "sglang".
+bool SharedKey(const std::string& key) {
+  return key == "kind" || key == "sglang" || key == "kv_cache_dtype" ||
+         key == "kv_beyond_gpu_memory";
+}
+
+// SGLang's chunked_prefill_size and decode CUDA-graph batch for a GPU of
+// `mib` MiB at tensor parallelism `tp`.
+void GpuDefaults(double mib, int tp, int64_t* chunk, int64_t* graph_bs) {
+  if (mib < 20 * 1024) {
+    *chunk = 2048, *graph_bs = 8;
+  } else if (mib < 35 * 1024) {
+    *chunk = 4096, *graph_bs = tp < 4 ? 48 : 160;
+  } else if (mib < 60 * 1024) {
+    *chunk = 4096, *graph_bs = tp < 4 ? 32 : 160;
+  } else if (mib < 160 * 1024) {
+    *chunk = 8192, *graph_bs = tp < 4 ? 256 : 512;
+  } else {
+    *chunk = 16384, *graph_bs = 512;
+  }
+}
+
+// SGLang's mem_fraction_static when none is given: all but the memory it
+// reserves for activations (1.5 MiB per token of the largest extend), CUDA
+// graphs (2 MiB per decode batch row), metadata and parallel slack, at
+// least 10 GiB on GPUs over 60 GiB. (The prefill graphs' few hundred MiB
+// are left out.)
+double DefaultMemFraction(double mib, int tp, int64_t extend_tokens, int64_t graph_bs) {
+  double reserved = 512 + static_cast<double>(std::max<int64_t>(extend_tokens, 2048)) * 1.5;
+  reserved += tp / 8.0 * 1024;
+  reserved += static_cast<double>(graph_bs) * 2;
+  if (mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+  return std::round((mib - reserved) / mib * 1000) / 1000;
+}
+
+void RefuseVllmKeys(const JsonView& v) {
+  for (const auto& [key, value] : v.raw().items()) {
+    if (SharedKey(key)) continue;
+    v.FailMessage(key, "a vLLM setting; with engine.kind \"sglang\" the engine is set in "
+                       "/engine/sglang, in SGLang's words (e.g. max_running_requests, "
+                       "chunked_prefill_size, mem_fraction_static)");
+  }
+}
+
+// Workloads whose requests share prefixes: their hits in SGLang's radix
+// cache are not modelled, so they are refused rather than run as misses.
+void RefuseSharedPrefixes(const Scenario& s) {
+  if (!s.json.contains("workload")) return;
+  const JsonView w(s.json["workload"], s.file, "/workload");
+  for (const char* key : {"prefix", "sessions"}) {
+    if (w.Has(key)) {
+      w.FailMessage(key, "shares prefixes between requests, and SGLang's radix-cache hits "
+                         "are not modelled yet: expected no shared prefixes with "
+                         "engine.kind \"sglang\" (or engine.kind \"vllm\" with "
+                         "prefix_caching)");
+    }
+  }
+}
+
+}  // namespace
+
+void ParseSglangEngine(const JsonView& v, Scenario* s) {
+  RefuseVllmKeys(v);
+  if (s->json.contains("disaggregation")) {
+    v.FailMessage("kind", "disaggregated prefill is not modelled for SGLang: expected "
+                          "\"vllm\" with /disaggregation");
+  }
+  if (s->model.WindowedKvBytesPerSeqPerGpu(s->tp, 16) > 0) {
+    v.FailMessage("kind", s->model.name + " has sliding-window layers, whose KV SGLang "
+                          "pools apart; not modelled yet: expected \"vllm\"");
+  }
+  RefuseSharedPrefixes(*s);
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const JsonView g = v.Has("sglang") ? v.Object("sglang") : JsonView(kNone, v.file(), v.PathOf("sglang"));
+  g.AllowKeys({"mem_fraction_static", "max_total_tokens", "max_running_requests",
+               "max_prefill_tokens", "chunked_prefill_size", "page_size", "schedule_policy",
+               "schedule_conservativeness", "disable_overlap_schedule", "ignore_eos",
+               "init_new_token_ratio", "min_new_token_ratio_factor",
+               "new_token_ratio_decay_steps"});
+  SglangConfig c;
+  const double mib = s->gpu.memory_bytes / kMiB;
+  int64_t chunk = 0, graph_bs = 0;
+  GpuDefaults(mib, s->tp, &chunk, &graph_bs);
+  c.chunked_prefill_size = g.Integer("chunked_prefill_size", chunk, Range::Closed(-1, 1 << 24));
+  if (c.chunked_prefill_size == 0) c.chunked_prefill_size = -1;  // off, as SGLang's -1
+  c.max_prefill_tokens = g.Integer("max_prefill_tokens", 16384, Range::Closed(1, 1 << 24));
+  c.page_size = static_cast<int32_t>(g.Integer("page_size", 1, Range::Closed(1, 4096)));
+  const std::string policy = g.Choice("schedule_policy", "fcfs",
+                                      {"fcfs", "lof", "lpm", "dfs-weight", "random"});
+  if (policy != "fcfs" && policy != "lof") {
+    g.FailMessage("schedule_policy", "\"" + policy + "\" is not modelled yet (lpm and "
+                  "dfs-weight order by radix-cache matches, random by draws): expected "
+                  "\"fcfs\" or \"lof\"");
+  }
+  c.schedule_policy = policy == "lof" ? SglangPolicy::kLof : SglangPolicy::kFcfs;
+  c.schedule_conservativeness =
+      g.Number("schedule_conservativeness", 1.0, Range{0, 100, true, false});
+  c.disable_overlap_schedule = g.Bool("disable_overlap_schedule", false);
+  c.init_new_token_ratio = g.Number("init_new_token_ratio", 0.7, Range::OpenClosed(0, 1));
+  c.min_new_token_ratio_factor =
+      g.Number("min_new_token_ratio_factor", 0.14, Range::OpenClosed(0, 1));
+  c.new_token_ratio_decay_steps = static_cast<int32_t>(
+      g.Integer("new_token_ratio_decay_steps", 600, Range::Closed(1, 1e9)));
+  if (auto n = g.OptionalInteger("max_running_requests", Range::Closed(1, 1 << 20))) {
+    c.max_running_requests = static_cast<int32_t>(*n);
+    graph_bs = std::min<int64_t>(graph_bs, *n);
+  }
+  const int64_t extend = c.chunked_prefill_size > 0 ? c.chunked_prefill_size : c.max_prefill_tokens;
+  s->gpu_memory_utilization = g.Number("mem_fraction_static",
+                                       DefaultMemFraction(mib, s->tp, extend, graph_bs),
+                                       Range::OpenClosed(0, 1));
+  EngineConfig& e = s->engine;
+  e.kind = EngineKind::kSglang;
+  e.sglang_ignore_eos = g.Bool("ignore_eos", true);
+  // What the memory plan reads: pages as blocks, no reserve beside the
+  // fraction, and a given pool as blocks plus vLLM's reserved one (the
+  // reports' and invariants' convention).
+  e.block_size = c.page_size;
+  s->activation_reserve_bytes = 0;
+  if (auto t = g.OptionalInteger("max_total_tokens", Range::Closed(c.page_size, 1e12))) {
+    c.max_total_tokens = *t / c.page_size * c.page_size;
+    e.num_gpu_blocks = static_cast<int32_t>(
+        std::min<int64_t>(*t / c.page_size + 1, kMaxGpuBlocks));
+    s->num_gpu_blocks_given = true;
+  }
+  e.prefix_caching = false;
+  e.chunked_prefill = c.chunked_prefill_size > 0;
+  e.async_scheduling = !c.disable_overlap_schedule;
+  e.spec = SpecDecodeConfig{};
+  e.sglang = c;
+}
+
+void ResolveSglangPool(const JsonView& root, Scenario* s) {
+  EngineConfig& e = s->engine;
+  if (e.kind != EngineKind::kSglang) return;
+  SglangConfig& c = e.sglang;
+  // SGLang's own rule (sglang_pool.h), on the whole GPU as free memory
+  // before the weights load; a given max_total_tokens replaces its pool.
+  SglangPoolInputs in;
+  in.free_before_load_bytes = s->gpu.memory_bytes;
+  in.free_after_load_bytes = s->gpu.memory_bytes - s->model.WeightBytesPerGpu(s->tp);
+  in.mem_fraction_static = s->gpu_memory_utilization;
+  in.kv_bytes_per_token = s->model.KvBytesPerTokenPerGpu(s->tp);
+  in.page_size = c.page_size;
+  in.context_length = s->model.max_context > 0 ? s->model.max_context : 131072;
+  in.max_running_requests = c.max_running_requests;
+  SglangPool pool;
+  std::string error;
+  if (!SizeSglangPool(in, &pool, &error)) {
+    throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/sglang/mem_fraction_static: " +
+                      error + "; expected a larger mem_fraction_static, tp or GPU");
+  }
+  if (s->num_gpu_blocks_given) {  // max_total_tokens given
+    pool.max_running_requests =
+        SglangRequestLimit(c.max_total_tokens, in.context_length, c.max_running_requests);
+  } else {
+    c.max_total_tokens = pool.max_total_tokens;
+  }
+  c.max_running_requests = std::max(1, pool.max_running_requests);
+  // The vLLM fields a report or an invariant reads: pages as blocks plus
+  // vLLM's reserved one, the request limit, and the most tokens one batch
+  // computes (a decode of every running request, or an extend within the
+  // chunk; without chunking, up to the pool).
+  e.num_gpu_blocks = static_cast<int32_t>(c.max_total_tokens / c.page_size + 1);
+  e.max_num_seqs = c.max_running_requests;
+  const int64_t extend = c.chunked_prefill_size > 0 ? c.chunked_prefill_size : c.max_total_tokens;
+  e.max_num_batched_tokens = static_cast<int32_t>(
+      std::min<int64_t>(std::max<int64_t>(extend, c.max_running_requests), INT32_MAX));
+}
+
+}  // namespace servesim
