@@ -107,6 +107,12 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
   if (c.chunked_prefill_size == 0) c.chunked_prefill_size = -1;  // off, as SGLang's -1
   c.max_prefill_tokens = g.Integer("max_prefill_tokens", 16384, Range::Closed(1, 1 << 24));
   c.page_size = static_cast<int32_t>(g.Integer("page_size", 1, Range::Closed(1, 4096)));
+  if (c.chunked_prefill_size > 0 && c.chunked_prefill_size % c.page_size != 0) {
+    // As SGLang's own check: a chunk ends on a page boundary.
+    g.FailMessage("chunked_prefill_size", "expected a multiple of page_size (" +
+                                              std::to_string(c.page_size) + ") or -1, got " +
+                                              std::to_string(c.chunked_prefill_size));
+  }
   const std::string policy = g.Choice("schedule_policy", "fcfs",
                                       {"fcfs", "lof", "lpm", "dfs-weight", "random"});
   if (policy != "fcfs" && policy != "lof") {

@@ -439,12 +439,14 @@ void ToSglang(Choices& c, json* s) {
   const json v = (*s)["engine"];
   json g;
   g["max_running_requests"] = v["max_num_seqs"];
-  const int64_t budget = v["max_num_batched_tokens"].get<int64_t>();
-  g["chunked_prefill_size"] = v["chunked_prefill"].get<bool>() ? budget : -1;
-  if (c.Chance(0.5)) g["max_prefill_tokens"] = budget * c.Int(1, 4);
   const int64_t bs = v["block_size"].get<int64_t>();
   const int64_t page = c.Chance(0.5) ? 1 : bs;
   g["page_size"] = page;
+  // (SGLang requires a chunk of whole pages.)
+  const int64_t budget = v["max_num_batched_tokens"].get<int64_t>();
+  const int64_t chunk = (budget + page - 1) / page * page;
+  g["chunked_prefill_size"] = v["chunked_prefill"].get<bool>() ? chunk : -1;
+  if (c.Chance(0.5)) g["max_prefill_tokens"] = budget * c.Int(1, 4);
   if (v.contains("num_gpu_blocks")) {
     g["max_total_tokens"] = v["num_gpu_blocks"].get<int64_t>() * bs;
   } else if (v.contains("gpu_memory_utilization")) {
