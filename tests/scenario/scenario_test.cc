@@ -285,7 +285,7 @@ TEST(Scenario, ShippedScenariosAllLoad) {
                         "scenarios/rag_shared_prefix.json", "scenarios/multi_turn_chat.json",
                         "scenarios/mooncake_replay.json", "scenarios/azure_conv_replay.json",
                         "scenarios/priority_classes.json",
-                        "scenarios/spec_decoding_load.json"}) {
+                        "scenarios/spec_decoding_load.json", "scenarios/sglang_chat.json"}) {
     auto sc = LoadScenarioFile(ResolveDataPath(f), {});
     EXPECT_TRUE(sc.ok()) << f << ": " << sc.status().message();
   }
