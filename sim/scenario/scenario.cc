@@ -172,13 +172,13 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   if (!sglang && v.Has("sglang")) {
     v.FailMessage("sglang", "SGLang's settings: expected engine.kind \"sglang\" beside them");
   }
-  if (!sglang) v.AllowKeys({"kind", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
+  if (!sglang) v.AllowKeys({"max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
                "block_size", "gpu_memory_utilization", "num_gpu_blocks",
                "preemption", "policy", "activation_reserve_gib",
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
                "long_prefill_token_threshold", "watermark",
                "kv_beyond_gpu_memory", "kv_cache_dtype", "kv_offload",
-               "speculative_decoding"});
+               "speculative_decoding", "kind"});
   // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
   // under fp8 weights); the fp8 formats are one byte per element.
   if (v.Has("kv_cache_dtype")) {

@@ -74,7 +74,7 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
             "activation_reserve_gib, prefix_caching, async_scheduling, "
             "reserve_full_prompt, long_prefill_token_threshold, watermark, "
-            "kv_beyond_gpu_memory, kv_cache_dtype, kv_offload, speculative_decoding");
+            "kv_beyond_gpu_memory, kv_cache_dtype, kv_offload, speculative_decoding, kind");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number in [1e-06, "
             "1e+09], got 0");
