@@ -50,7 +50,12 @@ StatusOr<Scenario> FitCandidate(const Scenario& base, SearchRow* row) {
   StatusOr<Scenario> sc = CandidateScenario(base, c);
   if (!sc.ok() || sc->no_room) return sc;  // no KV cache: nothing to deploy
   row->deploy = PlanMaxModelLen(*sc);
-  if (c.chunked_prefill || c.max_num_batched_tokens >= row->deploy.tokens) return sc;
+  // (SGLang has no such rule: without chunking its first request may pass
+  // max_prefill_tokens.)
+  if (c.chunked_prefill || c.max_num_batched_tokens >= row->deploy.tokens ||
+      base.engine.kind == EngineKind::kSglang) {
+    return sc;
+  }
   const int asked = c.max_num_batched_tokens;
   int lo = asked;  // below its own max_model_len
   c.max_num_batched_tokens = static_cast<int>(row->deploy.tokens);  // <= max_context
@@ -238,18 +243,38 @@ Status RankRouters(const Scenario& one, const std::vector<std::string>& routers,
 SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
   if (s.gpus.empty()) s.gpus = {base.gpu.name};
   if (s.tps.empty()) s.tps = {base.tp};
-  if (s.max_num_seqs.empty()) s.max_num_seqs = {base.engine.max_num_seqs};
+  // SGLang's defaults depend on the GPU (the chunk on its memory, the
+  // request limit on its pool): a limit the scenario leaves to SGLang stays
+  // SGLang's on every candidate (0).
+  const bool sglang = base.engine.kind == EngineKind::kSglang;
+  const nlohmann::json* g = nullptr;
+  if (sglang && base.json.contains("engine") && base.json["engine"].contains("sglang")) {
+    g = &base.json["engine"]["sglang"];
+  }
+  const auto given = [&](const char* key) { return g != nullptr && g->contains(key); };
+  if (s.max_num_seqs.empty()) {
+    s.max_num_seqs = {sglang && !given("max_running_requests") ? 0 : base.engine.max_num_seqs};
+  }
   if (s.max_num_batched_tokens.empty()) {
-    s.max_num_batched_tokens = {base.engine.max_num_batched_tokens};
+    const SglangConfig& c = base.engine.sglang;
+    const bool chunked = c.chunked_prefill_size > 0;
+    if (!sglang) {
+      s.max_num_batched_tokens = {base.engine.max_num_batched_tokens};
+    } else if (given(chunked ? "chunked_prefill_size" : "max_prefill_tokens")) {
+      s.max_num_batched_tokens = {
+          static_cast<int>(chunked ? c.chunked_prefill_size : c.max_prefill_tokens)};
+    } else {
+      s.max_num_batched_tokens = {0};
+    }
   }
   if (s.chunked_prefill.empty()) s.chunked_prefill = {base.engine.chunked_prefill};
   return s;
 }
 
 std::string SearchCandidate::Name() const {
-  return gpu + " tp" + std::to_string(tp) + " seqs" + std::to_string(max_num_seqs) +
-         " tokens" + std::to_string(max_num_batched_tokens) +
-         (chunked_prefill ? " chunked" : " unchunked");
+  const auto n = [](int x) { return x > 0 ? std::to_string(x) : std::string("-default"); };
+  return gpu + " tp" + std::to_string(tp) + " seqs" + n(max_num_seqs) + " tokens" +
+         n(max_num_batched_tokens) + (chunked_prefill ? " chunked" : " unchunked");
 }
 
 StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace& space,

@@ -135,10 +135,13 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
 // A candidate as a `vllm serve` command (search_deploy.cc): the arguments
 // after "vllm", and a line for each simulated setting the flags cannot
 // carry or that differs from vLLM's behaviour.
+// The command that starts the answer's engine: `vllm serve ...`, or for an
+// SGLang scenario `python3 -m sglang.launch_server ...`.
 struct VllmServeLine {
+  std::string program = "vllm";
   std::vector<std::string> args;  // "serve", the Hugging Face id, flags
   std::vector<std::string> notes;
-  std::string CommandLine() const;  // "vllm serve ...", quoted for a POSIX shell
+  std::string CommandLine() const;  // program and args, quoted for a POSIX shell
 };
 VllmServeLine VllmServe(const Scenario& base, const SearchRow& row);
 std::string VllmServeCommand(const Scenario& base, const SearchRow& row);  // CommandLine()
@@ -152,6 +155,8 @@ std::string VllmArgsFile(const Scenario& base, const SearchRow& row);
 std::string KubernetesManifest(const Scenario& base, const SearchResult& r);  // r.cheapest set
 // The vLLM release servesim's engine follows (README, tools/vllm_conformance).
 inline constexpr const char* kVllmVersion = "0.33.0";
+// The SGLang release engine.kind "sglang" follows (docs/engine/sglang.md).
+inline constexpr const char* kSglangVersion = "0.5.23";
 
 void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& os);
 nlohmann::json SearchJson(const Scenario& sc, const SearchResult& r);

@@ -1,9 +1,11 @@
 // The cheapest deployment as files that run (see search.h): a `vllm serve`
 // line vLLM starts with (--max-model-len within the simulated KV cache, a
 // token budget vLLM accepts, the served Hugging Face id, the simulated
-// policy, speculative decoding and KV offload), and Kubernetes manifests.
+// policy, speculative decoding and KV offload), or SGLang's launch_server
+// line for an SGLang scenario, and Kubernetes manifests.
 #include <cctype>
 #include <sstream>
+#include <utility>
 
 #include "sim/analysis/search.h"
 #include "sim/report/format.h"
@@ -36,8 +38,8 @@ std::string YamlQuote(const std::string& s) {
 
 // A Kubernetes object name (DNS-1035 label): lower case letters, digits and
 // single '-', starting with a letter, at most 63 characters.
-std::string DnsName(const std::string& s) {
-  std::string out = "vllm-";
+std::string DnsName(const std::string& engine, const std::string& s) {
+  std::string out = engine + "-";
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (std::isalnum(u)) {
@@ -102,12 +104,81 @@ void AddEngineSettings(const Scenario& base, VllmServeLine* v) {
 }  // namespace
 
 std::string VllmServeLine::CommandLine() const {
-  std::string line = "vllm";
+  std::string line = program;
   for (const std::string& a : args) line += " " + ShellQuote(a);
   return line;
 }
 
+namespace {
+
+// SGLang's launch line: the candidate's limits where the search set them
+// (SGLang derives the others for the GPU as servesim did), the simulated
+// cache and scheduler settings, in SGLang's flag names.
+VllmServeLine SglangLaunch(const Scenario& base, const SearchRow& row) {
+  const SearchCandidate& c = row.candidate;
+  const SglangConfig& g = base.engine.sglang;
+  VllmServeLine v;
+  v.program = "python3";
+  v.args = {"-m", "sglang.launch_server", "--model-path", base.model.served_hf_id, "--tp-size",
+            N(c.tp), "--host", "0.0.0.0", "--port", "8000"};
+  std::vector<std::string>& a = v.args;
+  if (row.deploy.tokens > 0) a.insert(a.end(), {"--context-length", N(row.deploy.tokens)});
+  if (c.max_num_seqs > 0) a.insert(a.end(), {"--max-running-requests", N(c.max_num_seqs)});
+  if (!c.chunked_prefill) {
+    a.insert(a.end(), {"--chunked-prefill-size", "-1"});
+    if (c.max_num_batched_tokens > 0) {
+      a.insert(a.end(), {"--max-prefill-tokens", N(c.max_num_batched_tokens)});
+    }
+  } else if (c.max_num_batched_tokens > 0) {
+    a.insert(a.end(), {"--chunked-prefill-size", N(c.max_num_batched_tokens)});
+  }
+  if (g.page_size != 1) a.insert(a.end(), {"--page-size", N(g.page_size)});
+  const nlohmann::json& e = base.json.contains("engine") ? base.json["engine"] : nlohmann::json();
+  if (e.contains("sglang") && e["sglang"].contains("mem_fraction_static")) {
+    a.insert(a.end(), {"--mem-fraction-static", Fmt("%g", base.gpu_memory_utilization)});
+  }
+  if (g.schedule_policy == SglangPolicy::kLof) a.insert(a.end(), {"--schedule-policy", "lof"});
+  if (g.schedule_conservativeness != 1.0) {
+    a.insert(a.end(), {"--schedule-conservativeness", Fmt("%g", g.schedule_conservativeness)});
+  }
+  if (g.disable_overlap_schedule) a.push_back("--disable-overlap-schedule");
+  if (base.model.fp8_weights()) a.insert(a.end(), {"--quantization", "fp8"});
+  if (base.model.fp8_kv()) a.insert(a.end(), {"--kv-cache-dtype", "fp8_e4m3"});
+  v.notes.push_back("SGLang " + std::string(kSglangVersion) +
+                    " as simulated; flags left out take SGLang's defaults for the GPU, which "
+                    "servesim derived the same way");
+  if (base.num_gpu_blocks_given) {
+    v.notes.push_back("engine.sglang.max_total_tokens " + N(g.max_total_tokens) +
+                      " was given: add --max-total-tokens " + N(g.max_total_tokens));
+  }
+  if (g.init_new_token_ratio != 0.7 || g.min_new_token_ratio_factor != 0.14 ||
+      g.new_token_ratio_decay_steps != 600) {
+    v.notes.push_back("set SGLANG_INIT_NEW_TOKEN_RATIO=" + Fmt("%g", g.init_new_token_ratio) +
+                      " SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR=" +
+                      Fmt("%g", g.min_new_token_ratio_factor) +
+                      " SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS=" + N(g.new_token_ratio_decay_steps) +
+                      " in the server's environment, as simulated");
+  }
+  if (!row.deploy.note.empty()) {
+    // The context limit's note, in SGLang's flag and name.
+    std::string note = row.deploy.note;
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"--max-model-len",
+                                                                       "--context-length"},
+                                   {"vLLM rejects", "SGLang rejects"}}) {
+      for (size_t at = note.find(from); at != std::string::npos; at = note.find(from, at)) {
+        note.replace(at, from.size(), to);
+        at += to.size();
+      }
+    }
+    v.notes.push_back(note);
+  }
+  return v;
+}
+
+}  // namespace
+
 VllmServeLine VllmServe(const Scenario& base, const SearchRow& row) {
+  if (base.engine.kind == EngineKind::kSglang) return SglangLaunch(base, row);
   const SearchCandidate& c = row.candidate;
   VllmServeLine v;
   v.args = {"serve", base.model.served_hf_id, "--tensor-parallel-size", N(c.tp)};
@@ -151,7 +222,8 @@ std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
   const int64_t replicas = r.CheapestReplicas();
   const std::string router = r.CheapestRouter();
   const VllmServeLine v = VllmServe(base, row);
-  const std::string name = DnsName(base.model.name);
+  const bool sglang = base.engine.kind == EngineKind::kSglang;
+  const std::string name = DnsName(sglang ? "sglang" : "vllm", base.model.name);
   std::ostringstream y;
   y << "# servesim search: cheapest deployment of " << base.model.name << " meeting the SLO\n"
     << "# " << c.Name() << ", " << replicas << " replicas x " << c.tp << " " << c.gpu
@@ -177,9 +249,12 @@ std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
     << "        app: " << name << "\n"
     << "    spec:\n"
     << "      containers:\n"
-    << "        - name: vllm\n"
-    << "          image: vllm/vllm-openai:v" << kVllmVersion << "\n"
-    << "          command: [\"vllm\"]\n"
+    << "        - name: " << (sglang ? "sglang" : "vllm") << "\n"
+    << "          image: "
+    << (sglang ? std::string("lmsysorg/sglang:v") + kSglangVersion
+               : std::string("vllm/vllm-openai:v") + kVllmVersion)
+    << "\n"
+    << "          command: [\"" << v.program << "\"]\n"
     << "          args:\n";
   for (const std::string& a : v.args) y << "            - " << YamlQuote(a) << "\n";
   y << "          env:\n"

@@ -14,6 +14,8 @@
 #include "sim/core/json_view.h"
 #include "sim/core/output_file.h"
 #include "sim/model/model_loader.h"
+#include "sim/report/format.h"
+#include "sim/scenario/scenario_edits.h"
 
 namespace servesim {
 namespace {
@@ -21,7 +23,7 @@ namespace {
 struct SearchCliOptions : AnalysisCliOptions {
   SearchCliOptions() { replications = 3; }
   std::string slo, prices, csv, vllm_args, k8s;
-  std::string gpus, tps, seqs, tokens, chunked, routers;
+  std::string gpus, tps, seqs, tokens, chunked, routers, engines;
   double target_rate = 0;
   int max_replications = 20, max_replicas = 64;
   double precision = 0.05;
@@ -69,6 +71,102 @@ StatusOr<std::vector<std::string>> ParseGpus(const std::string& text) {
     const std::string gpu = FindGpuName(g);
     if (gpu.empty()) return Status::Error("--gpus " + text + ": " + UnknownGpuText(g));
     out.push_back(gpu);
+  }
+  return out;
+}
+
+// --engines: vllm and/or sglang, each once.
+StatusOr<std::vector<EngineKind>> ParseEngines(const std::string& text) {
+  std::vector<EngineKind> out;
+  std::istringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    EngineKind k;
+    if (name == "vllm") {
+      k = EngineKind::kVllm;
+    } else if (name == "sglang") {
+      k = EngineKind::kSglang;
+    } else {
+      return Status::Error("--engines: unknown engine \"" + name + "\"; expected vllm,sglang");
+    }
+    if (std::find(out.begin(), out.end(), k) != out.end()) {
+      return Status::Error("--engines " + text + ": " + name + " given twice");
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+const char* EngineName(EngineKind k) { return k == EngineKind::kSglang ? "sglang" : "vllm"; }
+
+std::string EngineLabel(EngineKind k) {
+  return k == EngineKind::kSglang ? std::string("SGLang ") + kSglangVersion
+                                  : std::string("vLLM ") + kVllmVersion;
+}
+
+// The cheapest deployment's fleet $/h (routed when routers were given).
+std::optional<double> CheapestCost(const SearchResult& r) {
+  if (!r.cheapest) return std::nullopt;
+  const SearchRow& row = r.rows[*r.cheapest];
+  return r.routed ? row.routed_fleet_usd_per_hour : row.fleet_usd_per_hour;
+}
+
+// One search per engine, the same SLO and target; which engine's answer is
+// cheaper.
+struct EngineSearch {
+  EngineKind kind;
+  Scenario scenario;
+  SearchResult result;
+};
+
+void WriteEngineComparison(const std::vector<EngineSearch>& runs, const EngineSearch* best,
+                           std::ostream& os) {
+  os << "\nEngines compared at the same SLO and target rate (each on its own defaults "
+        "unless the grid sets the limits):\n";
+  for (const EngineSearch& e : runs) {
+    const std::optional<double> cost = CheapestCost(e.result);
+    os << "  " << EngineLabel(e.kind) << ": ";
+    if (!cost) {
+      os << "no candidate meets the SLO\n";
+      continue;
+    }
+    const SearchRow& row = e.result.rows[*e.result.cheapest];
+    os << row.candidate.Name() << " x " << e.result.CheapestReplicas() << " replicas, $"
+       << Fmt("%.2f", *cost) << "/h, SLO max " << Fmt("%.2f", row.capacity.max_rate)
+       << " req/s per replica\n";
+  }
+  if (best != nullptr) {
+    os << "  answer: " << EngineLabel(best->kind)
+       << " (the cheaper fleet; at equal cost, the higher SLO max)\n";
+  }
+}
+
+// With several engines the JSON holds each search, and the CSV one block
+// of rows per engine with an engine column first.
+nlohmann::json EnginesJson(const std::vector<EngineSearch>& runs, const EngineSearch* best) {
+  nlohmann::json j = {{"engines", nlohmann::json::array()}};
+  for (const EngineSearch& e : runs) {
+    nlohmann::json one = SearchJson(e.scenario, e.result);
+    one["engine"] = EngineName(e.kind);
+    j["engines"].push_back(std::move(one));
+  }
+  j["cheapest_engine"] = best ? nlohmann::json(EngineName(best->kind)) : nlohmann::json();
+  return j;
+}
+
+std::string EnginesCsv(const std::vector<EngineSearch>& runs) {
+  std::string out;
+  for (const EngineSearch& e : runs) {
+    std::istringstream in(SearchCsv(e.result));
+    bool header = true;
+    for (std::string line; std::getline(in, line);) {
+      if (header && !out.empty()) {
+        header = false;
+        continue;
+      }
+      out += (header ? std::string("engine,") : std::string(EngineName(e.kind)) + ",") + line +
+             "\n";
+      header = false;
+    }
   }
   return out;
 }
@@ -130,23 +228,65 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   so.target_rate = o.target_rate;
   so.max_replicas = o.max_replicas;
   so.exhaustive = o.exhaustive;
-  StatusOr<SearchResult> r = SearchDeployments(*sc, space, so, *prices);
-  if (!r.ok()) return r.status();
-  WriteSearchTable(*sc, *r, std::cout);
-  if (Status st = WriteReportFiles(SearchJson(*sc, *r), o.json, o.html); !st.ok()) return st;
-  if (!o.csv.empty()) {
-    if (Status st = WriteTextFile(o.csv, SearchCsv(*r)); !st.ok()) return st;
+  StatusOr<std::vector<EngineKind>> kinds = ParseEngines(o.engines);
+  if (!kinds.ok()) return kinds.status();
+  if (kinds->empty()) kinds->push_back(sc->engine.kind);
+  if (kinds->size() > 1 && !o.html.empty()) {
+    return Status::Error("--html: one engine at a time (the report draws one search); with "
+                         "--engines " + o.engines + " use --json");
   }
-  if ((!o.vllm_args.empty() || !o.k8s.empty()) && !r->cheapest) {
+  std::vector<EngineSearch> runs;
+  for (EngineKind k : *kinds) {
+    StatusOr<Scenario> esc = WithEngine(*sc, k);
+    if (!esc.ok()) return Status::Error("--engines " + std::string(EngineName(k)) + ": " +
+                                        esc.status().message());
+    if (kinds->size() > 1) std::cout << "== " << EngineLabel(k) << "\n";
+    StatusOr<SearchResult> r = SearchDeployments(*esc, space, so, *prices);
+    if (!r.ok()) return r.status();
+    WriteSearchTable(*esc, *r, std::cout);
+    runs.push_back({k, std::move(*esc), std::move(*r)});
+  }
+  // The answer: the cheapest deployment over the engines; at equal cost
+  // the one with more headroom (a higher SLO max per replica), then the
+  // first given.
+  const EngineSearch* best = nullptr;
+  const auto headroom = [](const EngineSearch& e) {
+    return e.result.rows[*e.result.cheapest].capacity.max_rate;
+  };
+  for (const EngineSearch& e : runs) {
+    const std::optional<double> cost = CheapestCost(e.result);
+    if (!cost) continue;
+    const double best_cost = best ? *CheapestCost(best->result) : 0;
+    if (best == nullptr || *cost < best_cost ||
+        (*cost == best_cost && headroom(e) > headroom(*best))) {
+      best = &e;
+    }
+  }
+  if (runs.size() > 1) {
+    WriteEngineComparison(runs, best, std::cout);
+    if (Status st = WriteReportFiles(EnginesJson(runs, best), o.json, ""); !st.ok()) return st;
+    if (!o.csv.empty()) {
+      if (Status st = WriteTextFile(o.csv, EnginesCsv(runs)); !st.ok()) return st;
+    }
+  } else {
+    if (Status st = WriteReportFiles(SearchJson(runs[0].scenario, runs[0].result), o.json, o.html);
+        !st.ok()) {
+      return st;
+    }
+    if (!o.csv.empty()) {
+      if (Status st = WriteTextFile(o.csv, SearchCsv(runs[0].result)); !st.ok()) return st;
+    }
+  }
+  if ((!o.vllm_args.empty() || !o.k8s.empty()) && best == nullptr) {
     return Status::Error("search: no candidate meets the SLO at the target rate, so there is "
                          "no deployment to write (--vllm-args/--k8s)");
   }
   if (!o.vllm_args.empty()) {
-    const std::string text = VllmArgsFile(*sc, r->rows[*r->cheapest]);
+    const std::string text = VllmArgsFile(best->scenario, best->result.rows[*best->result.cheapest]);
     if (Status st = WriteTextFile(o.vllm_args, text); !st.ok()) return st;
   }
   if (!o.k8s.empty()) {
-    const std::string yaml = KubernetesManifest(*sc, *r);
+    const std::string yaml = KubernetesManifest(best->scenario, best->result);
     if (Status st = WriteTextFile(o.k8s, yaml); !st.ok()) return st;
   }
   return Status::Ok();
@@ -177,6 +317,11 @@ Command AddSearchCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--chunked-prefill", o->chunked, "on,off (default: the scenario's)")
       ->check(NotAnOption());
+  cmd->add_option("--engines", o->engines,
+                  "Compare engines at the same SLO and target rate, e.g. vllm,sglang: one "
+                  "search each (each on its own defaults unless the grid sets the limits), "
+                  "the answer the cheaper (default: the scenario's engine)")
+      ->check(NotAnOption());
   cmd->add_option("--routers", o->routers,
                   "Rank by real routers: every evaluated candidate is run as a cluster "
                   "behind each at the target rate, e.g. round_robin,least_outstanding "
@@ -195,7 +340,8 @@ Command AddSearchCommand(CLI::App* app) {
       ->check(NotAnOption());
   cmd->add_option("--csv", o->csv, "Write one row per candidate as CSV")->check(NotAnOption());
   cmd->add_option("--vllm-args", o->vllm_args,
-                  "Write the cheapest deployment's vllm serve line (and '# ' notes)")
+                  "Write the cheapest deployment's serve line: vllm serve, or python3 -m "
+                  "sglang.launch_server for SGLang (and '# ' notes)")
       ->check(NotAnOption());
   cmd->add_option("--k8s", o->k8s,
                   "Write the cheapest deployment as Kubernetes manifests (YAML: a "

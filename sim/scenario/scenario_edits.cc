@@ -63,11 +63,16 @@ StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
   if (base.engine.kind == EngineKind::kSglang) {
     // The same limits in SGLang's words: running requests, and the chunk
     // (or, without chunking, the prefill budget).
+    // (0: SGLang's default for this GPU.)
     nlohmann::json& g = j["engine"]["sglang"];
-    if (d.max_num_seqs) g["max_running_requests"] = *d.max_num_seqs;
+    if (!g.is_object()) g = nlohmann::json::object();
+    if (d.max_num_seqs.value_or(0) > 0) g["max_running_requests"] = *d.max_num_seqs;
     const bool chunked = d.chunked_prefill.value_or(base.engine.chunked_prefill);
     if (d.chunked_prefill && !chunked) g["chunked_prefill_size"] = -1;
-    if (d.max_num_batched_tokens) {
+    if (d.chunked_prefill && chunked && g.value("chunked_prefill_size", 0) < 0) {
+      g.erase("chunked_prefill_size");
+    }
+    if (d.max_num_batched_tokens.value_or(0) > 0) {
       g[chunked ? "chunked_prefill_size" : "max_prefill_tokens"] = *d.max_num_batched_tokens;
     }
     return Rederive(base, std::move(j), {.defer_fit = true});
@@ -75,6 +80,17 @@ StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
   if (d.max_num_seqs) j["engine"]["max_num_seqs"] = *d.max_num_seqs;
   if (d.max_num_batched_tokens) j["engine"]["max_num_batched_tokens"] = *d.max_num_batched_tokens;
   if (d.chunked_prefill) j["engine"]["chunked_prefill"] = *d.chunked_prefill;
+  return Rederive(base, std::move(j), {.defer_fit = true});
+}
+
+StatusOr<Scenario> WithEngine(const Scenario& base, EngineKind kind) {
+  if (base.engine.kind == kind) return base;
+  nlohmann::json j = base.json;
+  nlohmann::json e = {{"kind", kind == EngineKind::kSglang ? "sglang" : "vllm"}};
+  if (j.contains("engine") && j["engine"].contains("kv_cache_dtype")) {
+    e["kv_cache_dtype"] = j["engine"]["kv_cache_dtype"];
+  }
+  j["engine"] = e;
   return Rederive(base, std::move(j), {.defer_fit = true});
 }
 

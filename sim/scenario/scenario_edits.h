@@ -37,7 +37,8 @@ StatusOr<Scenario> WithPdSplit(const Scenario& base, int prefill, int decode);
 
 // A co-located deployment: the GPU (a name or file, as /hardware/gpu), tp
 // and, where given, the engine's limits (for SGLang: max_running_requests,
-// chunked_prefill_size or, without chunking, max_prefill_tokens).
+// chunked_prefill_size or, without chunking, max_prefill_tokens; a limit of
+// 0 leaves SGLang's default for the GPU).
 struct Deployment {
   std::string gpu;
   int tp = 1;
@@ -47,5 +48,9 @@ struct Deployment {
 // Parsed with the fit check deferred: a memory plan that leaves no KV block
 // is recorded in Scenario::no_room (the caller says which candidates fit).
 StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d);
+// The same scenario served by another engine on that engine's defaults
+// (its limits and cache settings; the KV cache dtype kept); `base` itself
+// when it already runs `kind`.
+StatusOr<Scenario> WithEngine(const Scenario& base, EngineKind kind);
 
 }  // namespace servesim
