@@ -489,6 +489,45 @@ TEST(Serve, ShutdownWithRequestsInFlightLosesNone) {
   for (const std::string& line : srv.engine->CheckInvariants()) ADD_FAILURE() << line;
 }
 
+// An SGLang deployment serves through the same replica seam: concurrent
+// streamed requests in a pool tight enough that SGLang's admission holds
+// some back each answered in full, the run under the same invariants.
+TEST(Serve, AnSglangEngineServesEveryRequestUnderTheInvariants) {
+  Served srv(R"({"seed": 3, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
+    "cost_model": {"type": "linear", "step_s": 0.004, "prefill_token_s": 0.00002,
+                   "decode_seq_s": 0.0002},
+    "engine": {"kind": "sglang", "sglang": {"max_total_tokens": 600, "page_size": 16,
+                                            "chunked_prefill_size": 64}},
+    "workload": {"arrival": {"process": "poisson", "rate": 5}, "num_requests": 10,
+      "input_len": {"dist": "fixed", "value": 100},
+      "output_len": {"dist": "uniform", "min": 4, "max": 40}}})");
+  constexpr int kRequests = 12;
+  std::vector<Seen> seen(kRequests);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kRequests; ++i) {
+    clients.emplace_back([&, i] {
+      seen[i] = Post(srv.port, "/v1/completions",
+                     R"({"prompt": [)" + std::to_string(i + 1) + R"(, 2, 3, 4, 5, 6, 7, 8],
+                         "stream": true, "ignore_eos": true, "max_tokens": )" +
+                         std::to_string(20 + 5 * i) + "}");
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(seen[i].status, 200) << seen[i].body;
+    EXPECT_EQ(seen[i].tokens, 20 + 5 * i) << seen[i].body;
+    EXPECT_EQ(seen[i].done_markers, 1) << seen[i].body;
+    EXPECT_EQ(seen[i].error_events, 0) << seen[i].body;
+  }
+  srv.Shutdown(1);
+  int64_t finished = 0;
+  for (const Request& r : srv.engine->output().requests) {
+    finished += r.status == RequestStatus::kFinished;
+  }
+  EXPECT_EQ(finished, kRequests);
+  for (const std::string& line : srv.engine->CheckInvariants()) ADD_FAILURE() << line;
+}
+
 TEST(Serve, ARequestPastItsTimeoutGetsAnErrorOnce) {
   // 0.3 s (wall) per request; 20,000 tokens take far longer.
   Served srv(TestScenario(), 4096, /*request_timeout_s=*/0.3);
