@@ -29,6 +29,20 @@ constexpr EngineRule kRules[] = {
      [](const EngineFeatures& f) {
        return f.speculative_decoding && (f.kv_offload || f.swap_preemption);
      }},
+    // SGLang's engine: what it does not model yet.
+    {"kind",
+     "expected \"vllm\" with /disaggregation (disaggregated prefill is modelled "
+     "for vLLM only)",
+     [](const EngineFeatures& f) { return f.sglang && f.disaggregation; }},
+    {"kind",
+     "expected \"vllm\" for a workload that shares prefixes (workload.prefix, "
+     "workload.sessions): SGLang's radix-cache hits between requests are not "
+     "modelled yet",
+     [](const EngineFeatures& f) { return f.sglang && f.shared_prefixes; }},
+    {"kind",
+     "expected \"vllm\" for a model with sliding-window layers (SGLang pools their "
+     "KV apart; not modelled yet)",
+     [](const EngineFeatures& f) { return f.sglang && f.sliding_window; }},
 };
 
 }  // namespace

@@ -17,6 +17,9 @@ struct EngineFeatures {
   bool kv_offload = false;        // a CPU tier (engine.kv_offload.cpu_gib > 0)
   bool swap_preemption = false;
   bool disaggregation = false;
+  bool sglang = false;           // engine.kind "sglang"
+  bool shared_prefixes = false;  // workload.prefix or workload.sessions
+  bool sliding_window = false;   // the model has sliding-window layers
 };
 
 struct EngineRule {

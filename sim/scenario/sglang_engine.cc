@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/core/status.h"
+#include "sim/engine/engine_support.h"
 #include "sim/engine/sglang_pool.h"
 #include "sim/scenario/memory_plan.h"
 #include "sim/scenario/scenario.h"
@@ -64,34 +65,19 @@ void RefuseVllmKeys(const JsonView& v) {
   }
 }
 
-// Workloads whose requests share prefixes: their hits in SGLang's radix
-// cache are not modelled, so they are refused rather than run as misses.
-void RefuseSharedPrefixes(const Scenario& s) {
-  if (!s.json.contains("workload")) return;
-  const JsonView w(s.json["workload"], s.file, "/workload");
-  for (const char* key : {"prefix", "sessions"}) {
-    if (w.Has(key)) {
-      w.FailMessage(key, "shares prefixes between requests, and SGLang's radix-cache hits "
-                         "are not modelled yet: expected no shared prefixes with "
-                         "engine.kind \"sglang\" (or engine.kind \"vllm\" with "
-                         "prefix_caching)");
-    }
-  }
-}
-
 }  // namespace
 
 void ParseSglangEngine(const JsonView& v, Scenario* s) {
   RefuseVllmKeys(v);
-  if (s->json.contains("disaggregation")) {
-    v.FailMessage("kind", "disaggregated prefill is not modelled for SGLang: expected "
-                          "\"vllm\" with /disaggregation");
-  }
-  if (s->model.WindowedKvBytesPerSeqPerGpu(s->tp, 16) > 0) {
-    v.FailMessage("kind", s->model.name + " has sliding-window layers, whose KV SGLang "
-                          "pools apart; not modelled yet: expected \"vllm\"");
-  }
-  RefuseSharedPrefixes(*s);
+  // What SGLang's engine does not model (EngineRules: the one statement).
+  const nlohmann::json& w = s->json.contains("workload") ? s->json["workload"] : nlohmann::json();
+  const EngineFeatures features{
+      .disaggregation = s->json.contains("disaggregation"),
+      .sglang = true,
+      .shared_prefixes = w.is_object() && (w.contains("prefix") || w.contains("sessions")),
+      .sliding_window = s->model.WindowedKvBytesPerSeqPerGpu(s->tp, 16) > 0,
+  };
+  if (const auto rule = Unsupported(features)) v.FailMessage(rule->key, rule->expected);
   static const nlohmann::json kNone = nlohmann::json::object();
   const JsonView g = v.Has("sglang") ? v.Object("sglang") : JsonView(kNone, v.file(), v.PathOf("sglang"));
   g.AllowKeys({"mem_fraction_static", "max_total_tokens", "max_running_requests",

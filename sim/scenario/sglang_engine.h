@@ -12,8 +12,8 @@ namespace servesim {
 struct Scenario;
 
 // Parses engine.sglang into s->engine (the engine object `v` has kind
-// "sglang"); refuses vLLM keys beside it, disaggregation and workloads
-// that share prefixes (radix-cache hits are not modelled). Sets the memory
+// "sglang"); refuses vLLM keys beside it and the combinations EngineRules
+// refuses for SGLang (disaggregation, shared prefixes, sliding windows). Sets the memory
 // plan's inputs: mem_fraction_static as the usable share, no separate
 // activation reserve (SGLang keeps it outside the fraction), the page as
 // the block, and max_total_tokens as a given pool.

@@ -73,7 +73,8 @@ TEST(SglangEngine, RefusesWhatIsNotModelledInOneLine) {
   const auto prefix = ParseScenario(Overloaded(Sglang("")), "<test>",
                                     {R"(workload.prefix={"model": "target_hit_rate", "hit_rate": 0.5})"});
   ASSERT_FALSE(prefix.ok());
-  EXPECT_NE(prefix.status().message().find("/workload/prefix: shares prefixes"),
+  EXPECT_NE(prefix.status().message().find(
+                "/engine/kind: expected \"vllm\" for a workload that shares prefixes"),
             std::string::npos)
       << prefix.status().message();
 }

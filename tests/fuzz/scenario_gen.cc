@@ -657,12 +657,16 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     CapEveryEngine(&s);
   }
   // SGLang's engine in ~15% of the scenarios it runs (drawn last,
-  // likewise): no disaggregation, shared prefixes or sliding windows.
+  // likewise; EngineRules says which).
   const json& wl2 = s["workload"];
-  if (c.Chance(0.15) && !s.contains("disaggregation") && !wl2.contains("prefix") &&
-      !wl2.contains("sessions") && ModelName(s) != "gpt-oss-120b") {
-    ToSglang(c, &s);
-  }
+  const EngineFeatures as_sglang{
+      .disaggregation = s.contains("disaggregation"),
+      .sglang = true,
+      .shared_prefixes = wl2.contains("prefix") || wl2.contains("sessions"),
+      .sliding_window = LoadModelSpec(ModelName(s)).WindowedKvBytesPerSeqPerGpu(
+                            s["hardware"]["tp"].get<int>(), 16) > 0,
+  };
+  if (c.Chance(0.15) && !Unsupported(as_sglang)) ToSglang(c, &s);
   return s;
 }
 
