@@ -90,6 +90,7 @@ void SpecDecodeGroup::Recount() {
 bool SpecDecodeGroup::Prepare(int32_t cap,
                               const std::function<bool(int64_t, int64_t)>& fits) {
   if (members_.empty()) return false;
+  SERVESIM_CHECK(!step_in_flight_, "speculative decode group scheduled before its commit");
   // A cap below k + 1 may cut drafts: every member asks again, capped.
   if (cap > 0 && cap <= spec_.num_speculative_tokens) {
     for (Member& m : members_) m.n = std::min(Ask(m), cap);
@@ -107,6 +108,7 @@ GroupStepPart SpecDecodeGroup::Append(int32_t budget, const std::vector<Schedule
   SERVESIM_CHECK(x.tokens <= budget &&
                      (fresh <= 0 || kv_->Acquire(fresh, fresh, &group_blocks_)),
                  "speculative decode group step did not fit");
+  step_in_flight_ = true;
   // The verify entries go where the batch would list them, by key: the
   // running pass's entries are in key order too, and usually all come
   // before them; those after the first verify entry's key are merged in.
@@ -149,6 +151,7 @@ void SpecDecodeGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorde
   // Every member's previous token came at the previous commit.
   if (measured_ > 0) recorder->RecordItlNanos(now - last_commit, measured_);
   last_group_commit_ = now;
+  step_in_flight_ = false;
   int64_t rejected_blocks = 0, drafts = 0, draft_tokens = 0, accepted = 0;
   bool any_finished = false;
   next_.Clear();
@@ -208,15 +211,18 @@ void SpecDecodeGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorde
 
 void SpecDecodeGroup::Rebuild(const Member& m) {
   Request& r = (*requests_)[m.id];
-  r.num_computed = m.computed;
+  // Sync: a step is in flight only when the run ends before its commit;
+  // its tokens are computed and its blocks held, as Add left them.
+  const int32_t pending = step_in_flight_ ? m.n : 0;
+  r.num_computed = m.computed + pending;
   r.num_output = m.output;
-  r.in_flight = 0;  // (sync: never rebuilt with a step in flight)
+  r.in_flight = pending;
   r.deliveries = m.deliveries;
   r.max_delivered = m.max_delivered;
   r.spec_rate = m.rate;
   r.spec_ready = m.output < m.output_len;
   if (m.delivered) r.last_token = last_group_commit_;
-  const int32_t owed = m.blocks - r.blocks.size();
+  const int32_t owed = std::max(m.blocks, blocks_.Blocks(r.num_computed)) - r.blocks.size();
   SERVESIM_CHECK(owed >= 0 && owed <= group_blocks_.size(),
                  "speculative decode group owes request %lld %d blocks, holds %d",
                  static_cast<long long>(m.id), owed, group_blocks_.size());
@@ -234,6 +240,7 @@ void SpecDecodeGroup::LeaveAll() {
   members_.clear();
   measured_ = 0;
   next_.Clear();
+  step_in_flight_ = false;  // (its members own its tokens now)
   const RequestTable& reqs = *requests_;
   std::inplace_merge(running.begin(), running.begin() + static_cast<ptrdiff_t>(old),
                      running.end(), [&](int64_t a, int64_t b) {

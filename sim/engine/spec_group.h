@@ -31,7 +31,9 @@
 // over before their requests may be retired).
 // Leaving: all at once, rebuilt exactly, before a step that could not cover
 // every member (it then runs one by one) and at the end of a run; one by one
-// when they finish in a commit.
+// when they finish in a commit. A run that stops early (limits.max_queued)
+// ends with the group's step in flight: its tokens and blocks are then
+// rebuilt as scheduled, not committed (as Add left them one by one).
 // Blocks: without prefix caching the pool is counted (ids do not exist), so
 // the blocks members gained since joining are one count the group holds;
 // a leaving member takes what it is owed.
@@ -156,7 +158,7 @@ class SpecDecodeGroup {
   }
   void Recount();  // next_ anew from every member's n
   // Writes a member's counters back into its Request, with the blocks the
-  // group owes it.
+  // group owes it (with the step in flight: its n tokens too).
   void Rebuild(const Member& m);
 
   SpecDecodeConfig spec_;
@@ -171,6 +173,7 @@ class SpecDecodeGroup {
   BlockList group_blocks_;       // counted: what the members gained
   BlockList scratch_blocks_;
   SimTime last_group_commit_ = -1;
+  bool step_in_flight_ = false;  // Append ran, Commit not yet
   // Scratch: joiners; the running pass's entries after the first verify
   // entry's key and their keys (Append's merge).
   std::vector<Member> joining_;

@@ -83,8 +83,10 @@ void AddRequest(Engine* e, int64_t id, int32_t prompt, int32_t output) {
 }
 
 // Runs both engines step by step; counts the fast engine's steps that had
-// the group's entry.
-void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps) {
+// the group's entry. stop_at > 0: returns with the group's stop_at-th step
+// scheduled, not committed (a run that stops early).
+void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps,
+                 int stop_at = 0) {
   uint64_t lcg = 12345;
   const auto next = [&](int32_t n) {
     lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -115,6 +117,7 @@ void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps) 
     ASSERT_TRUE(Canonical(f.shape) == Canonical(r.shape)) << at;
     ASSERT_EQ(r.shape.decode_seqs, 0) << at;  // the reference lists everyone
     *group_steps += !f.batch.empty() && f.batch.back().id == kGroupEntry;
+    if (stop_at > 0 && *group_steps == stop_at) return;
     if (f.batch.empty()) continue;  // nothing runs (both: same tokens)
     fast->finished.clear();
     ref->finished.clear();
@@ -173,6 +176,42 @@ TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
     EXPECT_EQ(i.max(), j.max()) << v.name;
   }
   EXPECT_GT(preemptions, 0);  // the tight cache preempted someone
+}
+
+// A run that stops early (limits.max_queued) ends with the group's step in
+// flight: its members leave with that step's tokens computed and in flight
+// and its blocks theirs, as the reference engine's Add left them (the
+// group used to keep the step's blocks: "kept 2 blocks nobody owns").
+TEST(SpecDecodeGroup, LeavesWithItsStepInFlightAtAnEarlyEnd) {
+  const Variant v = {"roomy", 400, 256, 0, 3};
+  for (const int stop_at : {1, 5, 20, 40}) {
+    Engine fast(v, false), ref(v, true);
+    int group_steps = 0;
+    RunLockstep(v, &fast, &ref, &group_steps, stop_at);
+    if (::testing::Test::HasFatalFailure()) return;
+    ASSERT_EQ(group_steps, stop_at) << "the run ended first";
+    ASSERT_GT(fast.sched.kv().num_used(), 0);
+    fast.sched.FlushDecodeGroup();
+    ref.sched.FlushDecodeGroup();
+    EXPECT_EQ(fast.sched.kv().num_used(), ref.sched.kv().num_used()) << stop_at;
+    EXPECT_EQ(fast.sched.num_running(), ref.sched.num_running()) << stop_at;
+    int64_t in_flight = 0;
+    for (size_t id = 0; id < ref.reqs.size(); ++id) {
+      const Request &a = fast.reqs[id], &b = ref.reqs[id];
+      SCOPED_TRACE("stop at group step " + std::to_string(stop_at) + ", request " +
+                   std::to_string(id));
+      EXPECT_EQ(a.status, b.status);
+      EXPECT_EQ(a.num_computed, b.num_computed);
+      EXPECT_EQ(a.in_flight, b.in_flight);
+      EXPECT_EQ(a.blocks.size(), b.blocks.size());
+      EXPECT_EQ(a.num_output, b.num_output);
+      EXPECT_EQ(a.deliveries, b.deliveries);
+      EXPECT_EQ(a.last_token, b.last_token);
+      EXPECT_EQ(a.spec_ready, b.spec_ready);
+      in_flight += b.in_flight;
+    }
+    EXPECT_GT(in_flight, 0) << stop_at;
+  }
 }
 
 }  // namespace

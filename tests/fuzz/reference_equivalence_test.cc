@@ -329,7 +329,7 @@ TEST(ReferenceEquivalence, SpeculativeDecoding) {
                  "num_requests": 800}})";
   const nlohmann::json base = nlohmann::json::parse(kBase);
   int preempted_runs = 0;
-  for (int variant = 0; variant < 8; ++variant) {
+  for (int variant = 0; variant < 9; ++variant) {
     nlohmann::json j = base;
     nlohmann::json& e = j["engine"];
     if (variant % 2 == 1 && variant < 4) e["prefix_caching"] = true;
@@ -352,6 +352,16 @@ TEST(ReferenceEquivalence, SpeculativeDecoding) {
       e["num_gpu_blocks"] = 2000;
       e["speculative_decoding"]["num_speculative_tokens"] = 1;
       e["speculative_decoding"]["acceptance_rate"] = 0.9;
+    }
+    // A run stopped by limits.max_queued, the group's step in flight (as
+    // the scenario that found it: unchunked, full-prompt reserve, watermark).
+    if (variant == 8) {
+      e["chunked_prefill"] = false;
+      e["max_num_batched_tokens"] = 2048;
+      e["reserve_full_prompt"] = true;
+      e["watermark"] = 0.08;
+      j["workload"]["arrival"]["rate"] = 60;
+      j["limits"] = {{"max_queued", 13}};
     }
     const std::string label = "speculative variant " + std::to_string(variant);
     const RunSummary s = ExpectSameAsReference(j, label);
