@@ -69,6 +69,49 @@ TEST(EngineSupportTest, LoaderRefusesExactlyWhatTheRulesName) {
   EXPECT_EQ(refused, 22);
 }
 
+// SGLang's engine against the three features it does not model: each of
+// the 8 combinations of disaggregation, shared prefixes and a
+// sliding-window model is refused exactly when a rule names it, with that
+// rule's message, and the rest load and run under every invariant.
+TEST(EngineSupportTest, SglangRefusesExactlyWhatTheRulesName) {
+  int refused = 0;
+  for (int bits = 0; bits < 8; ++bits) {
+    const EngineFeatures f{
+        .disaggregation = (bits & 1) != 0,
+        .sglang = true,
+        .shared_prefixes = (bits & 2) != 0,
+        .sliding_window = (bits & 4) != 0,
+    };
+    std::vector<std::string> sets = {"workload.num_requests=20", R"(engine={"kind": "sglang"})"};
+    if (f.disaggregation) {
+      sets.push_back(R"(disaggregation={"prefill": {}, "decode": {}, "link": "roce-200g"})");
+    }
+    if (f.shared_prefixes) {
+      sets.push_back(R"(workload.prefix={"model": "target_hit_rate", "hit_rate": 0.5})");
+    }
+    if (f.sliding_window) sets.push_back("model=gpt-oss-120b");
+    SCOPED_TRACE("combination " + std::to_string(bits));
+    const auto rule = Unsupported(f);
+    auto sc = ParseScenario(EmbeddedDefaultScenario(), "s.json", sets);
+    ASSERT_EQ(sc.ok(), !rule.has_value()) << (sc.ok() ? "" : sc.status().message());
+    if (!rule) {
+      SimulationInput in = sc->ToSimulationInput();
+      in.check_invariants = true;
+      const SimulationOutput out = RunSimulation(in);
+      ASSERT_EQ(out.requests.size(), 20u);
+      for (size_t i = 0; i < out.requests.size(); ++i) {
+        EXPECT_EQ(out.requests[i].status, RequestStatus::kFinished);
+      }
+      continue;
+    }
+    ++refused;
+    EXPECT_NE(sc.status().message().find(std::string("/engine/kind: ") + rule->expected),
+              std::string::npos)
+        << sc.status().message();
+  }
+  EXPECT_EQ(refused, 7);  // all but SGLang alone
+}
+
 TEST(EngineSupportTest, KvOffloadRulesNameTheKeyThatIsSet) {
   EXPECT_STREQ(Unsupported({.kv_offload = true, .disaggregation = true})->key, "kv_offload");
   EXPECT_STREQ(Unsupported({.swap_preemption = true, .disaggregation = true})->key,
