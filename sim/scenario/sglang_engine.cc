@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "sim/core/status.h"
@@ -20,6 +21,13 @@ namespace servesim {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
+
+std::string Gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  return buf;
+}
 
 // The engine object's keys that stay meaningful beside kind "sglang".
 bool SharedKey(const std::string& key) {
@@ -63,6 +71,23 @@ void RefuseVllmKeys(const JsonView& v) {
                        "/engine/sglang, in SGLang's words (e.g. max_running_requests, "
                        "chunked_prefill_size, mem_fraction_static)");
   }
+}
+
+// A given max_total_tokens may exceed what the memory plan leaves, but not
+// the GPU less its weights: that pool cannot exist.
+void CheckGivenPool(const JsonView& root, const Scenario& s) {
+  const int64_t tokens = s.engine.sglang.max_total_tokens;
+  const double per_token = s.model.KvBytesPerTokenPerGpu(s.tp);
+  const double room = s.gpu.memory_bytes - s.model.WeightBytesPerGpu(s.tp);
+  const auto possible = static_cast<int64_t>(std::floor(room / per_token));
+  if (tokens <= possible || s.kv_beyond_gpu_memory) return;
+  throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/sglang/max_total_tokens: " +
+                    std::to_string(tokens) + " tokens of KV need " +
+                    Gib(static_cast<double>(tokens) * per_token) + " per GPU, but " +
+                    s.gpu.name + " holds " + Gib(s.gpu.memory_bytes) + " with " +
+                    Gib(s.model.WeightBytesPerGpu(s.tp)) + " of " + s.model.name + " weights at tp " + std::to_string(s.tp) +
+                    "; expected at most " + std::to_string(possible) +
+                    " (or engine.kv_beyond_gpu_memory: true for a what-if)");
 }
 
 }  // namespace
@@ -126,15 +151,13 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
   EngineConfig& e = s->engine;
   e.kind = EngineKind::kSglang;
   e.sglang_ignore_eos = g.Bool("ignore_eos", true);
-  // What the memory plan reads: pages as blocks, no reserve beside the
-  // fraction, and a given pool as blocks plus vLLM's reserved one (the
-  // reports' and invariants' convention).
+  // What the memory plan reads: pages as blocks and no reserve beside the
+  // fraction. A given pool is checked against the GPU after the plan
+  // (ResolveSglangPool).
   e.block_size = c.page_size;
   s->activation_reserve_bytes = 0;
   if (auto t = g.OptionalInteger("max_total_tokens", Range::Closed(c.page_size, 1e12))) {
     c.max_total_tokens = *t / c.page_size * c.page_size;
-    e.num_gpu_blocks = static_cast<int32_t>(
-        std::min<int64_t>(*t / c.page_size + 1, kMaxGpuBlocks));
     s->num_gpu_blocks_given = true;
   }
   e.prefix_caching = false;
@@ -165,6 +188,7 @@ void ResolveSglangPool(const JsonView& root, Scenario* s) {
                       error + "; expected a larger mem_fraction_static, tp or GPU");
   }
   if (s->num_gpu_blocks_given) {  // max_total_tokens given
+    CheckGivenPool(root, *s);
     pool.max_running_requests =
         SglangRequestLimit(c.max_total_tokens, in.context_length, c.max_running_requests);
   } else {
@@ -175,7 +199,15 @@ void ResolveSglangPool(const JsonView& root, Scenario* s) {
   // vLLM's reserved one, the request limit, and the most tokens one batch
   // computes (a decode of every running request, or an extend within the
   // chunk; without chunking, up to the pool).
-  e.num_gpu_blocks = static_cast<int32_t>(c.max_total_tokens / c.page_size + 1);
+  const int64_t blocks = c.max_total_tokens / c.page_size + 1;
+  if (blocks > kMaxGpuBlocks) {
+    throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/sglang/max_total_tokens: " +
+                      std::to_string(c.max_total_tokens) + " tokens in pages of " +
+                      std::to_string(c.page_size) + " are " + std::to_string(blocks - 1) +
+                      " pages; expected at most " + std::to_string(kMaxGpuBlocks - 1) +
+                      ": set a larger page_size or a smaller pool");
+  }
+  e.num_gpu_blocks = static_cast<int32_t>(blocks);
   e.max_num_seqs = c.max_running_requests;
   const int64_t extend = c.chunked_prefill_size > 0 ? c.chunked_prefill_size : c.max_total_tokens;
   e.max_num_batched_tokens = static_cast<int32_t>(

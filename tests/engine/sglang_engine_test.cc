@@ -61,6 +61,9 @@ TEST(SglangEngine, RefusesWhatIsNotModelledInOneLine) {
        "/engine/sglang/chunked_prefill_size: expected a multiple of page_size (16)"},
       {R"({"kind": "sglang", "sglang": {"mystery": 1}})", "/engine/sglang/mystery"},
       {R"({"kind": "sgl"})", "/engine/kind"},
+      // A pool the GPU cannot hold beside the weights (here 8 GB of them).
+      {R"({"kind": "sglang", "sglang": {"max_total_tokens": 99999999}})",
+       "/engine/sglang/max_total_tokens: 99999999 tokens of KV need"},
   };
   for (const auto& [engine, want] : cases) {
     const auto sc = ParseScenario(Overloaded(engine), "<test>", {});
