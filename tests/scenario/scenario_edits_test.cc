@@ -101,6 +101,41 @@ TEST(ScenarioEdits, DeploymentReplansMemoryAndCost) {
   EXPECT_TRUE(unfit->no_room.has_value());
 }
 
+// Another engine on its own defaults, and the deployment's limits in its
+// words: SGLang's request limit, chunk or prefill budget; a limit of 0 left
+// to SGLang's default for the GPU.
+TEST(ScenarioEdits, EngineAndItsLimitsInItsOwnWords) {
+  const Scenario base = Chat();
+  StatusOr<Scenario> sg = WithEngine(base, EngineKind::kSglang);
+  ExpectAsLoaded(sg, "sglang", {.defer_fit = true});
+  EXPECT_EQ(sg->engine.kind, EngineKind::kSglang);
+  EXPECT_EQ(sg->json["engine"], nlohmann::json({{"kind", "sglang"}}));
+  EXPECT_EQ(sg->engine.sglang.chunked_prefill_size, 8192);  // an H200's default
+  StatusOr<Scenario> back = WithEngine(*sg, EngineKind::kVllm);
+  ExpectAsLoaded(back, "vllm", {.defer_fit = true});
+  EXPECT_EQ(back->engine.kind, EngineKind::kVllm);
+  EXPECT_EQ(back->engine.max_num_seqs, 256);  // vLLM's defaults, nothing of SGLang's
+  EXPECT_EQ(back->engine.block_size, 16);
+
+  Deployment d;
+  d.gpu = "h100-sxm";
+  d.tp = 1;
+  d.max_num_seqs = 64;
+  d.max_num_batched_tokens = 0;  // SGLang's default for an H100
+  d.chunked_prefill = true;
+  StatusOr<Scenario> dep = WithDeployment(*sg, d);
+  ExpectAsLoaded(dep, "sglang deployment", {.defer_fit = true});
+  EXPECT_EQ(dep->engine.sglang.max_running_requests, 64);
+  EXPECT_EQ(dep->engine.sglang.chunked_prefill_size, 8192);
+  EXPECT_FALSE(dep->json["engine"]["sglang"].contains("chunked_prefill_size"));
+  d.chunked_prefill = false;
+  d.max_num_batched_tokens = 4096;
+  StatusOr<Scenario> unchunked = WithDeployment(*sg, d);
+  ExpectAsLoaded(unchunked, "sglang unchunked", {.defer_fit = true});
+  EXPECT_EQ(unchunked->engine.sglang.chunked_prefill_size, -1);
+  EXPECT_EQ(unchunked->engine.sglang.max_prefill_tokens, 4096);
+}
+
 TEST(ScenarioEdits, PdSplitResizesThePools) {
   const Scenario base = Load("scenarios/disagg_arxiv_pd_ratio.json",
                              {"workload.num_requests=200", "metrics.warmup_requests=20"});
