@@ -59,11 +59,19 @@ ReplicaLevels SglangReplica::levels() const {
 void SglangReplica::Launch(SimTime now, const SglangBatch& batch) {
   const SimTime start = std::max(now, gpu_free());
   shape_.seqs.clear();
+  shape_.decode_seqs = shape_.decode_context = 0;
   StepFacts facts;
   for (const SglangBatch::Row& row : batch.rows) {
     Request& r = (*requests_)[row.id];
     const bool samples = row.id != batch.middle_chunk;
-    shape_.seqs.push_back({row.extend, row.prefix, samples});
+    // A decode batch goes to the cost model as one aggregate (priced as the
+    // sum of its sequences: the same step time, one entry).
+    if (batch.extend) {
+      shape_.seqs.push_back({row.extend, row.prefix, samples});
+    } else {
+      ++shape_.decode_seqs;
+      shape_.decode_context += row.prefix;
+    }
     facts.tokens += row.extend;
     if (r.status == RequestStatus::kWaiting) {  // admitted (again)
       ++facts.admitted;
@@ -137,13 +145,23 @@ void SglangReplica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
     Request& r = (*requests_)[row.id];
     if (r.in_flight > 0) --r.in_flight;
   }
+  // Equal inter-token gaps (the batch's decoders mostly share their last
+  // token's time) go to the histogram as one weighted sample: the same
+  // counts as one sample each.
+  SimTime gap = -1;
+  int64_t times = 0;
   for (int64_t id : delivered_) {
     Request& r = (*requests_)[id];
     ++r.num_output;
     if (r.first_token < 0) {
       r.first_token = now;
     } else if (r.measured) {
-      recorder_->RecordItlNanos(now - r.last_token);
+      if (now - r.last_token != gap) {
+        if (times > 0) recorder_->RecordItlNanos(gap, times);
+        gap = now - r.last_token;
+        times = 0;
+      }
+      ++times;
     }
     r.last_token = now;
     if (r.num_output == r.output_len) {
@@ -152,6 +170,7 @@ void SglangReplica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
       finished->push_back(id);
     }
   }
+  if (times > 0) recorder_->RecordItlNanos(gap, times);
   if (check_invariants_) sched_.CheckInvariants();
 }
 
