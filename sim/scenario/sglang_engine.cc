@@ -124,8 +124,11 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
                                               std::to_string(c.page_size) + ") or -1, got " +
                                               std::to_string(c.chunked_prefill_size));
   }
-  const std::string policy = g.Choice("schedule_policy", "fcfs",
-                                      {"fcfs", "lof", "lpm", "dfs-weight", "random"});
+  // SGLang 0.5.23's choices; those not modelled are refused by name.
+  const std::string policy =
+      g.Choice("schedule_policy", "fcfs",
+               {"fcfs", "lof", "lpm", "dfs-weight", "random", "priority", "routing-key", "hrrn",
+                "shortest-prefill-first"});
   if (policy != "fcfs" && policy != "lof") {
     g.FailMessage("schedule_policy", "\"" + policy + "\" is not modelled yet (lpm and "
                   "dfs-weight order by radix-cache matches, random by draws): expected "
