@@ -69,7 +69,9 @@ void RefuseVllmKeys(const JsonView& v) {
     if (SharedKey(key)) continue;
     v.FailMessage(key, "a vLLM setting; with engine.kind \"sglang\" the engine is set in "
                        "/engine/sglang, in SGLang's words (e.g. max_running_requests, "
-                       "chunked_prefill_size, mem_fraction_static)");
+                       "chunked_prefill_size, mem_fraction_static); to switch a vLLM "
+                       "scenario to SGLang replace the engine object: --set "
+                       "'engine={\"kind\": \"sglang\"}'");
   }
 }
 
