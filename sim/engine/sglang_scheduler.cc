@@ -17,12 +17,12 @@ constexpr int64_t kClipMaxNewTokens = 4096;
 SglangScheduler::SglangScheduler(const SglangConfig& config)
     : config_(config),
       page_(std::max(config.page_size, 1)),
+      page_mask_((page_ & (page_ - 1)) == 0 ? page_ - 1 : -1),
       total_(config.max_total_tokens / page_ * page_),
       ratio_(config) {}
 
 void SglangScheduler::AddWaiting(const SglangRequest& r) {
-  State& s = state_[r.id];
-  s = State{};
+  State& s = state_.Insert(r.id);
   s.req = r;
   waiting_.push_back(r.id);
 }
@@ -34,7 +34,7 @@ void SglangScheduler::SetHeld(State& s, int64_t n) {
 
 int64_t SglangScheduler::DecodeNeed(const std::vector<int64_t>& ids) const {
   int64_t pages = 0;
-  for (int64_t id : ids) pages += state_.at(id).held % page_ == 0;
+  for (int64_t id : ids) pages += OnBoundary(state_.at(id).held);
   return pages * page_;
 }
 
@@ -274,7 +274,7 @@ size_t SglangScheduler::num_running() const {
 
 void SglangScheduler::CheckInvariants() const {
   int64_t used = 0;
-  for (const auto& [id, s] : state_) used += Ceil(s.held);
+  state_.ForEach([&](int64_t, const State& s) { used += Ceil(s.held); });
   SERVESIM_CHECK(used == used_ && used_ <= total_,
                  "SGLang pool: %lld tokens counted in use, requests hold %lld, pool %lld",
                  static_cast<long long>(used_), static_cast<long long>(used),

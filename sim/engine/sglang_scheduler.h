@@ -35,10 +35,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "sim/engine/id_table.h"
 #include "sim/engine/sglang_config.h"
 #include "sim/engine/sglang_ratio.h"
 
@@ -120,7 +120,15 @@ class SglangScheduler {
 
   std::optional<SglangBatch> Prefill();
   std::optional<SglangBatch> Decode(const SglangBatch* in_flight);
-  int64_t Ceil(int64_t n) const { return (n + page_ - 1) / page_ * page_; }
+  // n rounded up to whole pages, and whether n ends on a page boundary
+  // (masks for the usual power-of-two pages: these run per request per
+  // step, where a 64-bit division is most of the cost).
+  int64_t Ceil(int64_t n) const {
+    return page_mask_ >= 0 ? (n + page_mask_) & ~page_mask_ : (n + page_ - 1) / page_ * page_;
+  }
+  bool OnBoundary(int64_t n) const {
+    return page_mask_ >= 0 ? (n & page_mask_) == 0 : n % page_ == 0;
+  }
   int64_t Free() const { return total_ - used_; }
   void SetHeld(State& s, int64_t n);
   int64_t FillLen(const State& s) const { return s.req.prompt_len + s.out; }
@@ -128,9 +136,10 @@ class SglangScheduler {
 
   SglangConfig config_;
   int64_t page_;
+  int64_t page_mask_;  // page_ - 1 for a power of two, else -1
   int64_t total_;  // pool, whole pages
   SglangRatio ratio_;
-  std::unordered_map<int64_t, State> state_;
+  IdTable<State> state_;  // by request id (a lookup per request per step)
   std::vector<int64_t> waiting_, running_, last_extend_;
   int64_t chunked_ = -1;  // the request being chunked
   bool full_ = false;     // admission stopped for lack of KV or rows
