@@ -9,9 +9,9 @@
 
 namespace servesim {
 
-// Waiting-queue orders modelled so far (SGLang's --schedule-policy); the
-// cache-aware ones (lpm, dfs-weight) and random are not.
-enum class SglangPolicy { kFcfs, kLof };
+// Waiting-queue orders (SGLang's --schedule-policy). kRandom takes SGLang's
+// shuffles from a hook (SglangScheduler::set_random_order); it never draws.
+enum class SglangPolicy { kFcfs, kLof, kLpm, kDfsWeight, kRandom };
 
 struct SglangConfig {
   int64_t max_total_tokens = 0;     // KV pool, in tokens
@@ -22,6 +22,7 @@ struct SglangConfig {
   SglangPolicy schedule_policy = SglangPolicy::kFcfs;
   double schedule_conservativeness = 1.0;
   bool disable_overlap_schedule = false;  // false: the overlap loop
+  bool disable_radix_cache = false;
   double init_new_token_ratio = 0.7;
   double min_new_token_ratio_factor = 0.14;
   int32_t new_token_ratio_decay_steps = 600;

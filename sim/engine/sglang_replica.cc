@@ -43,7 +43,8 @@ const char* SglangReplica::CheckServable(const Request& r) const {
 void SglangReplica::Submit(int64_t id) {
   Request& r = (*requests_)[id];
   r.status = RequestStatus::kWaiting;
-  sched_.AddWaiting({id, r.prompt_len, r.output_len, ignore_eos_});
+  sched_.AddWaiting({id, r.prompt_len, r.output_len, ignore_eos_, r.content.prefix_id,
+                     r.content.prefix_len, r.content.stream_id});
 }
 
 void SglangReplica::ReleaseHeld(int64_t id) {
@@ -76,7 +77,7 @@ void SglangReplica::Launch(SimTime now, const SglangBatch& batch) {
     if (r.status == RequestStatus::kWaiting) {  // admitted (again)
       ++facts.admitted;
       r.status = RequestStatus::kRunning;
-      if (r.cached_tokens < 0) r.cached_tokens = 0;  // no radix-cache hits modelled
+      if (r.cached_tokens < 0) r.cached_tokens = row.prefix;  // its radix-cache hit
     }
     if (r.first_scheduled < 0) r.first_scheduled = start;
     r.num_computed = row.prefix + row.extend;

@@ -35,6 +35,8 @@ class SglangReplica final : public Replica {
   SimTime StartStep(SimTime now) override;
   void FinishStep(SimTime now, std::vector<int64_t>* finished) override;
   bool step_running() const override { return count_ > 0; }
+  // The `random` order's shuffles (SGLang's own draws; see SglangScheduler).
+  void set_random_order(SglangWaitingOrder::RandomOrder f) { sched_.set_random_order(std::move(f)); }
   ReplicaLevels levels() const override;
 
  protected:

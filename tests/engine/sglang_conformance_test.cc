@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -37,10 +38,10 @@ using nlohmann::json;
 constexpr const char* kConformingSglang = "0.5.23";
 constexpr int64_t kBatchUs = 1000;
 
-// Recorded departures that must still show: a retracted request whose own
-// chunks are still in the radix cache matches them on re-admission (needs
-// the radix cache's LRU eviction order, not modelled).
-const std::vector<std::string> kKnownDepartures = {"lof_p16_normal", "lof_p16_overlap"};
+// Recorded departures that must still show (none today: the last two, the
+// lof_p16 pair, needed the radix cache's LRU order for a retracted request
+// re-matching its own chunks). A fixture listed here must differ somewhere.
+const std::vector<std::string> kKnownDepartures = {};
 
 std::string FixtureDir() { return RepoRoot() + "/tests/conformance/sglang"; }
 
@@ -48,18 +49,18 @@ std::vector<std::string> FixtureNames() { return FixtureNamesIn(FixtureDir()); }
 
 json Load(const std::string& name) { return LoadFixture(FixtureDir(), name); }
 
-// Why SglangScheduler cannot replay fixture `f`; empty if it can.
+// Why SglangScheduler cannot replay fixture `f`; empty if it can. Every
+// fixture today is modelled; a new one with an order or cache setting
+// outside the model is skipped with the reason, never run as a miss.
 std::string NotModelled(const json& f) {
   const json& e = f["engine"];
-  std::string why;
   const std::string policy = e["schedule_policy"];
-  if (policy != "fcfs" && policy != "lof") why = "policy " + policy + " not modelled";
-  bool shares = false;
-  for (const json& r : f["requests"]) shares |= r[4].get<int64_t>() >= 0;
-  if (shares && !e["disable_radix_cache"].get<bool>()) {
-    why += std::string(why.empty() ? "" : "; ") + "shared prefixes (radix-cache hits) not modelled";
+  const std::set<std::string> modelled = {"fcfs", "lof", "lpm", "dfs-weight", "random"};
+  if (!modelled.count(policy)) return "policy " + policy + " not modelled";
+  if (policy == "random" && !f.contains("random_orders")) {
+    return "random policy without its recorded shuffles (random_orders)";
   }
-  return why;
+  return "";
 }
 
 SglangConfig ConfigOf(const json& f) {
@@ -70,7 +71,13 @@ SglangConfig ConfigOf(const json& f) {
   c.max_prefill_tokens = e["max_prefill_tokens"];
   c.chunked_prefill_size = e["chunked_prefill_size"];
   c.page_size = e["page_size"];
-  c.schedule_policy = e["schedule_policy"] == "lof" ? SglangPolicy::kLof : SglangPolicy::kFcfs;
+  const std::string policy = e["schedule_policy"];
+  c.schedule_policy = policy == "lof"          ? SglangPolicy::kLof
+                      : policy == "lpm"        ? SglangPolicy::kLpm
+                      : policy == "dfs-weight" ? SglangPolicy::kDfsWeight
+                      : policy == "random"     ? SglangPolicy::kRandom
+                                               : SglangPolicy::kFcfs;
+  c.disable_radix_cache = e["disable_radix_cache"];
   c.schedule_conservativeness = e["schedule_conservativeness"];
   c.disable_overlap_schedule = e["disable_overlap_schedule"];
   c.init_new_token_ratio = e["init_new_token_ratio"];
@@ -79,26 +86,26 @@ SglangConfig ConfigOf(const json& f) {
   return c;
 }
 
-// One batch in the fixture's words:
-// [t_us, kind, rows, retracted, finished, t_done_us, ratio, tokens_in_use].
+// One batch in the fixture's words: [t_us, kind, rows, retracted, finished,
+// t_done_us, ratio, tokens_in_use, evictable_tokens, evicted_tokens].
 json Row(int64_t t, const SglangBatch& b, const std::vector<int64_t>& finished,
-         int64_t done, double ratio, int64_t used) {
+         int64_t done, const SglangScheduler& sched) {
   json rows = json::array();
   for (const SglangBatch::Row& r : b.rows) {
     rows.push_back(b.extend ? json::array({r.id, r.extend, r.prefix}) : json(r.id));
   }
   std::vector<int64_t> retracted = b.retracted;
   std::sort(retracted.begin(), retracted.end());
-  return json::array({t, b.extend ? "E" : "D", rows, retracted, finished, done, ratio, used});
+  return json::array({t, b.extend ? "E" : "D", rows, retracted, finished, done,
+                      sched.new_token_ratio(), sched.tokens_in_use(), sched.evictable_tokens(),
+                      sched.evicted_tokens()});
 }
 
 // The recorded batch, same shape, for comparison.
-json Want(const json& s) {
-  return json::array({s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]});
-}
+json Want(const json& s) { return s; }
 
 bool Same(const json& got, const json& want) {
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 10; ++i) {
     if (i == 6) {
       if (std::abs(got[6].get<double>() - want[6].get<double>()) > 1e-8) return false;
     } else if (got[i] != want[i]) {
@@ -111,10 +118,33 @@ bool Same(const json& got, const json& want) {
 // Replays `f` as sglang_driver.py drove SGLang (event_loop_normal or
 // event_loop_overlap). Returns "" when every batch matches, else the first
 // difference.
-// Counts each request's retractions and delivered tokens as it goes.
+// Counts each request's retractions and delivered tokens as it goes, and
+// the prefix its first admission found cached.
 struct Tally {
-  std::map<int64_t, int32_t> retractions, generated;
+  std::map<int64_t, int32_t> retractions, generated, cached;
 };
+
+// A fixture request as SglangScheduler sees it: requests of one group share
+// its first prefix_len tokens; the rest is each request's own stream.
+SglangRequest RequestOf(const json& q, bool ignore_eos) {
+  SglangRequest r{q[0].get<int64_t>(), q[2].get<int32_t>(), q[3].get<int32_t>(), ignore_eos};
+  if (q[4].get<int64_t>() >= 0) {
+    r.prefix_id = q[4].get<uint64_t>() + 1;
+    r.prefix_len = q[5].get<int32_t>();
+  }
+  r.stream_id = static_cast<uint64_t>(r.id) + 1;
+  return r;
+}
+
+// The `random` policy's recorded shuffles, one per calc_priority, in order.
+SglangWaitingOrder::RandomOrder RecordedOrders(const json& f) {
+  auto orders = std::make_shared<std::vector<std::vector<int64_t>>>();
+  if (f.contains("random_orders")) *orders = f["random_orders"].get<std::vector<std::vector<int64_t>>>();
+  auto next = std::make_shared<size_t>(0);
+  return [orders, next](const std::vector<int64_t>& ids) {
+    return *next < orders->size() ? (*orders)[(*next)++] : ids;
+  };
+}
 
 std::string Replay(const json& f, SglangScheduler* sched, Tally* tally) {
   const json& steps = f["steps"];
@@ -123,9 +153,10 @@ std::string Replay(const json& f, SglangScheduler* sched, Tally* tally) {
   std::vector<SglangRequest> arrivals;
   std::vector<int64_t> arrival_us;
   for (const json& q : f["requests"]) {
-    arrivals.push_back({q[0].get<int64_t>(), q[2].get<int32_t>(), q[3].get<int32_t>(), ignore_eos});
+    arrivals.push_back(RequestOf(q, ignore_eos));
     arrival_us.push_back(q[1]);
   }
+  sched->set_random_order(RecordedOrders(f));
   std::vector<size_t> order(arrivals.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -152,8 +183,11 @@ std::string Replay(const json& f, SglangScheduler* sched, Tally* tally) {
       if (k >= steps.size()) return "servesim runs a batch after SGLang's last step";
       const int64_t end = std::max(clock, gpu_free) + kBatchUs;
       gpu_free = end;
-      got_rows.push_back(Row(clock, *got, {}, end, sched->new_token_ratio(), sched->tokens_in_use()));
+      got_rows.push_back(Row(clock, *got, {}, end, *sched));
       for (int64_t id : got->retracted) ++tally->retractions[id];
+      for (const SglangBatch::Row& r : got->rows) {
+        if (got->extend && !tally->cached.count(r.id)) tally->cached[r.id] = r.prefix;
+      }
       queue.push_back({k, *got, clock, end});
       ++k;
     }
@@ -206,10 +240,12 @@ TEST_P(SglangConformance, EveryBatchMatchesTheRealScheduler) {
   }
   ASSERT_EQ(diff, "") << GetParam() << ": " << diff;
   EXPECT_FALSE(sched.has_requests());
-  EXPECT_EQ(sched.tokens_in_use(), 0);
+  // All KV freed or evictable; what counts in use is the pool's part page.
+  EXPECT_EQ(sched.tokens_in_use(), sched.config().max_total_tokens - sched.pool_tokens());
   for (const json& q : f["results"]) {
     const int64_t id = q[0];
     EXPECT_EQ(tally.retractions[id], q[5].get<int32_t>()) << GetParam() << ": request " << id;
+    EXPECT_EQ(tally.cached[id], q[1].get<int32_t>()) << GetParam() << ": request " << id;
     EXPECT_EQ(tally.generated[id], f["requests"][id][3].get<int32_t>());
   }
 }
@@ -235,6 +271,10 @@ std::string ReplayThroughReplica(const json& f) {
     r.arrival = q[1].get<int64_t>() * 1000;
     r.prompt_len = q[2];
     r.output_len = q[3];
+    const SglangRequest sr = RequestOf(q, false);
+    r.content.prefix_id = sr.prefix_id;
+    r.content.prefix_len = sr.prefix_len;
+    r.content.stream_id = sr.stream_id;
     order.push_back(r.id);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -244,6 +284,7 @@ std::string ReplayThroughReplica(const json& f) {
   LinearCostModel cost(p);
   Recorder recorder;
   SglangReplica rep(e, &cost, &reqs, &recorder);
+  rep.set_random_order(RecordedOrders(f));
   std::vector<StepRecord> records;
   rep.set_step_sink(&records, 0);
   rep.set_check_invariants(true);
@@ -301,6 +342,10 @@ std::string ReplayThroughReplica(const json& f) {
     if (r.status != RequestStatus::kFinished || r.num_output != r.output_len) {
       return "request " + std::to_string(r.id) + " unfinished";
     }
+    if (r.cached_tokens != f["results"][r.id][1].get<int32_t>()) {
+      return "request " + std::to_string(r.id) + " found " + std::to_string(r.cached_tokens) +
+             " tokens cached, SGLang " + f["results"][r.id][1].dump();
+    }
   }
   return "";
 }
@@ -320,12 +365,13 @@ TEST_P(SglangConformance, EveryBatchMatchesThroughTheReplica) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, SglangConformance, ::testing::ValuesIn(FixtureNames()),
                          [](const auto& info) { return info.param; });
 
-// What the replay covers must not shrink unnoticed: at least 14 fixtures
-// identical, both event loops, pages 1 and 16, half with retraction. (lof
-// runs only in the known departures, identical up to the departure.)
-TEST(SglangConformanceFixtures, ModelledSetCoversBothLoopsPoliciesAndRetraction) {
-  size_t modelled = 0, steps = 0, with_retraction = 0;
-  std::set<std::string> loops;
+// What the replay covers must not shrink unnoticed: every fixture
+// identical (29, 52,704 steps), both event loops, pages 1 and 16, all five
+// waiting-queue orders, half with retraction, radix-cache hits between
+// requests and leaf eviction.
+TEST(SglangConformanceFixtures, ModelledSetCoversLoopsPoliciesRetractionAndTheRadixCache) {
+  size_t modelled = 0, steps = 0, with_retraction = 0, with_hits = 0, with_eviction = 0;
+  std::set<std::string> loops, policies;
   std::set<int> pages;
   for (const std::string& name : FixtureNames()) {
     const json f = Load(name);
@@ -335,16 +381,26 @@ TEST(SglangConformanceFixtures, ModelledSetCoversBothLoopsPoliciesAndRetraction)
     }
     ++modelled;
     steps += f["steps"].size();
-    bool retracts = false;
-    for (const json& s : f["steps"]) retracts |= !s[3].empty();
+    bool retracts = false, evicts = false, hits = false;
+    for (const json& s : f["steps"]) {
+      retracts |= !s[3].empty();
+      evicts |= s[9].get<int64_t>() > 0;
+    }
+    for (const json& q : f["results"]) hits |= q[1].get<int64_t>() > 0;
     with_retraction += retracts;
+    with_eviction += evicts;
+    with_hits += hits;
     loops.insert(f["engine"]["disable_overlap_schedule"].get<bool>() ? "normal" : "overlap");
     pages.insert(f["engine"]["page_size"].get<int>());
+    policies.insert(f["engine"]["schedule_policy"].get<std::string>());
   }
-  EXPECT_GE(modelled, 14u);
-  EXPECT_GE(steps, 30000u);
+  EXPECT_GE(modelled, 29u);
+  EXPECT_GE(steps, 52704u);
   EXPECT_GE(2 * with_retraction, modelled);
+  EXPECT_GE(with_hits, 13u);
+  EXPECT_GE(with_eviction, 27u);
   EXPECT_EQ(loops.size(), 2u);
+  EXPECT_EQ(policies.size(), 5u);
   EXPECT_TRUE(pages.count(1) && pages.count(16));
 }
 
