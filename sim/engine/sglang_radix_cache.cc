@@ -38,17 +38,54 @@ SglangRadixCache::NodeId SglangRadixCache::NewNode() {
   return id;
 }
 
+void SglangRadixCache::Refresh(NodeId id) {
+  Node& n = nodes_[id];
+  if (n.leaf_key != 0) {
+    evictable_leaves_.erase({n.leaf_key, id});
+    n.leaf_key = 0;
+  }
+  if (id != kRoot && n.alive && n.lock_ref == 0 && n.num_children == 0) {
+    evictable_leaves_.insert({n.last_access, id});
+    n.leaf_key = n.last_access;
+  }
+}
+
+SglangRadixCache::Key SglangRadixCache::ChildKey(NodeId parent, const SglangTokens& t,
+                                                int64_t pos) const {
+  // The page [pos, pos + page) lies in the shared prefix, or (partly)
+  // beyond it, in the sequence's own stream: two sequences share it
+  // exactly when these agree (CommonPrefix).
+  if (t.prefix_len >= pos + page_) return {parent, true, t.prefix_id};
+  return {parent, false, t.stream_id};
+}
+
 int64_t SglangRadixCache::MatchEnd(const Node& n, const SglangTokens& t, int64_t key_len) const {
   const int64_t common = std::min(CommonPrefix(t, n.src), key_len);
   return std::max(n.start, std::min(n.end, Aligned(common)));
 }
 
-SglangRadixCache::NodeId SglangRadixCache::ChildMatching(NodeId parent, const SglangTokens& t,
-                                                        int64_t key_len) const {
-  for (NodeId c : nodes_[parent].children) {
-    if (MatchEnd(nodes_[c], t, key_len) > nodes_[c].start) return c;
+SglangRadixCache::NodeId SglangRadixCache::ChildMatching(NodeId parent,
+                                                        const SglangTokens& t) const {
+  const Node& p = nodes_[parent];
+  const int64_t pos = parent == kRoot ? 0 : p.end;
+  const auto it = child_of_.find(ChildKey(parent, t, pos));
+  return it == child_of_.end() ? -1 : it->second;
+}
+
+void SglangRadixCache::AppendChild(NodeId parent, NodeId child) {
+  Node& p = nodes_[parent];
+  Node& c = nodes_[child];
+  c.parent = parent;
+  c.prev = p.last_child;
+  c.next = -1;
+  if (p.last_child >= 0) {
+    nodes_[p.last_child].next = child;
+  } else {
+    p.first_child = child;
   }
-  return -1;
+  p.last_child = child;
+  ++p.num_children;
+  child_of_[ChildKey(parent, c.src, c.start)] = child;
 }
 
 SglangRadixCache::NodeId SglangRadixCache::Split(NodeId child, int64_t at) {
@@ -60,13 +97,20 @@ SglangRadixCache::NodeId SglangRadixCache::Split(NodeId child, int64_t at) {
   n.start = c.start;
   n.end = at;
   n.lock_ref = c.lock_ref;
-  n.children = {child};
-  c.start = at;
+  // `top` takes the child's place (and key) among its siblings.
+  Node& p = nodes_[n.parent];
+  n.prev = c.prev;
+  n.next = c.next;
+  if (c.prev >= 0) nodes_[c.prev].next = top; else p.first_child = top;
+  if (c.next >= 0) nodes_[c.next].prev = top; else p.last_child = top;
+  child_of_[ChildKey(n.parent, n.src, n.start)] = top;
+  // The child continues below it from `at`.
+  n.first_child = n.last_child = child;
+  n.num_children = 1;
   c.parent = top;
-  // The parent's dict keeps the key's position.
-  for (NodeId& k : nodes_[n.parent].children) {
-    if (k == child) k = top;
-  }
+  c.prev = c.next = -1;
+  c.start = at;
+  child_of_[ChildKey(top, c.src, c.start)] = child;
   return top;
 }
 
@@ -77,8 +121,8 @@ SglangRadixCache::Match SglangRadixCache::MatchPrefix(const SglangTokens& t, int
   nodes_[kRoot].last_access = now;
   Match m;
   NodeId c;
-  while (m.len < key_len && (c = ChildMatching(m.node, t, key_len)) >= 0) {
-    nodes_[c].last_access = now;
+  while (m.len < key_len && (c = ChildMatching(m.node, t)) >= 0) {
+    Touch(c, now);
     const int64_t end = MatchEnd(nodes_[c], t, key_len);
     m.node = end < nodes_[c].end ? Split(c, end) : c;
     m.len = end;
@@ -95,8 +139,8 @@ int64_t SglangRadixCache::Insert(const SglangTokens& t, int64_t len) {
   NodeId node = kRoot;
   int64_t pos = 0;
   NodeId c;
-  while (pos < key_len && (c = ChildMatching(node, t, key_len)) >= 0) {
-    nodes_[c].last_access = now;
+  while (pos < key_len && (c = ChildMatching(node, t)) >= 0) {
+    Touch(c, now);
     const int64_t end = MatchEnd(nodes_[c], t, key_len);
     node = end < nodes_[c].end ? Split(c, end) : c;
     pos = end;
@@ -105,11 +149,12 @@ int64_t SglangRadixCache::Insert(const SglangTokens& t, int64_t len) {
   if (pos < key_len) {
     const NodeId leaf = NewNode();
     Node& n = nodes_[leaf];
-    n.parent = node;
     n.src = t;
     n.start = pos;
     n.end = key_len;
-    nodes_[node].children.push_back(leaf);
+    AppendChild(node, leaf);
+    Refresh(node);
+    Refresh(leaf);
     evictable_ += key_len - pos;
   }
   return cached;
@@ -121,6 +166,7 @@ void SglangRadixCache::Lock(NodeId node) {
     if (nodes_[node].lock_ref++ == 0) {
       evictable_ -= Len(node);
       protected_ += Len(node);
+      Refresh(node);
     }
   }
 }
@@ -131,15 +177,22 @@ void SglangRadixCache::Unlock(NodeId node) {
     if (--nodes_[node].lock_ref == 0) {
       evictable_ += Len(node);
       protected_ -= Len(node);
+      Refresh(node);
     }
   }
 }
 
 void SglangRadixCache::DeleteLeaf(NodeId id) {
-  std::vector<NodeId>& siblings = nodes_[nodes_[id].parent].children;
-  siblings.erase(std::find(siblings.begin(), siblings.end(), id));
+  Node& n = nodes_[id];
+  Node& p = nodes_[n.parent];
+  if (n.prev >= 0) nodes_[n.prev].next = n.next; else p.first_child = n.next;
+  if (n.next >= 0) nodes_[n.next].prev = n.prev; else p.last_child = n.prev;
+  --p.num_children;
+  child_of_.erase(ChildKey(n.parent, n.src, n.start));
   evictable_ -= Len(id);
-  nodes_[id].alive = false;
+  n.alive = false;
+  Refresh(id);
+  Refresh(n.parent);
   free_ids_.push_back(id);
 }
 
@@ -147,16 +200,11 @@ int64_t SglangRadixCache::Evict(int64_t tokens) {
   int64_t evicted = 0;
   if (disabled_) return 0;
   // SGLang pops leaves from a heap on last access; a parent left childless
-  // joins it. Access times never tie between leaves, so taking the oldest
-  // evictable leaf each time evicts the same nodes in the same order.
-  while (evicted < tokens) {
-    NodeId oldest = -1;
-    for (NodeId id = 1; id < static_cast<NodeId>(nodes_.size()); ++id) {
-      const Node& n = nodes_[id];
-      if (!n.alive || n.lock_ref > 0 || !n.children.empty()) continue;
-      if (oldest < 0 || n.last_access < nodes_[oldest].last_access) oldest = id;
-    }
-    if (oldest < 0) break;
+  // joins it. The evictable leaves are kept ordered by access time (never
+  // tied between leaves), so taking the first each time evicts the same
+  // nodes in the same order.
+  while (evicted < tokens && !evictable_leaves_.empty()) {
+    const NodeId oldest = evictable_leaves_.begin()->second;
     evicted += Len(oldest);
     DeleteLeaf(oldest);
   }
@@ -173,7 +221,7 @@ std::vector<size_t> SglangRadixCache::DfsWeightOrder(const std::vector<NodeId>& 
     const NodeId n = stack.back();
     stack.pop_back();
     post.push_back(n);
-    for (NodeId c : nodes_[n].children) stack.push_back(c);
+    for (NodeId c = nodes_[n].first_child; c >= 0; c = nodes_[c].next) stack.push_back(c);
   }
   for (auto it = post.rbegin(); it != post.rend(); ++it) {
     auto found = at.find(*it);
@@ -196,7 +244,8 @@ std::vector<size_t> SglangRadixCache::DfsWeightOrder(const std::vector<NodeId>& 
       if (found != at.end()) order.insert(order.end(), found->second.begin(), found->second.end());
       continue;
     }
-    std::vector<NodeId> kids = nodes_[f.node].children;
+    std::vector<NodeId> kids;
+    for (NodeId c = nodes_[f.node].first_child; c >= 0; c = nodes_[c].next) kids.push_back(c);
     std::stable_sort(kids.begin(), kids.end(),
                      [&](NodeId a, NodeId b) { return weight[a] > weight[b]; });
     frames.push_back({f.node, true});

@@ -12,10 +12,19 @@
 // time.monotonic(): each match, each insert, each node created), and the
 // children's insertion order (dfs-weight walks it). Node values (KV slots)
 // are not: only their counts matter to the scheduler.
+//
+// Cost: a node's children are found by their first page's identity (a hash
+// map, as SGLang's dict of child keys), kept in insertion order as a sibling
+// list, and the evictable leaves in an ordered set by access time, so a
+// match, an insert or an eviction costs the path, not the tree.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -63,28 +72,57 @@ class SglangRadixCache {
  private:
   struct Node {
     NodeId parent = -1;
-    std::vector<NodeId> children;  // insertion order, as SGLang's dict
-    SglangTokens src;              // the sequence its tokens come from
-    int64_t start = 0, end = 0;    // its tokens' positions
+    // Children in insertion order, as SGLang's dict: a sibling list.
+    NodeId first_child = -1, last_child = -1, prev = -1, next = -1;
+    int32_t num_children = 0;
+    SglangTokens src;            // the sequence its tokens come from
+    int64_t start = 0, end = 0;  // its tokens' positions
     int32_t lock_ref = 0;
     uint64_t last_access = 0;
+    uint64_t leaf_key = 0;  // its access time in evictable_leaves_, 0: not in
     bool alive = false;
+  };
+  // A child's first page, as far as matching can tell: the shared prefix
+  // it lies in, or the stream it belongs to (ChildKey).
+  struct Key {
+    NodeId parent;
+    bool prefix;
+    uint64_t id;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.id * 0x9E3779B97F4A7C15ull ^
+                                   (static_cast<uint64_t>(k.parent) << 1 | k.prefix));
+    }
   };
 
   int64_t Aligned(int64_t n) const { return n / page_ * page_; }
+  // The key of the page of `t` starting at `pos` under `parent`.
+  Key ChildKey(NodeId parent, const SglangTokens& t, int64_t pos) const;
   // The child of `parent` whose first page `t` shares, or -1.
-  NodeId ChildMatching(NodeId parent, const SglangTokens& t, int64_t key_len) const;
+  NodeId ChildMatching(NodeId parent, const SglangTokens& t) const;
   // Where `t`'s first `key_len` tokens stop agreeing with `n` (page-aligned).
   int64_t MatchEnd(const Node& n, const SglangTokens& t, int64_t key_len) const;
   NodeId Split(NodeId child, int64_t at);
   NodeId NewNode();
+  void AppendChild(NodeId parent, NodeId child);
   void DeleteLeaf(NodeId id);
+  // Puts `id` in, or takes it out of, the evictable leaves as its state
+  // says (alive, unlocked, childless), keyed by its current access time.
+  void Refresh(NodeId id);
+  void Touch(NodeId id, uint64_t now) {
+    nodes_[id].last_access = now;
+    Refresh(id);
+  }
   int64_t Len(NodeId id) const { return nodes_[id].end - nodes_[id].start; }
 
   int64_t page_;
   bool disabled_;
   std::vector<Node> nodes_;
   std::vector<NodeId> free_ids_;
+  std::unordered_map<Key, NodeId, KeyHash> child_of_;
+  std::set<std::pair<uint64_t, NodeId>> evictable_leaves_;
   uint64_t clock_ = 0;
   int64_t evictable_ = 0, protected_ = 0;
 };
