@@ -35,10 +35,9 @@ constexpr EngineRule kRules[] = {
      "for vLLM only)",
      [](const EngineFeatures& f) { return f.sglang && f.disaggregation; }},
     {"kind",
-     "expected \"vllm\" for a workload that shares prefixes (workload.prefix, "
-     "workload.sessions): SGLang's radix-cache hits between requests are not "
-     "modelled yet",
-     [](const EngineFeatures& f) { return f.sglang && f.shared_prefixes; }},
+     "expected \"vllm\" for a trace that names its blocks by hash (Mooncake's "
+     "hash_ids): SGLang's radix cache over hashed blocks is not modelled yet",
+     [](const EngineFeatures& f) { return f.sglang && f.hashed_trace; }},
     {"kind",
      "expected \"vllm\" for a model with sliding-window layers (SGLang pools their "
      "KV apart; not modelled yet)",

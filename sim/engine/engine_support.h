@@ -18,7 +18,7 @@ struct EngineFeatures {
   bool swap_preemption = false;
   bool disaggregation = false;
   bool sglang = false;           // engine.kind "sglang"
-  bool shared_prefixes = false;  // workload.prefix or workload.sessions
+  bool hashed_trace = false;     // a trace naming its blocks by hash (Mooncake)
   bool sliding_window = false;   // the model has sliding-window layers
 };
 

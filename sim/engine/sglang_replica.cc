@@ -2,8 +2,11 @@
 #include "sim/engine/sglang_replica.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "sim/core/check.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {
@@ -20,7 +23,21 @@ SglangReplica::SglangReplica(const EngineConfig& config, const CostModel* cost_m
       sched_(config.sglang),
       requests_(requests),
       overlap_(!config.sglang.disable_overlap_schedule),
-      ignore_eos_(config.sglang_ignore_eos) {}
+      ignore_eos_(config.sglang_ignore_eos) {
+  if (config.sglang.schedule_policy == SglangPolicy::kRandom) {
+    // SGLang's random order is random.shuffle of the waiting queue: here a
+    // Fisher-Yates shuffle from the scenario's seed (spec.seed is the run's
+    // seed, set by the driver), so a run is reproducible.
+    auto rng = std::make_shared<Rng>(config.spec.seed, "sglang random order");
+    sched_.set_random_order([rng](const std::vector<int64_t>& ids) {
+      std::vector<int64_t> out = ids;
+      for (size_t i = out.size(); i > 1; --i) {
+        std::swap(out[i - 1], out[rng->Below(i)]);
+      }
+      return out;
+    });
+  }
+}
 
 const char* SglangReplica::CheckServable(const Request& r) const {
   const int64_t pool = sched_.pool_tokens();

@@ -755,6 +755,7 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   ParseHardware(root, &s);
   ParseEngine(root, &s);
   ParseWorkload(root, &s, scanned);
+  CheckSglangSupport(root, s);
   ParseMetrics(root, &s);
   ParseLimits(root, &s);
   ParseFrontend(root, &s);

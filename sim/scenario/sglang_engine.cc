@@ -96,15 +96,6 @@ void CheckGivenPool(const JsonView& root, const Scenario& s) {
 
 void ParseSglangEngine(const JsonView& v, Scenario* s) {
   RefuseVllmKeys(v);
-  // What SGLang's engine does not model (EngineRules: the one statement).
-  const nlohmann::json& w = s->json.contains("workload") ? s->json["workload"] : nlohmann::json();
-  const EngineFeatures features{
-      .disaggregation = s->json.contains("disaggregation"),
-      .sglang = true,
-      .shared_prefixes = w.is_object() && (w.contains("prefix") || w.contains("sessions")),
-      .sliding_window = s->model.WindowedKvBytesPerSeqPerGpu(s->tp, 16) > 0,
-  };
-  if (const auto rule = Unsupported(features)) v.FailMessage(rule->key, rule->expected);
   static const nlohmann::json kNone = nlohmann::json::object();
   const JsonView g = v.Has("sglang") ? v.Object("sglang") : JsonView(kNone, v.file(), v.PathOf("sglang"));
   g.AllowKeys({"mem_fraction_static", "max_total_tokens", "max_running_requests",
@@ -131,12 +122,20 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
       g.Choice("schedule_policy", "fcfs",
                {"fcfs", "lof", "lpm", "dfs-weight", "random", "priority", "routing-key", "hrrn",
                 "shortest-prefill-first"});
-  if (policy != "fcfs" && policy != "lof") {
-    g.FailMessage("schedule_policy", "\"" + policy + "\" is not modelled yet (lpm and "
-                  "dfs-weight order by radix-cache matches, random by draws): expected "
-                  "\"fcfs\" or \"lof\"");
+  if (policy == "fcfs") {
+    c.schedule_policy = SglangPolicy::kFcfs;
+  } else if (policy == "lof") {
+    c.schedule_policy = SglangPolicy::kLof;
+  } else if (policy == "lpm") {
+    c.schedule_policy = SglangPolicy::kLpm;
+  } else if (policy == "dfs-weight") {
+    c.schedule_policy = SglangPolicy::kDfsWeight;
+  } else if (policy == "random") {
+    c.schedule_policy = SglangPolicy::kRandom;
+  } else {
+    g.FailMessage("schedule_policy", "\"" + policy + "\" is not modelled yet: expected "
+                  "\"fcfs\", \"lof\", \"lpm\", \"dfs-weight\" or \"random\"");
   }
-  c.schedule_policy = policy == "lof" ? SglangPolicy::kLof : SglangPolicy::kFcfs;
   c.schedule_conservativeness =
       g.Number("schedule_conservativeness", 1.0, Range{0, 100, true, false});
   c.disable_overlap_schedule = g.Bool("disable_overlap_schedule", false);
@@ -170,6 +169,19 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
   e.async_scheduling = !c.disable_overlap_schedule;
   e.spec = SpecDecodeConfig{};
   e.sglang = c;
+}
+
+void CheckSglangSupport(const JsonView& root, const Scenario& s) {
+  if (s.engine.kind != EngineKind::kSglang) return;
+  const EngineFeatures features{
+      .disaggregation = s.json.contains("disaggregation"),
+      .sglang = true,
+      .hashed_trace = s.workload.trace && s.workload.trace->format == TraceFormat::kMooncake,
+      .sliding_window = s.model.WindowedKvBytesPerSeqPerGpu(s.tp, 16) > 0,
+  };
+  if (const auto rule = Unsupported(features)) {
+    root.Object("engine").FailMessage(rule->key, rule->expected);
+  }
 }
 
 void ResolveSglangPool(const JsonView& root, Scenario* s) {

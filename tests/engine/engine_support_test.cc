@@ -70,7 +70,7 @@ TEST(EngineSupportTest, LoaderRefusesExactlyWhatTheRulesName) {
 }
 
 // SGLang's engine against the three features it does not model: each of
-// the 8 combinations of disaggregation, shared prefixes and a
+// the 8 combinations of disaggregation, a trace of hashed blocks and a
 // sliding-window model is refused exactly when a rule names it, with that
 // rule's message, and the rest load and run under every invariant.
 TEST(EngineSupportTest, SglangRefusesExactlyWhatTheRulesName) {
@@ -79,15 +79,16 @@ TEST(EngineSupportTest, SglangRefusesExactlyWhatTheRulesName) {
     const EngineFeatures f{
         .disaggregation = (bits & 1) != 0,
         .sglang = true,
-        .shared_prefixes = (bits & 2) != 0,
+        .hashed_trace = (bits & 2) != 0,
         .sliding_window = (bits & 4) != 0,
     };
     std::vector<std::string> sets = {"workload.num_requests=20", R"(engine={"kind": "sglang"})"};
     if (f.disaggregation) {
       sets.push_back(R"(disaggregation={"prefill": {}, "decode": {}, "link": "roce-200g"})");
     }
-    if (f.shared_prefixes) {
-      sets.push_back(R"(workload.prefix={"model": "target_hit_rate", "hit_rate": 0.5})");
+    if (f.hashed_trace) {
+      sets.push_back(R"(workload={"trace": {"path": "../shared/traces/synthetic_trace.jsonl",
+                                            "format": "mooncake"}, "num_requests": 20})");
     }
     if (f.sliding_window) sets.push_back("model=gpt-oss-120b");
     SCOPED_TRACE("combination " + std::to_string(bits));

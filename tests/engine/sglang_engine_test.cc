@@ -55,8 +55,8 @@ TEST(SglangEngine, RefusesWhatIsNotModelledInOneLine) {
       {R"({"kind": "sglang", "max_num_seqs": 8})",
        "/engine/max_num_seqs: a vLLM setting; with engine.kind \"sglang\""},
       {R"({"sglang": {"page_size": 16}})", "/engine/sglang: SGLang's settings"},
-      {R"({"kind": "sglang", "sglang": {"schedule_policy": "lpm"}})",
-       "/engine/sglang/schedule_policy: \"lpm\" is not modelled yet"},
+      {R"({"kind": "sglang", "sglang": {"schedule_policy": "hrrn"}})",
+       "/engine/sglang/schedule_policy: \"hrrn\" is not modelled yet"},
       {R"({"kind": "sglang", "sglang": {"page_size": 16, "chunked_prefill_size": 100}})",
        "/engine/sglang/chunked_prefill_size: expected a multiple of page_size (16)"},
       {R"({"kind": "sglang", "sglang": {"mystery": 1}})", "/engine/sglang/mystery"},
@@ -72,14 +72,46 @@ TEST(SglangEngine, RefusesWhatIsNotModelledInOneLine) {
         << engine << " -> " << sc.status().message();
     EXPECT_EQ(sc.status().message().find('\n'), std::string::npos) << sc.status().message();
   }
-  // Shared prefixes would hit SGLang's radix cache: refused, not run as misses.
-  const auto prefix = ParseScenario(Overloaded(Sglang("")), "<test>",
-                                    {R"(workload.prefix={"model": "target_hit_rate", "hit_rate": 0.5})"});
-  ASSERT_FALSE(prefix.ok());
-  EXPECT_NE(prefix.status().message().find(
-                "/engine/kind: expected \"vllm\" for a workload that shares prefixes"),
+  // A trace naming its blocks by hash is refused, not run as misses.
+  const auto hashed = ParseScenario(Overloaded(Sglang("")), "<test>",
+                                    {R"(workload={"trace": {"path": "../shared/traces/synthetic_trace.jsonl",
+                                                  "format": "mooncake"}})"});
+  ASSERT_FALSE(hashed.ok());
+  EXPECT_NE(hashed.status().message().find(
+                "/engine/kind: expected \"vllm\" for a trace that names its blocks by hash"),
             std::string::npos)
-      << prefix.status().message();
+      << hashed.status().message();
+}
+
+// Shared prefixes hit SGLang's radix cache as they hit vLLM's prefix cache:
+// half of every prompt shared (target_hit_rate 0.5), both engines serve
+// about that share of prompt tokens from cache, and every order runs
+// under the invariants.
+TEST(SglangEngine, SharedPrefixesHitTheRadixCache) {
+  const std::string prefix = R"(workload.prefix={"model": "target_hit_rate", "hit_rate": 0.5})";
+  const auto hit_share = [](const SimulationOutput& out) {
+    double cached = 0, prompt = 0;
+    for (const Request& r : out.requests) {
+      cached += std::max(r.cached_tokens, 0);
+      prompt += r.prompt_len;
+    }
+    return cached / prompt;
+  };
+  SimulationOutput vllm;
+  RunScenario(MustParse(Overloaded(R"({"prefix_caching": true, "num_gpu_blocks": 3751})"),
+                        {prefix, "workload.arrival.rate=20"}),
+              &vllm, true);
+  for (const char* order : {"fcfs", "lpm", "dfs-weight", "random"}) {
+    SCOPED_TRACE(order);
+    SimulationOutput sgl;
+    RunScenario(MustParse(Overloaded(Sglang(std::string(", \"schedule_policy\": \"") + order +
+                                            "\"")),
+                          {prefix, "workload.arrival.rate=20"}),
+                &sgl, true);
+    for (const Request& r : sgl.requests) ASSERT_EQ(r.status, RequestStatus::kFinished);
+    EXPECT_GT(hit_share(sgl), 0.4);
+    EXPECT_NEAR(hit_share(sgl), hit_share(vllm), 0.05);
+  }
 }
 
 TEST(SglangEngine, DefaultsFollowSglang) {

@@ -433,8 +433,8 @@ void CapEveryEngine(json* s) {
 // Restates the drawn vLLM engine in SGLang's words (engine.kind sglang):
 // its limits as max_running_requests, chunked_prefill_size (or -1) and
 // max_prefill_tokens, its cache as max_total_tokens or mem_fraction_static,
-// with either page size, queue order and event loop, and requests with or
-// without ignore_eos.
+// with either page size, any of the five queue orders, either event loop,
+// and requests with or without ignore_eos.
 void ToSglang(Choices& c, json* s) {
   const json v = (*s)["engine"];
   json g;
@@ -452,7 +452,9 @@ void ToSglang(Choices& c, json* s) {
   } else if (v.contains("gpu_memory_utilization")) {
     g["mem_fraction_static"] = v["gpu_memory_utilization"];
   }
-  if (c.Chance(0.3)) g["schedule_policy"] = "lof";
+  if (c.Chance(0.5)) {
+    g["schedule_policy"] = c.Pick<const char*>({"lof", "lpm", "dfs-weight", "random"});
+  }
   g["disable_overlap_schedule"] = c.Chance(0.5);
   if (c.Chance(0.3)) g["ignore_eos"] = false;
   if (c.Chance(0.2)) g["schedule_conservativeness"] = c.Uniform(0.3, 2);
@@ -659,10 +661,11 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
   // SGLang's engine in ~15% of the scenarios it runs (drawn last,
   // likewise; EngineRules says which).
   const json& wl2 = s["workload"];
+  const bool mooncake = wl2.contains("trace") && wl2["trace"].value("format", "") == "mooncake";
   const EngineFeatures as_sglang{
       .disaggregation = s.contains("disaggregation"),
       .sglang = true,
-      .shared_prefixes = wl2.contains("prefix") || wl2.contains("sessions"),
+      .hashed_trace = mooncake,
       .sliding_window = LoadModelSpec(ModelName(s)).WindowedKvBytesPerSeqPerGpu(
                             s["hardware"]["tp"].get<int>(), 16) > 0,
   };
