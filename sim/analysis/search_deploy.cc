@@ -137,7 +137,9 @@ VllmServeLine SglangLaunch(const Scenario& base, const SearchRow& row) {
   if (e.contains("sglang") && e["sglang"].contains("mem_fraction_static")) {
     a.insert(a.end(), {"--mem-fraction-static", Fmt("%g", base.gpu_memory_utilization)});
   }
-  if (g.schedule_policy == SglangPolicy::kLof) a.insert(a.end(), {"--schedule-policy", "lof"});
+  if (g.schedule_policy != SglangPolicy::kFcfs) {
+    a.insert(a.end(), {"--schedule-policy", SglangPolicyName(g.schedule_policy)});
+  }
   if (g.schedule_conservativeness != 1.0) {
     a.insert(a.end(), {"--schedule-conservativeness", Fmt("%g", g.schedule_conservativeness)});
   }

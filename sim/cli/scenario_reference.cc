@@ -54,19 +54,20 @@ constexpr KeyDoc kKeys[] = {
      "all-reduce is scaled by the ratio to the GPU file's link."},
     {"engine.kind", "vllm",
      "The serving engine: vllm (vLLM 0.33.0's scheduler; the engine.* keys "
-     "below) or sglang (SGLang 0.5.23's scheduler and event loop, set in "
-     "engine.sglang; beside it only kv_cache_dtype and kv_beyond_gpu_memory)."},
+     "below) or sglang (SGLang 0.5.23's scheduler, radix cache and event loop, "
+     "set in engine.sglang; beside it only kv_cache_dtype and "
+     "kv_beyond_gpu_memory)."},
     {"engine.sglang", "SGLang's defaults",
      "engine.kind sglang, in SGLang's words: mem_fraction_static (weights + KV "
      "pool / GPU memory; default from SGLang's reserve), max_total_tokens (the "
      "pool; default from memory), max_running_requests (default from the pool, "
      "2048-4096), max_prefill_tokens (16384), chunked_prefill_size (by GPU "
-     "memory: 8192 on 80-160 GB; -1 off), page_size (1), schedule_policy (fcfs "
-     "or lof), schedule_conservativeness (1.0), disable_overlap_schedule "
-     "(false), ignore_eos (true, as sglang.bench_serving), "
-     "init_new_token_ratio (0.7), min_new_token_ratio_factor (0.14), "
-     "new_token_ratio_decay_steps (600). Not with shared prefixes, "
-     "disaggregation or sliding-window models."},
+     "memory: 8192 on 80-160 GB; -1 off), page_size (1), schedule_policy (fcfs, "
+     "lof, lpm, dfs-weight or random), schedule_conservativeness (1.0), "
+     "disable_overlap_schedule (false), ignore_eos (true, as "
+     "sglang.bench_serving), init_new_token_ratio (0.7), "
+     "min_new_token_ratio_factor (0.14), new_token_ratio_decay_steps (600). "
+     "The radix cache is on: shared prefixes and sessions hit it."},
     {"engine.max_num_seqs", "256", "Most running requests in a step."},
     {"engine.max_num_batched_tokens", "8192", "Token budget per step."},
     {"engine.chunked_prefill", "true",

@@ -13,6 +13,18 @@ namespace servesim {
 // shuffles from a hook (SglangScheduler::set_random_order); it never draws.
 enum class SglangPolicy { kFcfs, kLof, kLpm, kDfsWeight, kRandom };
 
+// SGLang's name for the order ("fcfs", "lof", "lpm", "dfs-weight", "random").
+inline const char* SglangPolicyName(SglangPolicy p) {
+  switch (p) {
+    case SglangPolicy::kLof: return "lof";
+    case SglangPolicy::kLpm: return "lpm";
+    case SglangPolicy::kDfsWeight: return "dfs-weight";
+    case SglangPolicy::kRandom: return "random";
+    case SglangPolicy::kFcfs: break;
+  }
+  return "fcfs";
+}
+
 struct SglangConfig {
   int64_t max_total_tokens = 0;     // KV pool, in tokens
   int32_t max_running_requests = 0;

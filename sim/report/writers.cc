@@ -244,12 +244,11 @@ std::string EngineText(const EngineConfig& e) {
            std::to_string(g.max_running_requests) + ", chunked_prefill_size " +
            (g.chunked_prefill_size > 0 ? std::to_string(g.chunked_prefill_size) : "off") +
            ", max_prefill_tokens " + std::to_string(g.max_prefill_tokens) +
-           ", schedule_policy " + (g.schedule_policy == SglangPolicy::kLof ? "lof" : "fcfs") +
+           ", schedule_policy " + SglangPolicyName(g.schedule_policy) +
            ", " + (g.disable_overlap_schedule ? "normal" : "overlap") +
            " loop, new-token ratio " + Fmt("%g", g.init_new_token_ratio) + " x conservativeness " +
            Fmt("%g", g.schedule_conservativeness) + ", ignore_eos " +
-           (e.sglang_ignore_eos ? "on" : "off") +
-           "; radix-cache hits between requests not modelled";
+           (e.sglang_ignore_eos ? "on" : "off") + ", radix cache on";
   }
   return "max_num_seqs " + std::to_string(e.max_num_seqs) + ", max_num_batched_tokens " +
          std::to_string(e.max_num_batched_tokens) + ", chunked prefill " +
