@@ -171,6 +171,70 @@ std::string EnginesCsv(const std::vector<EngineSearch>& runs) {
   return out;
 }
 
+// The grid: --gpus, --tp, the engine limits and --routers.
+Status ParseSpace(const SearchCliOptions& o, SearchSpace* space) {
+  StatusOr<std::vector<std::string>> gpus = ParseGpus(o.gpus);
+  if (!gpus.ok()) return gpus.status();
+  space->gpus = *gpus;
+  auto tps = Ints(o.tps, "--tp");
+  auto seqs = Ints(o.seqs, "--max-num-seqs");
+  auto tokens = Ints(o.tokens, "--max-num-batched-tokens");
+  auto chunked = Bools(o.chunked);
+  for (const Status* st : {&tps.status(), &seqs.status(), &tokens.status(), &chunked.status()}) {
+    if (!st->ok()) return *st;
+  }
+  space->tps = *tps;
+  space->max_num_seqs = *seqs;
+  space->max_num_batched_tokens = *tokens;
+  space->chunked_prefill = *chunked;
+  const std::vector<std::string> known = RouterNames();
+  std::istringstream in(o.routers);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      return Status::Error("--routers: unknown router \"" + name + "\"; expected some of " +
+                           list);
+    }
+    space->routers.push_back(name);
+  }
+  return Status::Ok();
+}
+
+// The report files, and the answer's deployment files (`best`: null when
+// no engine's candidate meets the SLO).
+Status WriteOutputs(const SearchCliOptions& o, const std::vector<EngineSearch>& runs,
+                    const EngineSearch* best) {
+  if (runs.size() > 1) {
+    WriteEngineComparison(runs, best, std::cout);
+    if (Status st = WriteReportFiles(EnginesJson(runs, best), o.json, ""); !st.ok()) return st;
+    if (!o.csv.empty()) {
+      if (Status st = WriteTextFile(o.csv, EnginesCsv(runs)); !st.ok()) return st;
+    }
+  } else {
+    if (Status st = WriteReportFiles(SearchJson(runs[0].scenario, runs[0].result), o.json, o.html);
+        !st.ok()) {
+      return st;
+    }
+    if (!o.csv.empty()) {
+      if (Status st = WriteTextFile(o.csv, SearchCsv(runs[0].result)); !st.ok()) return st;
+    }
+  }
+  if ((!o.vllm_args.empty() || !o.k8s.empty()) && best == nullptr) {
+    return Status::Error("search: no candidate meets the SLO at the target rate, so there is "
+                         "no deployment to write (--vllm-args/--k8s)");
+  }
+  if (!o.vllm_args.empty()) {
+    const std::string text = VllmArgsFile(best->scenario, best->result.rows[*best->result.cheapest]);
+    if (Status st = WriteTextFile(o.vllm_args, text); !st.ok()) return st;
+  }
+  if (!o.k8s.empty()) {
+    const std::string yaml = KubernetesManifest(best->scenario, best->result);
+    if (Status st = WriteTextFile(o.k8s, yaml); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status RunSearchCommand(const SearchCliOptions& o) {
   if (Status st = CheckOutputPaths({{"--json", o.json}, {"--html", o.html}, {"--csv", o.csv},
                                     {"--vllm-args", o.vllm_args}, {"--k8s", o.k8s}},
@@ -181,33 +245,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
   StatusOr<std::vector<SloTerm>> slo = ParseSlo(o.slo);
   if (!slo.ok()) return slo.status();
   SearchSpace space;
-  StatusOr<std::vector<std::string>> gpus = ParseGpus(o.gpus);
-  if (!gpus.ok()) return gpus.status();
-  space.gpus = *gpus;
-  auto tps = Ints(o.tps, "--tp");
-  auto seqs = Ints(o.seqs, "--max-num-seqs");
-  auto tokens = Ints(o.tokens, "--max-num-batched-tokens");
-  auto chunked = Bools(o.chunked);
-  for (const Status* st : {&tps.status(), &seqs.status(), &tokens.status(), &chunked.status()}) {
-    if (!st->ok()) return *st;
-  }
-  space.tps = *tps;
-  space.max_num_seqs = *seqs;
-  space.max_num_batched_tokens = *tokens;
-  space.chunked_prefill = *chunked;
-  {
-    const std::vector<std::string> known = RouterNames();
-    std::istringstream in(o.routers);
-    for (std::string name; std::getline(in, name, ',');) {
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string list;
-        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-        return Status::Error("--routers: unknown router \"" + name + "\"; expected some of " +
-                             list);
-      }
-      space.routers.push_back(name);
-    }
-  }
+  if (Status st = ParseSpace(o, &space); !st.ok()) return st;
   StatusOr<PriceTable> prices =
       LoadPriceTable(o.prices.empty() ? DefaultPriceTablePath() : o.prices);
   if (!prices.ok()) return prices.status();
@@ -262,34 +300,7 @@ Status RunSearchCommand(const SearchCliOptions& o) {
       best = &e;
     }
   }
-  if (runs.size() > 1) {
-    WriteEngineComparison(runs, best, std::cout);
-    if (Status st = WriteReportFiles(EnginesJson(runs, best), o.json, ""); !st.ok()) return st;
-    if (!o.csv.empty()) {
-      if (Status st = WriteTextFile(o.csv, EnginesCsv(runs)); !st.ok()) return st;
-    }
-  } else {
-    if (Status st = WriteReportFiles(SearchJson(runs[0].scenario, runs[0].result), o.json, o.html);
-        !st.ok()) {
-      return st;
-    }
-    if (!o.csv.empty()) {
-      if (Status st = WriteTextFile(o.csv, SearchCsv(runs[0].result)); !st.ok()) return st;
-    }
-  }
-  if ((!o.vllm_args.empty() || !o.k8s.empty()) && best == nullptr) {
-    return Status::Error("search: no candidate meets the SLO at the target rate, so there is "
-                         "no deployment to write (--vllm-args/--k8s)");
-  }
-  if (!o.vllm_args.empty()) {
-    const std::string text = VllmArgsFile(best->scenario, best->result.rows[*best->result.cheapest]);
-    if (Status st = WriteTextFile(o.vllm_args, text); !st.ok()) return st;
-  }
-  if (!o.k8s.empty()) {
-    const std::string yaml = KubernetesManifest(best->scenario, best->result);
-    if (Status st = WriteTextFile(o.k8s, yaml); !st.ok()) return st;
-  }
-  return Status::Ok();
+  return WriteOutputs(o, runs, best);
 }
 
 }  // namespace
