@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 namespace servesim {
 
@@ -13,17 +16,33 @@ namespace servesim {
 // shuffles from a hook (SglangScheduler::set_random_order); it never draws.
 enum class SglangPolicy { kFcfs, kLof, kLpm, kDfsWeight, kRandom };
 
-// SGLang's name for the order ("fcfs", "lof", "lpm", "dfs-weight", "random").
+// The orders by SGLang's names: the one table for reading and printing them.
+inline constexpr std::pair<SglangPolicy, std::string_view> kSglangPolicyNames[] = {
+    {SglangPolicy::kFcfs, "fcfs"},
+    {SglangPolicy::kLof, "lof"},
+    {SglangPolicy::kLpm, "lpm"},
+    {SglangPolicy::kDfsWeight, "dfs-weight"},
+    {SglangPolicy::kRandom, "random"},
+};
+
 inline const char* SglangPolicyName(SglangPolicy p) {
-  switch (p) {
-    case SglangPolicy::kLof: return "lof";
-    case SglangPolicy::kLpm: return "lpm";
-    case SglangPolicy::kDfsWeight: return "dfs-weight";
-    case SglangPolicy::kRandom: return "random";
-    case SglangPolicy::kFcfs: break;
+  for (const auto& [policy, name] : kSglangPolicyNames) {
+    if (policy == p) return name.data();
   }
   return "fcfs";
 }
+
+// The order SGLang calls `name`, or nullopt for one not modelled.
+inline std::optional<SglangPolicy> SglangPolicyNamed(std::string_view name) {
+  for (const auto& [policy, n] : kSglangPolicyNames) {
+    if (n == name) return policy;
+  }
+  return std::nullopt;
+}
+
+// CLIP_MAX_NEW_TOKENS: admission never reserves more output than this per
+// request.
+inline constexpr int64_t kSglangClipMaxNewTokens = 4096;
 
 struct SglangConfig {
   int64_t max_total_tokens = 0;     // KV pool, in tokens

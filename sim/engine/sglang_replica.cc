@@ -9,13 +9,6 @@
 #include "sim/core/rng.h"
 
 namespace servesim {
-namespace {
-
-// SGLang never reserves more output than this per request (its
-// CLIP_MAX_NEW_TOKENS; sglang_scheduler.cc applies it in admission).
-constexpr int64_t kClipMaxNewTokens = 4096;
-
-}  // namespace
 
 SglangReplica::SglangReplica(const EngineConfig& config, const CostModel* cost_model,
                              RequestTable* requests, Recorder* recorder)
@@ -45,7 +38,7 @@ const char* SglangReplica::CheckServable(const Request& r) const {
   // Admission into an empty engine needs prompt + reserved output + a page
   // strictly below the pool; a lone request must then hold its whole
   // sequence but the last token (retraction always keeps one).
-  const int64_t reserved = std::min<int64_t>(r.output_len, kClipMaxNewTokens);
+  const int64_t reserved = std::min<int64_t>(r.output_len, kSglangClipMaxNewTokens);
   if (int64_t{r.prompt_len} + reserved + page >= pool) {
     return "prompt + output (up to 4096 tokens) + one page do not fit SGLang's KV pool "
            "(engine.sglang max_total_tokens)";
@@ -74,7 +67,7 @@ ReplicaLevels SglangReplica::levels() const {
           sched_.tokens_in_use() / sched_.page_size(), 0};
 }
 
-void SglangReplica::Launch(SimTime now, const SglangBatch& batch) {
+void SglangReplica::Launch(SimTime now, SglangBatch&& batch) {
   const SimTime start = std::max(now, gpu_free());
   shape_.seqs.clear();
   shape_.decode_seqs = shape_.decode_context = 0;
@@ -112,7 +105,7 @@ void SglangReplica::Launch(SimTime now, const SglangBatch& batch) {
   facts.num_seqs = static_cast<int32_t>(batch.rows.size());
   facts.preempted = static_cast<int32_t>(batch.retracted.size());
   InFlight& f = InFlightAt(count_);
-  f.batch = batch;
+  f.batch = std::move(batch);  // (its rows were read above)
   f.end = AccountStep(now, start, shape_, cost_model_->StepTime(shape_), facts);
   ++count_;
 }
@@ -125,8 +118,8 @@ SimTime SglangReplica::StartStep(SimTime now) {
   // The event loop's iterations at `now`, until one must wait for a result.
   while (true) {
     const SglangBatch* in_flight = overlap_ && count_ > 0 ? &InFlightAt(0).batch : nullptr;
-    const std::optional<SglangBatch> got = sched_.Schedule(in_flight);
-    if (got) Launch(now, *got);
+    std::optional<SglangBatch> got = sched_.Schedule(in_flight);
+    if (got) Launch(now, std::move(*got));
     // The normal loop processes the batch it ran; the overlap loop the
     // batch of its previous iteration, if that iteration ran one.
     const bool process = count_ > 0 && (!overlap_ || last_ran_);

@@ -51,7 +51,7 @@ class SglangReplica final : public Replica {
   };
   // Launches a scheduled batch at `now` (it starts when the GPU is free):
   // updates its requests and accounts the step.
-  void Launch(SimTime now, const SglangBatch& batch);
+  void Launch(SimTime now, SglangBatch&& batch);
   InFlight& InFlightAt(uint32_t i) { return ring_[(head_ + i) & 1]; }
 
   SglangScheduler sched_;

@@ -8,10 +8,6 @@ namespace servesim {
 
 namespace {
 
-// CLIP_MAX_NEW_TOKENS: admission never reserves more than this many
-// output tokens per request.
-constexpr int64_t kClipMaxNewTokens = 4096;
-
 SglangTokens TokensOf(const SglangRequest& r) {
   // A request with no stream of its own still differs from every other.
   const uint64_t stream = r.stream_id != 0 ? r.stream_id : static_cast<uint64_t>(r.id) + 1;
@@ -135,7 +131,7 @@ SglangScheduler::Budget SglangScheduler::StartBudget() const {
     const State& s = state_.at(id);
     const double ratio = s.req.ignore_eos ? 1.0 : ratio_.value();
     g.total_off += static_cast<double>(
-                       std::min<int64_t>(s.req.max_new_tokens - s.out, kClipMaxNewTokens)) *
+                       std::min<int64_t>(s.req.max_new_tokens - s.out, kSglangClipMaxNewTokens)) *
                    ratio;
   }
   g.rem_in = config_.max_prefill_tokens;
@@ -170,7 +166,7 @@ void SglangScheduler::ContinueChunk(Budget* g, SglangBatch* b) {
   const int64_t ext_full = FillLen(s) - s.prefix;
   const bool truncated = ext_full > rem;
   const int64_t ext = std::min(ext_full, rem);
-  Reserve(g, ext, truncated ? 0 : std::min<int64_t>(s.req.max_new_tokens, kClipMaxNewTokens));
+  Reserve(g, ext, truncated ? 0 : std::min<int64_t>(s.req.max_new_tokens, kSglangClipMaxNewTokens));
   s.admitted = true;
   b->rows.push_back({chunked_, static_cast<int32_t>(ext), static_cast<int32_t>(s.prefix)});
   if (!truncated) chunked_ = -1;
@@ -196,7 +192,7 @@ int64_t SglangScheduler::AdmitWaiting(Budget* g, SglangBatch* b, int64_t rows_fr
     const SglangRadixCache::Match m = cache_.MatchPrefix(s.tokens, std::max<int64_t>(fill - 1, 0));
     const int64_t pre = m.len;
     const int64_t max_new_left =
-        std::min<int64_t>(std::max<int64_t>(s.req.max_new_tokens - s.out, 0), kClipMaxNewTokens);
+        std::min<int64_t>(std::max<int64_t>(s.req.max_new_tokens - s.out, 0), kSglangClipMaxNewTokens);
     int64_t ext = fill - pre;
     cache_.Lock(m.node);  // its own match is not evictable for it
     Add res;
@@ -206,7 +202,7 @@ int64_t SglangScheduler::AdmitWaiting(Budget* g, SglangBatch* b, int64_t rows_fr
     } else if (!chunking && admitted > 0 && Ceil(ext) >= g->rem_in) {
       res = Add::kOther;
     } else {
-      int64_t max_new = std::min<int64_t>(s.req.max_new_tokens, kClipMaxNewTokens);
+      int64_t max_new = std::min<int64_t>(s.req.max_new_tokens, kSglangClipMaxNewTokens);
       if (chunking && Ceil(ext) > g->rem_chunk) {
         // Cut to the chunk budget, ending on a page boundary.
         ext = (pre + g->rem_chunk / page_ * page_) / page_ * page_ - pre;

@@ -122,16 +122,8 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
       g.Choice("schedule_policy", "fcfs",
                {"fcfs", "lof", "lpm", "dfs-weight", "random", "priority", "routing-key", "hrrn",
                 "shortest-prefill-first"});
-  if (policy == "fcfs") {
-    c.schedule_policy = SglangPolicy::kFcfs;
-  } else if (policy == "lof") {
-    c.schedule_policy = SglangPolicy::kLof;
-  } else if (policy == "lpm") {
-    c.schedule_policy = SglangPolicy::kLpm;
-  } else if (policy == "dfs-weight") {
-    c.schedule_policy = SglangPolicy::kDfsWeight;
-  } else if (policy == "random") {
-    c.schedule_policy = SglangPolicy::kRandom;
+  if (const auto p = SglangPolicyNamed(policy)) {
+    c.schedule_policy = *p;
   } else {
     g.FailMessage("schedule_policy", "\"" + policy + "\" is not modelled yet: expected "
                   "\"fcfs\", \"lof\", \"lpm\", \"dfs-weight\" or \"random\"");

@@ -71,12 +71,8 @@ SglangConfig ConfigOf(const json& f) {
   c.max_prefill_tokens = e["max_prefill_tokens"];
   c.chunked_prefill_size = e["chunked_prefill_size"];
   c.page_size = e["page_size"];
-  const std::string policy = e["schedule_policy"];
-  c.schedule_policy = policy == "lof"          ? SglangPolicy::kLof
-                      : policy == "lpm"        ? SglangPolicy::kLpm
-                      : policy == "dfs-weight" ? SglangPolicy::kDfsWeight
-                      : policy == "random"     ? SglangPolicy::kRandom
-                                               : SglangPolicy::kFcfs;
+  c.schedule_policy = SglangPolicyNamed(e["schedule_policy"].get<std::string>())
+                          .value_or(SglangPolicy::kFcfs);
   c.disable_radix_cache = e["disable_radix_cache"];
   c.schedule_conservativeness = e["schedule_conservativeness"];
   c.disable_overlap_schedule = e["disable_overlap_schedule"];

@@ -20,6 +20,23 @@ struct Case {
   int64_t requests;
 };
 
+// E[W] in ms for Poisson arrivals at `rate` and each request's service of
+// prompt_len x per_token (the moments from the lengths actually drawn:
+// exogenous input); *rho = rate x E[S].
+double PollaczekKhinchineWaitMs(const SimulationOutput& out, double rate, double per_token,
+                                double* rho) {
+  double m1 = 0, m2 = 0;
+  for (const Request& r : out.requests) {
+    const double sv = ToSeconds(FromSeconds(r.prompt_len * per_token));
+    m1 += sv;
+    m2 += sv * sv;
+  }
+  m1 /= out.requests.size();
+  m2 /= out.requests.size();
+  *rho = rate * m1;
+  return 1e3 * rate * m2 / (2 * (1 - *rho));
+}
+
 class PollaczekKhinchine : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PollaczekKhinchine, MeanWaitMatchesWithinThreePercent) {
@@ -36,18 +53,8 @@ TEST_P(PollaczekKhinchine, MeanWaitMatchesWithinThreePercent) {
   SimulationOutput out;
   const RunSummary s = testing::RunScenario(sc, &out);
   ASSERT_EQ(s.completed, c.requests);
-  // Service-time moments from the lengths actually drawn (exogenous input).
-  double m1 = 0, m2 = 0;
-  for (const Request& r : out.requests) {
-    const double sv = ToSeconds(FromSeconds(r.prompt_len * per_token));
-    m1 += sv;
-    m2 += sv * sv;
-  }
-  m1 /= out.requests.size();
-  m2 /= out.requests.size();
-  const double lambda = rate;
-  const double rho = lambda * m1;
-  const double pk_wait_ms = 1e3 * lambda * m2 / (2 * (1 - rho));
+  double rho = 0;
+  const double pk_wait_ms = PollaczekKhinchineWaitMs(out, rate, per_token, &rho);
   EXPECT_NEAR(s.queue_ms.mean, pk_wait_ms, 0.03 * pk_wait_ms)
       << c.name << " rho " << rho;
   EXPECT_NEAR(s.gpu_busy_fraction, rho, 0.02);
@@ -94,16 +101,8 @@ TEST_P(SglangPollaczekKhinchine, MeanWaitMatchesWithinThreePercent) {
   SimulationOutput out;
   const RunSummary s = testing::RunScenario(sc, &out);
   ASSERT_EQ(s.completed, c.requests);
-  double m1 = 0, m2 = 0;
-  for (const Request& r : out.requests) {
-    const double sv = ToSeconds(FromSeconds(r.prompt_len * per_token));
-    m1 += sv;
-    m2 += sv * sv;
-  }
-  m1 /= out.requests.size();
-  m2 /= out.requests.size();
-  const double rho = rate * m1;
-  const double pk_wait_ms = 1e3 * rate * m2 / (2 * (1 - rho));
+  double rho = 0;
+  const double pk_wait_ms = PollaczekKhinchineWaitMs(out, rate, per_token, &rho);
   EXPECT_NEAR(s.queue_ms.mean, pk_wait_ms, 0.03 * pk_wait_ms) << c.name << " rho " << rho;
   EXPECT_NEAR(s.gpu_busy_fraction, rho, 0.02);
 }
