@@ -106,4 +106,17 @@ double LogHistogram::Percentile(double p) const {
   return static_cast<double>(max_);
 }
 
+SampleStats SummarizeHistogram(const LogHistogram& h, const std::vector<double>& ps,
+                               double scale) {
+  SampleStats s;
+  s.count = h.count();
+  s.mean = h.mean() * scale;
+  s.stddev = h.stddev() * scale;
+  s.median = h.Percentile(50) * scale;
+  s.min = static_cast<double>(h.min()) * scale;
+  s.max = static_cast<double>(h.max()) * scale;
+  for (double p : ps) s.percentiles.emplace_back(p, h.Percentile(p) * scale);
+  return s;
+}
+
 }  // namespace servesim

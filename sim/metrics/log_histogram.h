@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/metrics/stats.h"
+
 namespace servesim {
 
 class LogHistogram {
@@ -47,5 +49,10 @@ class LogHistogram {
   unsigned __int128 sum_ = 0, sum_sq_ = 0;
   int64_t min_ = 0, max_ = 0;
 };
+
+// The histogram's statistics, each value times `scale` (ns to ms: 1e-6);
+// percentiles within the histogram's 0.4%, the rest exact.
+SampleStats SummarizeHistogram(const LogHistogram& h, const std::vector<double>& ps,
+                               double scale);
 
 }  // namespace servesim

@@ -2,7 +2,10 @@
 #include "sim/report/disagg_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+
+#include "sim/core/check.h"
 
 #include "sim/report/format.h"
 #include "sim/report/writers.h"
@@ -53,15 +56,21 @@ nlohmann::json PoolJson(const PoolSpec& p, double busy) {
 
 void DisaggDigest::Add(const Request& r, const DisaggRequest& t) {
   if (!r.measured || r.status != RequestStatus::kFinished) return;
-  const double ttft = ToMs(r.first_token - r.send);
-  const double moved = ToMs(t.transfer_end - t.prefill_end);
-  prefill_.push_back(ToMs(t.prefill_end - r.send));
-  transfer_.push_back(moved);
-  wait_.push_back(ToMs(t.transfer_start - t.prefill_end));
-  decode_.push_back(ToMs(r.first_scheduled - t.transfer_end));
-  share_.push_back(ttft > 0 ? moved / ttft : 0);
-  ttft_sum_ += ttft;
-  transfer_sum_ += moved;
+  const SimTime ttft = r.first_token - r.send;
+  const SimTime moved = t.transfer_end - t.prefill_end;
+  const SimTime prefill = t.prefill_end - r.send, wait = t.transfer_start - t.prefill_end;
+  const SimTime decode = r.first_scheduled - t.transfer_end;
+  SERVESIM_CHECK(prefill >= 0 && wait >= 0 && moved >= wait && decode >= 0 && ttft >= 0,
+                 "request %lld's disaggregated path runs backwards",
+                 static_cast<long long>(r.id));
+  prefill_.Add(prefill);
+  transfer_.Add(moved);
+  wait_.Add(wait);
+  decode_.Add(decode);
+  share_.Add(ttft > 0 ? std::llround(1e9 * static_cast<double>(moved) / static_cast<double>(ttft))
+                      : 0);
+  ttft_sum_ += ToMs(ttft);
+  transfer_sum_ += ToMs(moved);
 }
 
 DisaggDigest DisaggDigest::FromOutput(const SimulationOutput& out) {
@@ -90,11 +99,11 @@ DisaggSummary SummarizeDisagg(const SimulationOutput& out, const SimulationInput
   d.transfers = o.transfers;
   d.bytes_moved = o.bytes_moved;
   if (digest.ttft_sum_ > 0) d.transfer_share_of_mean_ttft = digest.transfer_sum_ / digest.ttft_sum_;
-  d.prefill_ms = Summarize(digest.prefill_, percentiles);
-  d.transfer_ms = Summarize(digest.transfer_, percentiles);
-  d.link_wait_ms = Summarize(digest.wait_, percentiles);
-  d.decode_wait_ms = Summarize(digest.decode_, percentiles);
-  d.transfer_share = Summarize(digest.share_, percentiles);
+  d.prefill_ms = SummarizeHistogram(digest.prefill_, percentiles, 1e-6);
+  d.transfer_ms = SummarizeHistogram(digest.transfer_, percentiles, 1e-6);
+  d.link_wait_ms = SummarizeHistogram(digest.wait_, percentiles, 1e-6);
+  d.decode_wait_ms = SummarizeHistogram(digest.decode_, percentiles, 1e-6);
+  d.transfer_share = SummarizeHistogram(digest.share_, percentiles, 1e-9);
   return d;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/simulation.h"
+#include "sim/metrics/log_histogram.h"
 #include "sim/metrics/stats.h"
 #include "sim/scenario/scenario.h"
 
@@ -33,8 +34,10 @@ struct DisaggSummary {
 
 // What the summary needs of each request's path, taken one request at a
 // time in id order (SimulationInput::on_disagg_request), so that the run
-// need not keep its requests: of each measured, completed request, ms
-// (8 bytes a figure, 40 a request).
+// need not keep its requests. Each figure of each measured, completed
+// request goes to a log-linear histogram (ns; the transfer's share of TTFT
+// in billionths): memory does not grow with the run, counts, minima, maxima
+// and means are exact, percentiles within 0.4% (as ITL's).
 class DisaggDigest {
  public:
   void Add(const Request& r, const DisaggRequest& t);
@@ -44,7 +47,7 @@ class DisaggDigest {
  private:
   friend DisaggSummary SummarizeDisagg(const SimulationOutput&, const SimulationInput&,
                                        DisaggDigest, const std::vector<double>&);
-  std::vector<double> prefill_, transfer_, wait_, decode_, share_;
+  LogHistogram prefill_, transfer_, wait_, decode_, share_;
   double ttft_sum_ = 0, transfer_sum_ = 0;
 };
 

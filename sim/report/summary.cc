@@ -11,21 +11,6 @@
 namespace servesim {
 namespace {
 
-// ITL percentiles come from the streaming histogram (in ns), the rest
-// exactly.
-SampleStats FromHistogram(const LogHistogram& h, const std::vector<double>& ps,
-                          double scale) {
-  SampleStats s;
-  s.count = h.count();
-  s.mean = h.mean() * scale;
-  s.stddev = h.stddev() * scale;
-  s.median = h.Percentile(50) * scale;
-  s.min = static_cast<double>(h.min()) * scale;
-  s.max = static_cast<double>(h.max()) * scale;
-  for (double p : ps) s.percentiles.emplace_back(p, h.Percentile(p) * scale);
-  return s;
-}
-
 // What Summarize gives for n zeros, without the array.
 SampleStats Zeros(int64_t n, const std::vector<double>& ps) {
   SampleStats s;
@@ -195,7 +180,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   // After the sorts: its arrays then take the memory their second array
   // held (allocated first, they would keep the heap that much higher).
   s.max_concurrent_requests = PeakConcurrency(done);
-  s.itl_ms = FromHistogram(out.recorder.itl_ns(), ps, 1e-6);
+  s.itl_ms = SummarizeHistogram(out.recorder.itl_ns(), ps, 1e-6);
 
   const Recorder& recorder = out.recorder;
   if (recorder.output_tokens() > 0 || s.completed == 0) {

@@ -4,6 +4,8 @@
 // and on broken outputs, and the scenario keys' errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -201,6 +203,51 @@ std::string RandomDisagg(uint64_t seed) {
   return j.dump();
 }
 
+// The report's per-request figures come from histograms (the run need not
+// keep its requests): against the exact figures of the kept requests,
+// counts, means, minima and maxima agree, and each percentile lies within
+// the histogram's 0.4% of the values its rank falls between.
+void ExpectDigestMatchesExactFigures(const Scenario& sc, const SimulationOutput& out) {
+  std::vector<double> prefill, transfer, wait, decode, share;
+  for (size_t i = 0; i < out.requests.size(); ++i) {
+    const Request& r = out.requests[i];
+    const DisaggRequest& t = out.disagg->requests[i];
+    if (!r.measured || r.status != RequestStatus::kFinished) continue;
+    const double ttft = static_cast<double>(r.first_token - r.send);
+    prefill.push_back(static_cast<double>(t.prefill_end - r.send) * 1e-6);
+    transfer.push_back(static_cast<double>(t.transfer_end - t.prefill_end) * 1e-6);
+    wait.push_back(static_cast<double>(t.transfer_start - t.prefill_end) * 1e-6);
+    decode.push_back(static_cast<double>(r.first_scheduled - t.transfer_end) * 1e-6);
+    share.push_back(static_cast<double>(t.transfer_end - t.prefill_end) / ttft);
+  }
+  const std::vector<double> ps = {10, 50, 90, 99};
+  const DisaggSummary ds =
+      SummarizeDisagg(out, sc.ToSimulationInput(), DisaggDigest::FromOutput(out), ps);
+  const auto check = [&](const char* name, std::vector<double> exact, const SampleStats& got) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(got.count, static_cast<int64_t>(exact.size()));
+    if (exact.empty()) return;
+    std::sort(exact.begin(), exact.end());
+    double sum = 0;
+    for (double v : exact) sum += v;
+    EXPECT_NEAR(got.mean, sum / static_cast<double>(exact.size()), 1e-9 * (1 + exact.back()));
+    EXPECT_NEAR(got.min, exact.front(), 1e-9 * (1 + exact.front()));
+    EXPECT_NEAR(got.max, exact.back(), 1e-9 * (1 + exact.back()));
+    for (const auto& [p, v] : got.percentiles) {
+      const double rank = p / 100 * static_cast<double>(exact.size() - 1);
+      const double lo = exact[static_cast<size_t>(std::floor(rank))];
+      const double hi = exact[static_cast<size_t>(std::ceil(rank))];
+      EXPECT_GE(v, lo * (1 - 0.004) - 1e-9) << "p" << p;
+      EXPECT_LE(v, hi * (1 + 0.004) + 1e-9) << "p" << p;
+    }
+  };
+  check("send -> prefill done", prefill, ds.prefill_ms);
+  check("prefill done -> KV arrived", transfer, ds.transfer_ms);
+  check("link wait", wait, ds.link_wait_ms);
+  check("KV arrived -> decode admitted", decode, ds.decode_wait_ms);
+  check("transfer share of TTFT", share, ds.transfer_share);
+}
+
 TEST(Disagg, RandomDeploymentsKeepEveryInvariant) {
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + RandomDisagg(seed));
@@ -208,6 +255,7 @@ TEST(Disagg, RandomDeploymentsKeepEveryInvariant) {
     SimulationOutput out;
     RunScenario(sc, &out, /*check_invariants=*/true);
     EXPECT_GT(out.disagg->transfers, 0);
+    ExpectDigestMatchesExactFigures(sc, out);
   }
 }
 
