@@ -6,6 +6,7 @@
 
 #include "sim/analysis/capacity_plan.h"
 #include "sim/analysis/report_data.h"
+#include "sim/report/json_numbers.h"
 #include "sim/report/writers.h"
 
 namespace servesim {
@@ -17,10 +18,6 @@ std::string SloText(const std::vector<SloTerm>& slo) {
     s += (s.empty() ? "" : ", ") + t.name + " <= " + Fmt("%g", t.limit_ms) + " ms";
   }
   return s;
-}
-
-nlohmann::json OrNull(const std::optional<double>& x) {
-  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
 void WriteValidation(const CapacityResult& c, std::ostream& os) {

@@ -14,7 +14,7 @@
 namespace servesim {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 const char kMetricForms[] =
     "ttft|tpot|e2el _pP (P in (0, 100], e.g. ttft_p99), throughput, "
@@ -23,11 +23,11 @@ const char kMetricForms[] =
     "class's own SLOs)";
 
 double Percentile(const SampleStats& s, double p) {
-  if (s.count == 0) return kNaN;
+  if (s.count == 0) return kNoValue;
   for (const auto& [q, v] : s.percentiles) {
     if (std::abs(q - p) < 1e-9) return v;
   }
-  return kNaN;
+  return kNoValue;
 }
 
 // The metric's value in one replication; `good_share` is GoodShare's.
@@ -47,11 +47,11 @@ double ClassMetricValue(const CompareMetric& m, const RunSummary& s) {
     const std::string base = m.name.substr(m.class_name.size() + 1);
     if (base == "throughput") return c.request_throughput;
     if (base == "output_throughput") {
-      return s.duration_s > 0 ? c.output_tokens / s.duration_s : kNaN;
+      return s.duration_s > 0 ? c.output_tokens / s.duration_s : kNoValue;
     }
     return c.goodput_rps;
   }
-  return kNaN;  // no such class in this variant
+  return kNoValue;  // no such class in this variant
 }
 
 double MetricValue(const CompareMetric& m, const RunSummary& s,

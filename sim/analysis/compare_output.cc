@@ -1,5 +1,6 @@
 // Console table and JSON of a paired comparison (see compare_output.h).
 #include "sim/analysis/compare_output.h"
+#include "sim/report/json_numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,10 +31,6 @@ std::string Pad(std::string s, size_t width) {
   for (unsigned char ch : s) cps += (ch & 0xC0) != 0x80;
   s.append(cps < width ? width - cps : 1, ' ');  // never run into the next
   return s;
-}
-
-nlohmann::json Num(double x) {
-  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
 std::string Load(const VariantInfo& v) {
@@ -71,13 +68,13 @@ nlohmann::json VariantJson(const VariantInfo& v, int replications) {
       {"seed", v.seed},
       {"offered_rate", v.offered_rate},
       {"arrival", v.arrival},
-      {"saturation_rps", v.mu_rps ? Num(*v.mu_rps) : nlohmann::json(nullptr)},
+      {"saturation_rps", v.mu_rps ? FiniteOrNull(*v.mu_rps) : nlohmann::json(nullptr)},
       {"utilization",
-       v.mu_rps ? Num(v.offered_rate / *v.mu_rps) : nlohmann::json(nullptr)},
+       v.mu_rps ? FiniteOrNull(v.offered_rate / *v.mu_rps) : nlohmann::json(nullptr)},
       {"unstable_replications", v.unstable},
       {"replications", replications},
       {"overloaded", v.overloaded()}};
-  if (v.mu.n > 1) j["saturation_interval"] = {Num(v.mu.lo), Num(v.mu.hi)};
+  if (v.mu.n > 1) j["saturation_interval"] = {FiniteOrNull(v.mu.lo), FiniteOrNull(v.mu.hi)};
   if (v.overloaded()) j["overload_reason"] = v.overload_reason;
   if (v.unstable > 0) j["unstable_reason"] = v.unstable_reason;
   return j;
@@ -149,23 +146,23 @@ nlohmann::json CompareJson(const Comparison& c) {
   for (const MetricComparison& m : c.metrics) {
     const PairedInterval& i = m.interval;
     nlohmann::json a = nlohmann::json::array(), b = nlohmann::json::array();
-    for (double x : m.a) a.push_back(Num(x));
-    for (double x : m.b) b.push_back(Num(x));
+    for (double x : m.a) a.push_back(FiniteOrNull(x));
+    for (double x : m.b) b.push_back(FiniteOrNull(x));
     metrics.push_back(
         {{"name", m.metric.name},
          {"unit", m.metric.unit},
          {"better", m.metric.higher_is_better ? "higher" : "lower"},
          {"pairs", i.n},
-         {"a_mean", Num(i.a_mean)},
-         {"b_mean", Num(i.b_mean)},
+         {"a_mean", FiniteOrNull(i.a_mean)},
+         {"b_mean", FiniteOrNull(i.b_mean)},
          {"difference",
-          {{"mean", Num(i.diff)},
-           {"lo", Num(i.diff_lo)},
-           {"hi", Num(i.diff_hi)}}},
+          {{"mean", FiniteOrNull(i.diff)},
+           {"lo", FiniteOrNull(i.diff_lo)},
+           {"hi", FiniteOrNull(i.diff_hi)}}},
          {"ratio",
-          {{"mean", Num(i.ratio)},
-           {"lo", Num(i.ratio_lo)},
-           {"hi", Num(i.ratio_hi)}}},
+          {{"mean", FiniteOrNull(i.ratio)},
+           {"lo", FiniteOrNull(i.ratio_lo)},
+           {"hi", FiniteOrNull(i.ratio_hi)}}},
          {"verdict", VerdictText(m.verdict)},
          {"a", a},
          {"b", b}});

@@ -7,18 +7,15 @@
 
 #include "sim/analysis/queueing.h"
 #include "sim/analysis/report_data.h"
+#include "sim/report/json_numbers.h"
 
 namespace servesim {
 namespace {
 
-nlohmann::json Num(double x) {
-  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
-}
-
 nlohmann::json KindJson(const PointStats& p) {
-  nlohmann::json j = {{"ttft_p50_ms", Num(p.ttft_ms.p50.mean)},
-                      {"ttft_p99_ms", Num(p.ttft_ms.p99.mean)},
-                      {"queue_mean_ms", Num(p.queue_ms.mean.mean)},
+  nlohmann::json j = {{"ttft_p50_ms", FiniteOrNull(p.ttft_ms.p50.mean)},
+                      {"ttft_p99_ms", FiniteOrNull(p.ttft_ms.p99.mean)},
+                      {"queue_mean_ms", FiniteOrNull(p.queue_ms.mean.mean)},
                       {"stable_fraction", p.stable_fraction},
                       {"unstable", p.stable_fraction < 1}};
   if (p.stable_fraction < 1) j["unstable_reason"] = p.unstable_reason;
@@ -116,8 +113,8 @@ nlohmann::json LoopsReportJson(const Scenario& sc, const LoopsResult& r) {
     points.push_back({{"concurrency", p.concurrency},
                       {"throughput_rps", p.throughput_rps},
                       {"utilization", rho},
-                      {"mm1_wait_ms", Num(1e3 * MM1Wait(rho, sat.mean_service_s))},
-                      {"mg1_wait_ms", Num(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))},
+                      {"mm1_wait_ms", FiniteOrNull(1e3 * MM1Wait(rho, sat.mean_service_s))},
+                      {"mg1_wait_ms", FiniteOrNull(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))},
                       {"closed", KindJson(p.closed)},
                       {"open_poisson", KindJson(p.open_poisson)},
                       {"open_gamma", KindJson(p.open_gamma)}});
@@ -128,8 +125,8 @@ nlohmann::json LoopsReportJson(const Scenario& sc, const LoopsResult& r) {
   nlohmann::json mm1 = nlohmann::json::array(), mg1 = nlohmann::json::array();
   for (int i = 1; i <= 100; ++i) {
     const double rho = i < 98 ? i / 100.0 : 0.97 + 0.01 * (i - 97) / 2;  // to 0.985
-    mm1.push_back({rho * sat.mu_rps, Num(1e3 * MM1Wait(rho, sat.mean_service_s))});
-    mg1.push_back({rho * sat.mu_rps, Num(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))});
+    mm1.push_back({rho * sat.mu_rps, FiniteOrNull(1e3 * MM1Wait(rho, sat.mean_service_s))});
+    mg1.push_back({rho * sat.mu_rps, FiniteOrNull(1e3 * MG1Wait(rho, sat.mean_service_s, sat.scv))});
   }
   RunSummary ctx;  // context fields the runs share
   ctx.percentiles = sc.metrics.percentiles;

@@ -110,14 +110,14 @@ Column ColumnOf(const std::vector<RequestLatency>& rs) {
   return c;
 }
 
-double Mean(const std::vector<double>& v) {
+double MeanOrZero(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
 double Pearson(const std::vector<double>& a, const std::vector<double>& b) {
-  const double ma = Mean(a), mb = Mean(b);
+  const double ma = MeanOrZero(a), mb = MeanOrZero(b);
   double sab = 0, saa = 0, sbb = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     sab += (a[i] - ma) * (b[i] - mb);
@@ -193,7 +193,7 @@ double OverTimeErrorPct(const std::vector<double>& m, const std::vector<double>&
 // Mean, p50, p90, p99 of one latency, both sides.
 void AddLatencyRows(const char* name, std::vector<double> m,
                     std::vector<double> p, std::vector<ValidationRow>* rows) {
-  rows->push_back({std::string(name) + " mean", "ms", Mean(m), Mean(p)});
+  rows->push_back({std::string(name) + " mean", "ms", MeanOrZero(m), MeanOrZero(p)});
   std::sort(m.begin(), m.end());
   std::sort(p.begin(), p.end());
   for (double q : {50.0, 90.0, 99.0}) {

@@ -1,4 +1,5 @@
 #include "sim/analysis/measured_run_json.h"
+#include "sim/report/json_numbers.h"
 
 #include <cmath>
 
@@ -6,10 +7,6 @@ namespace servesim {
 namespace {
 
 // NaN (a figure the log cannot give) is null, as in the other reports.
-nlohmann::json Num(double x) {
-  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 nlohmann::json ComparisonJson(const RunComparison& c, const std::string& scenario,
@@ -18,10 +15,10 @@ nlohmann::json ComparisonJson(const RunComparison& c, const std::string& scenari
   for (const ValidationRow& r : c.rows) {
     rows.push_back({{"metric", r.metric},
                     {"unit", r.unit},
-                    {"measured", Num(r.measured)},
-                    {"predicted", Num(r.predicted)},
-                    {"error_pct", Num(r.error_pct())},
-                    {"peer_error_pct", Num(r.peer_error_pct)}});
+                    {"measured", FiniteOrNull(r.measured)},
+                    {"predicted", FiniteOrNull(r.predicted)},
+                    {"error_pct", FiniteOrNull(r.error_pct())},
+                    {"peer_error_pct", FiniteOrNull(r.peer_error_pct)}});
   }
   return {
       {"command", "validate"},
@@ -30,21 +27,21 @@ nlohmann::json ComparisonJson(const RunComparison& c, const std::string& scenari
       {"requests", c.requests},
       {"rows", rows},
       {"per_request",
-       {{"ttft_median_ape_pct", Num(c.ttft_median_ape_pct)},
-        {"e2e_median_ape_pct", Num(c.e2e_median_ape_pct)},
-        {"ttft_correlation", Num(c.ttft_correlation)},
-        {"e2e_correlation", Num(c.e2e_correlation)}}},
+       {{"ttft_median_ape_pct", FiniteOrNull(c.ttft_median_ape_pct)},
+        {"e2e_median_ape_pct", FiniteOrNull(c.e2e_median_ape_pct)},
+        {"ttft_correlation", FiniteOrNull(c.ttft_correlation)},
+        {"e2e_correlation", FiniteOrNull(c.e2e_correlation)}}},
       {"over_time",
        {{"bucket_s", RunComparison::kBucketS},
-        {"throughput_error_pct", Num(c.throughput_over_time_error_pct)},
+        {"throughput_error_pct", FiniteOrNull(c.throughput_over_time_error_pct)},
         // < 0: the log has no scheduled times.
         {"running_error_pct", c.running_over_time_error_pct < 0
                                   ? nlohmann::json(nullptr)
-                                  : Num(c.running_over_time_error_pct)}}},
+                                  : FiniteOrNull(c.running_over_time_error_pct)}}},
       {"frontend_delay",
-       {{"p50_ms", Num(c.frontend_delay_p50_ms)},
-        {"p90_ms", Num(c.frontend_delay_p90_ms)},
-        {"prompt_correlation", Num(c.frontend_delay_prompt_correlation)}}},
+       {{"p50_ms", FiniteOrNull(c.frontend_delay_p50_ms)},
+        {"p90_ms", FiniteOrNull(c.frontend_delay_p90_ms)},
+        {"prompt_correlation", FiniteOrNull(c.frontend_delay_prompt_correlation)}}},
       {"peer", c.peer.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.peer)},
   };
 }

@@ -6,13 +6,10 @@
 
 #include "sim/analysis/runs.h"
 #include "sim/analysis/stability.h"
+#include "sim/report/json_numbers.h"
 
 namespace servesim {
 namespace {
-
-nlohmann::json Num(double x) {
-  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
-}
 
 template <typename Fn>
 Interval Over(const std::vector<const RunSummary*>& runs, Fn get) {
@@ -100,10 +97,10 @@ void ApplyLoadRule(const Interval& mu, PointStats* p) {
 }
 
 nlohmann::json IntervalJson(const Interval& i) {
-  nlohmann::json j = {{"mean", Num(i.mean)}};
+  nlohmann::json j = {{"mean", FiniteOrNull(i.mean)}};
   if (i.n > 1) {
-    j["lo"] = Num(i.lo);
-    j["hi"] = Num(i.hi);
+    j["lo"] = FiniteOrNull(i.lo);
+    j["hi"] = FiniteOrNull(i.hi);
   }
   return j;
 }

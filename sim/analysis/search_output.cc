@@ -8,6 +8,7 @@
 #include "sim/analysis/report_data.h"
 #include "sim/analysis/search.h"
 #include "sim/report/csv_field.h"
+#include "sim/report/json_numbers.h"
 #include "sim/report/writers.h"
 
 namespace servesim {
@@ -22,10 +23,6 @@ const char* StatusName(SearchRow::Status s) {
     case SearchRow::Status::kDuplicate: return "duplicate";
   }
   return "?";
-}
-
-nlohmann::json OrNull(const std::optional<double>& x) {
-  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
 void WriteRouterCheck(const RouterCheck& c, std::ostream& os) {

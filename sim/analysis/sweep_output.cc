@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/analysis/report_data.h"
+#include "sim/report/json_numbers.h"
 
 namespace servesim {
 namespace {
@@ -34,10 +35,6 @@ std::string CsvQuoted(const std::string& text) {
   for (char ch : text)
     out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return out + "\"";
-}
-
-nlohmann::json Num(double x) {
-  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -157,8 +154,8 @@ nlohmann::json SweepReportJson(const Scenario& sc, const SweepResult& r) {
   nlohmann::json mm1 = nlohmann::json::array(), mg1 = nlohmann::json::array();
   for (const PointStats& p : r.points) {
     points.push_back(PointJson(p));
-    mm1.push_back({p.rate, Num(SweepMM1WaitMs(r.saturation, p.rate))});
-    mg1.push_back({p.rate, Num(SweepMG1WaitMs(r.saturation, p.rate))});
+    mm1.push_back({p.rate, FiniteOrNull(SweepMM1WaitMs(r.saturation, p.rate))});
+    mg1.push_back({p.rate, FiniteOrNull(SweepMG1WaitMs(r.saturation, p.rate))});
   }
   nlohmann::json data;
   data["title"] = "servesim sweep: " + sc.file;

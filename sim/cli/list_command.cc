@@ -27,7 +27,7 @@ std::string Pad(std::string s, size_t width) {
 // The smallest tp of 1, 2, 4, 8 at which `model` fits `gpu` with room for
 // KV blocks, and the KV tokens it leaves per replica: "tp2 1.23M"; "-"
 // when none does (or no tp divides the model's heads).
-std::string Fit(const std::string& model, const std::string& gpu) {
+std::string SmallestFit(const std::string& model, const std::string& gpu) {
   for (int tp : {1, 2, 4, 8}) {
     StatusOr<Scenario> sc = ParseScenario(
         EmbeddedDefaultScenario(), "<list>",
@@ -79,7 +79,7 @@ void ListModels(std::ostream& os) {
   for (const std::string& name : models) {
     os << "  " << Pad(name, width);
     std::string row;
-    for (const std::string& g : gpus) row += Pad(Fit(name, g), 14);
+    for (const std::string& g : gpus) row += Pad(SmallestFit(name, g), 14);
     os << row.substr(0, row.find_last_not_of(' ') + 1) << "\n";
   }
 }

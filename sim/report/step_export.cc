@@ -29,7 +29,7 @@ std::string JoinColumns() {
   return s;
 }
 
-char* Int(int64_t v, char* out) { return std::to_chars(out, out + 24, v).ptr; }
+char* PutInt(int64_t v, char* out) { return std::to_chars(out, out + 24, v).ptr; }
 
 constexpr char kDigitPairs[] =
     "0001020304050607080910111213141516171819"
@@ -66,7 +66,7 @@ char* Row(int64_t step, const StepRecord& r, char* p) {
   };
   auto i = [&](int64_t v) {
     name();
-    p = Int(v, p);
+    p = PutInt(v, p);
   };
   auto ms = [&](int64_t ns) {
     name();
@@ -127,7 +127,7 @@ char* FormatNanosAsMillis(int64_t ns, char* out) {
     *out++ = '-';
     ns = -ns;  // SimTime never reaches INT64_MIN
   }
-  out = Int(ns / 1'000'000, out);
+  out = PutInt(ns / 1'000'000, out);
   int32_t frac = static_cast<int32_t>(ns % 1'000'000);
   if (frac == 0) return out;
   *out++ = '.';

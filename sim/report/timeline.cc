@@ -20,7 +20,7 @@ char* Put(const char* s, char* p) {
   std::memcpy(p, s, n);
   return p + n;
 }
-char* Int(int64_t v, char* p) { return std::to_chars(p, p + 24, v).ptr; }
+char* PutInt(int64_t v, char* p) { return std::to_chars(p, p + 24, v).ptr; }
 
 // Nanoseconds as microseconds with 3 decimals (exact).
 char* Micros(int64_t ns, char* p) {
@@ -28,7 +28,7 @@ char* Micros(int64_t ns, char* p) {
     *p++ = '-';
     ns = -ns;
   }
-  p = Int(ns / 1000, p);
+  p = PutInt(ns / 1000, p);
   *p++ = '.';
   const int64_t f = ns % 1000;
   *p++ = static_cast<char>('0' + f / 100);
@@ -87,7 +87,7 @@ void TimelineWriter::Add(const StepRecord& r) {
   p = Put("{\"name\":\"", p);
   p = Put(StepName(r), p);
   p = Put("\",\"ph\":\"X\",\"pid\":", p);
-  p = Int(pid, p);
+  p = PutInt(pid, p);
   p = Put(",\"tid\":0,\"ts\":", p);
   p = Micros(r.start, p);
   p = Put(",\"dur\":", p);
@@ -95,13 +95,13 @@ void TimelineWriter::Add(const StepRecord& r) {
   p = Put(",\"args\":{", p);
   p = FormatStepJsonFields(step, r, p);
   p = Put("}},\n{\"name\":\"running\",\"ph\":\"C\",\"pid\":", p);
-  p = Int(pid, p);
+  p = PutInt(pid, p);
   p = Put(",\"tid\":0,\"ts\":", p);
   p = Micros(r.start, p);
   p = Put(",\"args\":{\"running\":", p);
-  p = Int(r.num_seqs, p);
+  p = PutInt(r.num_seqs, p);
   p = Put("}},\n{\"name\":\"kv_usage_pct\",\"ph\":\"C\",\"pid\":", p);
-  p = Int(pid, p);
+  p = PutInt(pid, p);
   p = Put(",\"tid\":0,\"ts\":", p);
   p = Micros(r.start, p);
   p = Put(",\"args\":{\"kv_usage_pct\":", p);
@@ -109,7 +109,7 @@ void TimelineWriter::Add(const StepRecord& r) {
   const int64_t bp = r.kv_blocks_total > 0
                          ? int64_t{r.kv_blocks_used} * 10000 / r.kv_blocks_total
                          : 0;
-  p = Int(bp / 100, p);
+  p = PutInt(bp / 100, p);
   *p++ = '.';
   *p++ = static_cast<char>('0' + bp % 100 / 10);
   *p++ = static_cast<char>('0' + bp % 10);

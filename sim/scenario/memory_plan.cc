@@ -6,20 +6,10 @@
 #include <cstdio>
 
 #include "sim/core/status.h"
+#include "sim/core/units.h"
 #include "sim/scenario/scenario.h"
 
 namespace servesim {
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string Gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
-  return buf;
-}
-
-}  // namespace
 
 double DefaultActivationReserveBytes(const Scenario& s) {
   const ModelSpec& m = s.model;
@@ -49,10 +39,10 @@ NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
                       double weights, bool reserve_given) {
   const double reserve = s.activation_reserve_bytes;
   NoRoom r;
-  r.note = Gib(weights) + " of weights + " + Gib(reserve) +
-           " of activation reserve per GPU > " + Gib(usable) + " usable";
+  r.note = FormatGib(weights) + " of weights + " + FormatGib(reserve) +
+           " of activation reserve per GPU > " + FormatGib(usable) + " usable";
   const std::string offers =
-      s.gpu.name + " offers " + Gib(usable) + " (gpu_memory_utilization " +
+      s.gpu.name + " offers " + FormatGib(usable) + " (gpu_memory_utilization " +
       std::to_string(s.gpu_memory_utilization).substr(0, 4) + ")";
   const auto engine_key = [&](const std::string& key, const std::string& msg) {
     r.message = root.file() + ": " + root.PathOf("engine") + "/" + key + ": " + msg;
@@ -61,8 +51,8 @@ NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
   };
   if (reserve_given && weights < usable) {
     return engine_key("activation_reserve_gib",
-                      "no room for the KV cache: " + Gib(weights) + " of weights and " +
-                          Gib(reserve) + " of activation reserve per GPU, but " + offers +
+                      "no room for the KV cache: " + FormatGib(weights) + " of weights and " +
+                          FormatGib(reserve) + " of activation reserve per GPU, but " + offers +
                           "; expected a smaller activation_reserve_gib");
   }
   const double logits = static_cast<double>(s.engine.max_num_seqs) *
@@ -75,23 +65,23 @@ NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
           "no room for the KV cache: the activation reserve holds fp32 "
           "logits for " + std::to_string(s.engine.max_num_seqs) +
               " sequences x " + std::to_string(s.model.vocab_size) +
-              " vocabulary entries (" + Gib(logits) + "), with " + Gib(weights) +
-              " of weights and " + Gib(reserve - logits) +
+              " vocabulary entries (" + FormatGib(logits) + "), with " + FormatGib(weights) +
+              " of weights and " + FormatGib(reserve - logits) +
               " of other reserve per GPU, but " + offers +
               "; expected a smaller max_num_seqs");
     }
     return engine_key("max_num_batched_tokens",
                       "no room for the KV cache: the activation reserve for " +
                           std::to_string(s.engine.max_num_batched_tokens) +
-                          " batched tokens is " + Gib(activations) + ", with " +
-                          Gib(weights) + " of weights and " +
-                          Gib(reserve - activations) + " of other reserve per GPU, but " +
+                          " batched tokens is " + FormatGib(activations) + ", with " +
+                          FormatGib(weights) + " of weights and " +
+                          FormatGib(reserve - activations) + " of other reserve per GPU, but " +
                           offers + "; expected a smaller max_num_batched_tokens");
   }
   // A disaggregated pool's object holds its tp itself.
   const JsonView hw = root.Has("hardware") ? root.Object("hardware") : root;
   r.message = root.file() + ": " + hw.PathOf("tp") + ": " + s.model.name +
-              " does not fit: " + Gib(weights) + " of weights and " + Gib(reserve) +
+              " does not fit: " + FormatGib(weights) + " of weights and " + FormatGib(reserve) +
               " of activations per GPU at tp=" + std::to_string(s.tp) + ", but " +
               offers + "; expected a larger tp or a bigger GPU";
   return r;
@@ -137,9 +127,9 @@ void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
       throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/num_gpu_blocks: " +
                         std::to_string(s->engine.num_gpu_blocks) + " blocks of " +
                         std::to_string(static_cast<int64_t>(block_bytes)) + " bytes need " +
-                        Gib(s->engine.num_gpu_blocks * block_bytes) + " of KV per GPU, but " +
-                        s->gpu.name + " holds " + Gib(s->gpu.memory_bytes) + " with " +
-                        Gib(weights) + " of " + s->model.name + " weights at tp " +
+                        FormatGib(s->engine.num_gpu_blocks * block_bytes) + " of KV per GPU, but " +
+                        s->gpu.name + " holds " + FormatGib(s->gpu.memory_bytes) + " with " +
+                        FormatGib(weights) + " of " + s->model.name + " weights at tp " +
                         std::to_string(s->tp) + "; expected at most " +
                         std::to_string(static_cast<int64_t>(possible)) +
                         " (or engine.kv_beyond_gpu_memory: true for a what-if)");
@@ -151,7 +141,7 @@ void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
     std::snprintf(n, sizeof n, "%.3g", blocks);
     throw ConfigError(
         root.file() + ": " + root.PathOf("engine") + "/num_gpu_blocks: the memory plan gives " + n +
-        " KV blocks (" + Gib(s->kv_cache_bytes) + " of " + s->gpu.name +
+        " KV blocks (" + FormatGib(s->kv_cache_bytes) + " of " + s->gpu.name +
         " memory for KV at " + std::to_string(static_cast<int64_t>(block_bytes)) +
         " bytes a block of " + s->model.name + "); expected at most " +
         std::to_string(kMaxGpuBlocks) +

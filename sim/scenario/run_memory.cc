@@ -1,5 +1,6 @@
 // Run memory estimate (see run_memory.h).
 #include "sim/scenario/run_memory.h"
+#include "sim/core/units.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -44,12 +45,6 @@ MemoryBound AvailableMemory() {
     if (b.bytes <= 0 || cap < b.bytes) b = {cap, what};
   }
   return b;
-}
-
-std::string Gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-  return buf;
 }
 
 }  // namespace
@@ -105,11 +100,11 @@ Status CheckRunMemory(const Scenario& sc, bool keeps_requests) {
   std::snprintf(n, sizeof n, "%.3g", e.requests);
   if (e.queued > 0) std::snprintf(q, sizeof q, ", a queue of up to %.3g", e.queued);
   return Status::Error(sc.file + ": " + e.json_path + ": the run would need about " +
-                       Gib(e.bytes) + " of memory (" + n + " requests" + q + ", " +
+                       FormatGib(e.bytes) + " of memory (" + n + " requests" + q + ", " +
                        std::to_string(sc.num_replicas) + " replica(s) of " +
                        std::to_string(sc.engine.num_gpu_blocks) +
                        " KV blocks), more than 80% of " + have.what + " " +
-                       Gib(have.bytes) + "; expected a smaller run (or set "
+                       FormatGib(have.bytes) + "; expected a smaller run (or set "
                        "SERVESIM_ALLOW_LARGE_MEMORY=1 to run it anyway)");
 }
 

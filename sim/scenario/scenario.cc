@@ -11,6 +11,7 @@
 #include "sim/core/json_view.h"
 #include "sim/core/paths.h"
 #include "sim/core/time.h"
+#include "sim/core/units.h"
 #include "sim/engine/engine_support.h"
 #include "sim/engine/scheduler_policy.h"
 #include "sim/model/model_loader.h"
@@ -22,7 +23,6 @@
 namespace servesim {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A scenario is a page of JSON; anything bigger is the wrong file.
 constexpr uintmax_t kMaxScenarioBytes = uintmax_t{16} << 20;
 

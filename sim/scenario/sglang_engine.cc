@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sim/core/status.h"
+#include "sim/core/units.h"
 #include "sim/engine/engine_support.h"
 #include "sim/engine/sglang_pool.h"
 #include "sim/scenario/memory_plan.h"
@@ -19,15 +20,6 @@
 
 namespace servesim {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
-
-std::string Gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
-  return buf;
-}
 
 // The engine object's keys that stay meaningful beside kind "sglang".
 bool SharedKey(const std::string& key) {
@@ -85,9 +77,9 @@ void CheckGivenPool(const JsonView& root, const Scenario& s) {
   if (tokens <= possible || s.kv_beyond_gpu_memory) return;
   throw ConfigError(root.file() + ": " + root.PathOf("engine") + "/sglang/max_total_tokens: " +
                     std::to_string(tokens) + " tokens of KV need " +
-                    Gib(static_cast<double>(tokens) * per_token) + " per GPU, but " +
-                    s.gpu.name + " holds " + Gib(s.gpu.memory_bytes) + " with " +
-                    Gib(s.model.WeightBytesPerGpu(s.tp)) + " of " + s.model.name + " weights at tp " + std::to_string(s.tp) +
+                    FormatGib(static_cast<double>(tokens) * per_token) + " per GPU, but " +
+                    s.gpu.name + " holds " + FormatGib(s.gpu.memory_bytes) + " with " +
+                    FormatGib(s.model.WeightBytesPerGpu(s.tp)) + " of " + s.model.name + " weights at tp " + std::to_string(s.tp) +
                     "; expected at most " + std::to_string(possible) +
                     " (or engine.kv_beyond_gpu_memory: true for a what-if)");
 }
