@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Does a fixed-length closed loop stay in lockstep? Mean client TTFT (ms)
+# of scenarios/closed_loop_frontend.json (Llama-3.1-70B fp8 on 8 H100s,
+# 1024 prompt and 128 output tokens, no think time) at 4 to 64 clients:
+# without the frontend, with it (frontend.enabled), and with it and output
+# lengths spread +-4% (uniform 123-133 tokens: what a client that does not
+# pin the output length with ignore_eos sees, roughly). Usage (from the
+# repository root): scenarios/closed_loop_frontend.sh [path/to/servesim]
+set -euo pipefail
+bin=${1:-build/servesim}
+ttft() {  # servesim run's console -> mean TTFT
+  "$bin" run scenarios/closed_loop_frontend.json --set workload.arrival.concurrency="$1" \
+    "${@:2}" | awk '$1 == "TTFT" { print $2 }'
+}
+printf '%7s %14s %14s %20s\n' clients "frontend off" "frontend on" "on, output +-4%"
+for n in 4 8 16 32 64; do
+  off=$(ttft "$n" --set frontend.enabled=false)
+  on=$(ttft "$n" --set frontend.enabled=true)
+  spread=$(ttft "$n" --set frontend.enabled=true \
+    --set 'workload.output_len={"dist":"uniform","min":123,"max":133}')
+  printf '%7s %14s %14s %20s\n' "$n" "$off" "$on" "$spread"
+done
