@@ -56,9 +56,14 @@ struct RooflineParams {
   double step_overhead_s = 0;          // host time per step
   double per_sequence_overhead_s = 0;  // host time per scheduled sequence
   std::string preset = "kernels";
+  std::string generation = "hopper";  // whose measured kernels set the constants
 
-  RooflineParams();  // the kernels preset
-  static RooflineParams Kernels();
+  RooflineParams();  // the kernels preset (Hopper)
+  static RooflineParams Kernels();  // Hopper's
+  // The kernels preset for a GPU generation (GpuSpec::generation): each op
+  // kind fitted to that generation's measured tables where they have rows
+  // enough, Hopper's otherwise.
+  static RooflineParams Kernels(const std::string& generation);
   static RooflineParams Datasheet();
 
  private:

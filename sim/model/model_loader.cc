@@ -243,7 +243,7 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
                "bf16_dense_tflops", "interconnect_gb_per_s",
                "interconnect_direction", "interconnect_topology",
-               "pcie_gb_per_s", "fp8_dense_tflops"});
+               "pcie_gb_per_s", "fp8_dense_tflops", "generation"});
   GpuSpec g;
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
@@ -272,6 +272,8 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
                {"nvswitch", "nvlink_pairs", "pcie"});
   g.pcie_bytes_per_s =
       v.Number("pcie_gb_per_s", 32, Range::Closed(0.1, 1e6)) * 1e9;
+  // Optional (older files): Hopper, whose kernels the roofline was fitted to first.
+  g.generation = v.Choice("generation", "hopper", {"ampere", "ada", "hopper", "blackwell", "blackwell-rtx"});
   return g;
 }
 

@@ -152,6 +152,10 @@ struct GpuSpec {
   // traffic between pairs crosses PCIe), "pcie" (no NVLink).
   std::string interconnect_topology = "nvswitch";
   double pcie_bytes_per_s = 32e9;  // per GPU, one direction (Gen4 x16)
+  // The architecture whose measured kernels set the roofline's constants
+  // (RooflineParams::Kernels): "ampere", "ada", "hopper", "blackwell"
+  // (sm_100: B200) or "blackwell-rtx" (sm_120: RTX PRO 6000).
+  std::string generation = "hopper";
 };
 
 // A link that moves KV caches between instances (disaggregated prefill):

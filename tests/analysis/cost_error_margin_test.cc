@@ -87,17 +87,22 @@ TEST(CostErrorMargin, MaxRateIfStepsSlowerFromTheTrail) {
 TEST(CostErrorMargin, EachCostModelStatesItsError) {
   const ModelSpec m = LoadModelSpec("llama-3.1-8b");
   // README "Both models against the imported profiles", whole step after.
-  const CostModelError h200 = RooflineStepError("h200", "kernels", m);
+  const CostModelError h200 = RooflineStepError(LoadGpuSpec("h200"), "kernels", m);
   EXPECT_DOUBLE_EQ(h200.prefill, 0.074);
   EXPECT_DOUBLE_EQ(h200.decode, 0.122);
   EXPECT_EQ(h200.source.find("ESTIMATE"), std::string::npos);
-  EXPECT_GT(RooflineStepError("h200", "datasheet", m).decode, h200.decode);
-  // An unmeasured GPU is flagged; fp8 widens the bar to its kernels' error.
-  EXPECT_NE(RooflineStepError("a100-80gb", "kernels", m).source.find("ESTIMATE"),
+  EXPECT_GT(RooflineStepError(LoadGpuSpec("h200"), "datasheet", m).decode, h200.decode);
+  // A GPU without measured tables is flagged and gets its generation's
+  // measured GPU's figures; fp8 widens the bar to its kernels' error.
+  const CostModelError a100_40 = RooflineStepError(LoadGpuSpec("a100-40gb"), "kernels", m);
+  EXPECT_NE(a100_40.source.find("ESTIMATE"), std::string::npos);
+  EXPECT_DOUBLE_EQ(a100_40.decode,
+                   RooflineStepError(LoadGpuSpec("a100-80gb"), "kernels", m).decode);
+  EXPECT_EQ(RooflineStepError(LoadGpuSpec("a100-80gb"), "kernels", m).source.find("ESTIMATE"),
             std::string::npos);
   ModelSpec fp8 = m;
   fp8.SetWeightDtype("fp8");
-  EXPECT_DOUBLE_EQ(RooflineStepError("h200", "kernels", fp8).decode, 0.174);
+  EXPECT_DOUBLE_EQ(RooflineStepError(LoadGpuSpec("h200"), "kernels", fp8).decode, 0.174);
   // Through the scenario: the roofline, a calibrated profile (its worst
   // held-out op error), and the linear model (unknown).
   const Scenario roof = MustParse(Chat(1, 10), {R"(cost_model={"type": "roofline"})"});

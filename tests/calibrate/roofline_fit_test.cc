@@ -6,6 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "sim/core/paths.h"
+#include "sim/cost/roofline_cost_model.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim::calibrate {
@@ -64,6 +70,68 @@ TEST(RooflineFitTest, RecoversAPerItemCost) {
   EXPECT_NEAR(got.floor_s, 12e-6, 0.3e-6);
   EXPECT_NEAR(got.per_item_s, 20e-9, 1e-9);
   EXPECT_NEAR(got.memory_efficiency, 0.9, 0.01);
+}
+
+// Each GPU generation's constants (RooflineParams::Kernels(generation)) are
+// what fit-roofline finds on that generation's measured tables, rounded to
+// three significant figures; a crossover exponent beyond 100 is shipped as
+// the sharp maximum (0). The fused MoE is compared only where it is shipped.
+void ExpectRates(const KernelRates& shipped, const KernelRates& fit, const std::string& what) {
+  SCOPED_TRACE(what);
+  const auto near = [](double a, double b) { return std::fabs(a - b) <= 0.006 * std::fabs(b); };
+  EXPECT_TRUE(near(shipped.floor_s, fit.floor_s)) << shipped.floor_s << " vs " << fit.floor_s;
+  EXPECT_TRUE(near(shipped.compute_efficiency, fit.compute_efficiency))
+      << shipped.compute_efficiency << " vs " << fit.compute_efficiency;
+  EXPECT_TRUE(near(shipped.memory_efficiency, fit.memory_efficiency))
+      << shipped.memory_efficiency << " vs " << fit.memory_efficiency;
+  if (fit.crossover_p > 100) {
+    EXPECT_EQ(shipped.crossover_p, 0);
+  } else {
+    EXPECT_TRUE(near(shipped.crossover_p, fit.crossover_p))
+        << shipped.crossover_p << " vs " << fit.crossover_p;
+  }
+  EXPECT_TRUE(near(shipped.per_item_s, fit.per_item_s))
+      << shipped.per_item_s << " vs " << fit.per_item_s;
+}
+
+TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
+  const std::string root = RepoRoot() + "/../shared/calibration-data";
+  if (!std::filesystem::exists(root + "/aiconfigurator-vllm-more-gpus")) {
+    GTEST_SKIP() << "no measured tables at " << root;
+  }
+  for (const char* gpu : {"a100-80gb", "l40s", "rtx-pro-6000", "b200"}) {
+    const GpuSpec spec = LoadGpuSpec(gpu);
+    SCOPED_TRACE(std::string(gpu) + " (" + spec.generation + ")");
+    RooflineFitOptions o;
+    o.data_root = root;
+    o.train_gpus = {gpu};
+    o.heldout_gpus = {};
+    const RooflineFit f = FitRoofline(o);
+    const RooflineParams shipped = RooflineParams::Kernels(spec.generation);
+    ExpectRates(shipped.gemm, f.fitted.gemm, "gemm");
+    ExpectRates(shipped.prefill_attention, f.fitted.prefill_attention, "prefill attention");
+    ExpectRates(shipped.decode_attention, f.fitted.decode_attention, "decode attention");
+    if (spec.fp8_flops > 0) {
+      ExpectRates(shipped.gemm_fp8, f.fitted.gemm_fp8, "gemm fp8");
+      ExpectRates(shipped.prefill_attention_fp8_kv, f.fitted.prefill_attention_fp8_kv,
+                  "prefill attention fp8 KV");
+      ExpectRates(shipped.decode_attention_fp8_kv, f.fitted.decode_attention_fp8_kv,
+                  "decode attention fp8 KV");
+    }
+    if (spec.generation == "blackwell") ExpectRates(shipped.moe, f.fitted.moe, "fused MoE");
+    const auto near = [](double a, double b) { return std::fabs(a - b) <= 0.006 * std::fabs(b); };
+    EXPECT_TRUE(near(shipped.allreduce.custom_latency_s, f.fitted.allreduce.custom_latency_s));
+    EXPECT_TRUE(near(shipped.allreduce.custom_efficiency, f.fitted.allreduce.custom_efficiency));
+    EXPECT_TRUE(near(shipped.allreduce.nccl_latency_s, f.fitted.allreduce.nccl_latency_s));
+    EXPECT_TRUE(near(shipped.allreduce.nccl_efficiency, f.fitted.allreduce.nccl_efficiency));
+    // The held-out rows: the fitted constants beat the datasheet preset on
+    // every kind with rows.
+    for (const RooflineKindError& e : f.errors) {
+      if (e.rows >= 100) {
+        EXPECT_LT(e.after_mape, e.before_mape) << e.kind;
+      }
+    }
+  }
 }
 
 }  // namespace
