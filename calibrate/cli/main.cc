@@ -341,7 +341,7 @@ Status CompareCommand(const std::vector<std::string>& profiles,
     const RooflineCostModel roofline(*model, *gpu, p->tp,
                                      preset == "datasheet"
                                          ? RooflineParams::Datasheet()
-                                         : RooflineParams::Kernels(gpu->generation));
+                                         : RooflineParams::Kernels(gpu->roofline_fit));
     const std::string title = "servesim-calibrate compare-models: " + path +
                               " (" + model->Label() + " tp=" + std::to_string(p->tp) +
                               " on " + p->gpu + "; roofline " + preset +

@@ -486,7 +486,7 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
   const std::string preset =
       cfg.Choice("preset", "kernels", {"kernels", "datasheet"});
   RooflineParams p = preset == "datasheet" ? RooflineParams::Datasheet()
-                                           : RooflineParams::Kernels(gpu.generation);
+                                           : RooflineParams::Kernels(gpu.roofline_fit);
   ReadKernelKeys(cfg, &p);
   ReadElementwiseKeys(cfg, &p.elementwise);
   ReadHostAndAllReduceKeys(cfg, &p);

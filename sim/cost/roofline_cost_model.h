@@ -60,7 +60,7 @@ struct RooflineParams {
 
   RooflineParams();  // the kernels preset (Hopper)
   static RooflineParams Kernels();  // Hopper's
-  // The kernels preset for a GPU generation (GpuSpec::generation): each op
+  // The kernels preset of a fit (GpuSpec::roofline_fit): each op
   // kind fitted to that generation's measured tables where they have rows
   // enough, Hopper's otherwise.
   static RooflineParams Kernels(const std::string& generation);

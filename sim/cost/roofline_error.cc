@@ -74,19 +74,19 @@ CostModelError RooflineStepError(const GpuSpec& gpu, const std::string& preset,
                                  const ModelSpec& model) {
   const bool measured = Find(kKernels, gpu.name) != nullptr;
   const Row& base =
-      FindFor(preset == "datasheet" ? kDatasheet : kKernels, gpu.name, gpu.generation);
+      FindFor(preset == "datasheet" ? kDatasheet : kKernels, gpu.name, gpu.roofline_fit);
   CostModelError e{base.prefill, base.decode, ""};
   e.source = std::string("roofline (") + preset + " preset) vs imported profiles of " +
-             (measured ? gpu.name : std::string(MeasuredOf(gpu.generation))) +
+             (measured ? gpu.name : std::string(MeasuredOf(gpu.roofline_fit))) +
              "'s measured kernels, mean whole-step error";
   if (model.fp8_weights()) {
-    const Row& g = FindFor(kFp8Gemm, gpu.name, gpu.generation);
+    const Row& g = FindFor(kFp8Gemm, gpu.name, gpu.roofline_fit);
     e.prefill = std::max(e.prefill, g.prefill);
     e.decode = std::max(e.decode, g.decode);
     e.source += "; fp8 GEMMs: held-out kernel error " + Pct(g.decode);
   }
   if (model.fp8_kv()) {
-    const Row& k = FindFor(kFp8Kv, gpu.name, gpu.generation);
+    const Row& k = FindFor(kFp8Kv, gpu.name, gpu.roofline_fit);
     e.prefill = std::max(e.prefill, k.prefill);
     e.decode = std::max(e.decode, k.decode);
     e.source += "; fp8-KV attention: held-out kernel error " + Pct(k.prefill) + " prefill, " +
@@ -94,8 +94,8 @@ CostModelError RooflineStepError(const GpuSpec& gpu, const std::string& preset,
   }
   if (!measured) {
     e.source += " (ESTIMATE: no measured kernels of " + gpu.name + "; " +
-                MeasuredOf(gpu.generation) + ", of the same generation (" + gpu.generation +
-                "), shown)";
+                MeasuredOf(gpu.roofline_fit) + "'s, whose tables its roofline fit (" +
+                gpu.roofline_fit + ") comes from, shown)";
   }
   return e;
 }

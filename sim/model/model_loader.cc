@@ -243,7 +243,7 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
                "bf16_dense_tflops", "interconnect_gb_per_s",
                "interconnect_direction", "interconnect_topology",
-               "pcie_gb_per_s", "fp8_dense_tflops", "generation"});
+               "pcie_gb_per_s", "fp8_dense_tflops", "roofline_fit"});
   GpuSpec g;
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
@@ -272,8 +272,9 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
                {"nvswitch", "nvlink_pairs", "pcie"});
   g.pcie_bytes_per_s =
       v.Number("pcie_gb_per_s", 32, Range::Closed(0.1, 1e6)) * 1e9;
-  // Optional (older files): Hopper, whose kernels the roofline was fitted to first.
-  g.generation = v.Choice("generation", "hopper", {"ampere", "ada", "hopper", "blackwell", "blackwell-rtx"});
+  // Optional (older files): Hopper's, the roofline's first fit.
+  g.roofline_fit =
+      v.Choice("roofline_fit", "hopper", {"ampere", "ada", "hopper", "blackwell", "blackwell-rtx"});
   return g;
 }
 

@@ -152,10 +152,13 @@ struct GpuSpec {
   // traffic between pairs crosses PCIe), "pcie" (no NVLink).
   std::string interconnect_topology = "nvswitch";
   double pcie_bytes_per_s = 32e9;  // per GPU, one direction (Gen4 x16)
-  // The architecture whose measured kernels set the roofline's constants
-  // (RooflineParams::Kernels): "ampere", "ada", "hopper", "blackwell"
-  // (sm_100: B200) or "blackwell-rtx" (sm_120: RTX PRO 6000).
-  std::string generation = "hopper";
+  // Which fit of measured kernel tables prices it in the roofline
+  // (RooflineParams::Kernels), named by its GPU generation: "ampere"
+  // (A100's tables), "ada" (L40S's), "hopper" (H100's and H200's),
+  // "blackwell" (B200's, sm_100) or "blackwell-rtx" (RTX PRO 6000's,
+  // sm_120). Usually the GPU's own generation; a GPU file may name another
+  // where measured serving runs say it prices that GPU better.
+  std::string roofline_fit = "hopper";
 };
 
 // A link that moves KV caches between instances (disaggregated prefill):

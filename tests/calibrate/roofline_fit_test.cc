@@ -101,13 +101,13 @@ TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
   }
   for (const char* gpu : {"a100-80gb", "l40s", "rtx-pro-6000", "b200"}) {
     const GpuSpec spec = LoadGpuSpec(gpu);
-    SCOPED_TRACE(std::string(gpu) + " (" + spec.generation + ")");
+    SCOPED_TRACE(std::string(gpu) + " (" + spec.roofline_fit + ")");
     RooflineFitOptions o;
     o.data_root = root;
     o.train_gpus = {gpu};
     o.heldout_gpus = {};
     const RooflineFit f = FitRoofline(o);
-    const RooflineParams shipped = RooflineParams::Kernels(spec.generation);
+    const RooflineParams shipped = RooflineParams::Kernels(spec.roofline_fit);
     ExpectRates(shipped.gemm, f.fitted.gemm, "gemm");
     ExpectRates(shipped.prefill_attention, f.fitted.prefill_attention, "prefill attention");
     ExpectRates(shipped.decode_attention, f.fitted.decode_attention, "decode attention");
@@ -118,7 +118,7 @@ TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
       ExpectRates(shipped.decode_attention_fp8_kv, f.fitted.decode_attention_fp8_kv,
                   "decode attention fp8 KV");
     }
-    if (spec.generation == "blackwell") ExpectRates(shipped.moe, f.fitted.moe, "fused MoE");
+    if (spec.roofline_fit == "blackwell") ExpectRates(shipped.moe, f.fitted.moe, "fused MoE");
     const auto near = [](double a, double b) { return std::fabs(a - b) <= 0.006 * std::fabs(b); };
     EXPECT_TRUE(near(shipped.allreduce.custom_latency_s, f.fitted.allreduce.custom_latency_s));
     EXPECT_TRUE(near(shipped.allreduce.custom_efficiency, f.fitted.allreduce.custom_efficiency));

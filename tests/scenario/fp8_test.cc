@@ -131,7 +131,7 @@ TEST(Fp8, WeightOnlyWithoutFp8TensorCores) {
   one.seqs = {SeqWork{1, 100, true}};
   const double b = bf16.cost_model->StepTime(one).gemm_s;
   const double f = w8.cost_model->StepTime(one).gemm_s;
-  const RooflineParams p = RooflineParams::Kernels();
+  const RooflineParams p = RooflineParams::Kernels(bf16.gpu.roofline_fit);  // Ampere's fit
   const double lm_head = b - 32 * LayerGemmsByHand(p.gemm, bf16.gpu, 2, 2, false);
   EXPECT_NEAR(f, lm_head + 32 * LayerGemmsByHand(p.gemm, w8.gpu, 1, 2, false), 1e-12);
 }
