@@ -3,7 +3,7 @@
 same requests, in a closed loop and in a Poisson open loop.
 
 AIPerf runs offline: its synthetic prompts need a tokenizer, and a local
-byte-level one (256 tokens, no merges) is built here; token counts come from
+byte-level one is built (tools/serve/byte_tokenizer.py); token counts come from
 the server's usage fields (--use-server-token-count), so AIPerf's ITL divides
 by the tokens servesim produced. CI installs AIPerf in its own venv and sets
 SERVESIM_AIPERF_PYTHON and SERVESIM_REQUIRE_AIPERF=1 (.ci/python-test);
@@ -71,18 +71,6 @@ PAIRS = [("time_to_first_token", "ttft", ["avg", "p50", "p90", "p99"]),
 # the simulation and the comparison is off by that much.
 MAX_LAG_S = 0.05
 
-TOKENIZER = """
-import sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
-alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-tok = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
-tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tok.decoder = decoders.ByteLevel()
-PreTrainedTokenizerFast(tokenizer_object=tok).save_pretrained(sys.argv[1])
-"""
-
-
 def aiperf_python():
     """The interpreter that runs AIPerf, or skip (fail where CI requires it)."""
     path = os.environ.get("SERVESIM_AIPERF_PYTHON")
@@ -100,8 +88,8 @@ def aiperf_python():
 def aiperf(tmp_path_factory):
     py = aiperf_python()
     tok = tmp_path_factory.mktemp("tokenizer")
-    subprocess.run([py, "-c", TOKENIZER, str(tok)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run([py, str(REPO / "tools" / "serve" / "byte_tokenizer.py"), str(tok)],
+                   check=True, capture_output=True, timeout=120)
     return py, tok
 
 
