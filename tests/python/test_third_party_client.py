@@ -49,11 +49,15 @@ LOOPS = {"closed": ["--concurrency", "8"],
 # queue; servesim releases a token when its step ends, the client stops its
 # clock once it has parsed the event. That overhead is never negative and,
 # if at most D for every request, every percentile and the mean differ by at
-# most D too (order statistics keep the per-request bound). D measured with
-# AIPerf on the same 2 cores as the server: 1.2-4.9 ms (five runs); 15.3 ms
-# at the closed loop's p99 (its first 8 requests connect at once) with two
-# extra busy processes on the 2 cores. D = 20 ms: 40 ms simulated, well
-# under the TTFTs compared (140-560 ms simulated) and any time-scale slip.
+# most D too (order statistics keep the per-request bound). Measured with
+# AIPerf on the same 2 cores as the server: 1.2-7.4 ms (means and
+# percentiles, eight runs), 15.3 ms with two extra busy processes on the 2
+# cores. D = 20 ms (40 ms simulated, well under the TTFTs compared, 140-560
+# ms simulated, and any time-scale slip), plus the slowest TCP connect that
+# AIPerf itself measured (http_req_connecting; 0 on a reused connection): a
+# closed loop's first requests connect all at once while AIPerf is starting,
+# 25-35 ms each in a 14-client run, and they are its slowest (they are
+# prefilled together), so they set its p99.
 # Low end -1 ms: rounding and percentile interpolation only.
 # ITL per request, (last token - first) / 63 gaps: the overheads of its
 # first and last tokens nearly cancel, |diff| <= D / 63 = 0.32 ms, so
@@ -160,14 +164,17 @@ def test_aiperf_matches_servesim_report(aiperf, tmp_path, loop):
     print(f"\nAIPerf {loop} loop vs servesim serve --time-scale {TIME_SCALE:g}: "
           f"{REQUESTS} requests in {took:.1f} s (AIPerf's start included), "
           f"engine lag at most {lag * 1e3:.1f} ms; wall ms")
+    connect = client["http_req_connecting"]["max"]
+    print(f"  slowest TCP connect (AIPerf's http_req_connecting) {connect:.3f}")
     bad = []
     for name, key, stats in PAIRS:
         low, high = TOL[name]
+        high += connect if name == "time_to_first_token" else 0.0
         for stat in stats:
             c = client[name][stat]
             s = wall_ms(served, f"{'mean' if stat == 'avg' else stat}_{key}_ms")
             print(f"  {name:20s} {stat:4s} AIPerf {c:8.3f}  servesim {s:8.3f}  "
-                  f"diff {c - s:+7.3f}  allowed [{low:+g}, {high:+g}]")
+                  f"diff {c - s:+7.3f}  allowed [{low:+g}, {high:+.3f}]")
             if not low <= c - s <= high:
                 bad.append(f"{name} {stat}: AIPerf {c:.3f} ms, servesim {s:.3f} ms")
     assert not bad, bad
