@@ -58,10 +58,14 @@ void Gauge(std::string* s, const char* name, const char* help, const std::string
   Sample(s, name, labels, v);
 }
 
+// In the text format (as vLLM's prometheus_client writes it) a counter's
+// HELP and TYPE lines name the sample, _total included: a parser otherwise
+// reads an empty counter and an untyped sample.
 void Counter(std::string* s, const char* name, const char* help, const std::string& labels,
              double v) {
-  Header(s, name, "counter", help);
-  Sample(s, std::string(name) + "_total", labels, v);
+  const std::string total = std::string(name) + "_total";
+  Header(s, total.c_str(), "counter", help);
+  Sample(s, total, labels, v);
 }
 
 void Histogram(std::string* s, const char* name, const char* help,
@@ -115,7 +119,8 @@ std::string RenderPrometheus(const MetricsSnapshot& m, const std::string& model_
           static_cast<double>(m.prompt_tokens));
   Counter(&s, "vllm:generation_tokens", "Number of generation tokens processed.", l,
           static_cast<double>(m.generation_tokens));
-  Header(&s, "vllm:request_success", "counter", "Count of successfully processed requests.");
+  Header(&s, "vllm:request_success_total", "counter",
+         "Count of successfully processed requests.");
   Sample(&s, "vllm:request_success_total", l + ",finished_reason=\"length\"",
          static_cast<double>(m.finished_length));
   Sample(&s, "vllm:request_success_total", l + ",finished_reason=\"stop\"",
