@@ -1,7 +1,8 @@
 // The online driver (see online_engine.h). Its event handling mirrors the
 // batch driver's (sim/engine/simulation.cc: Send, Dispatch, Route,
 // StartStep, SyncLevels, OnStepDone) for the one mode it supports: open
-// arrivals, no frontend model, no disaggregation, every request measured.
+// arrivals, no frontend model, no disaggregation, the scenario's warm-up requests
+// served and counted in /metrics but left out of the report.
 #include "sim/serve/online_engine.h"
 
 #include <algorithm>
@@ -31,8 +32,11 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
       options_(options),
       route_rng_(in_.seed, "routing"),
       length_rng_(in_.seed, "lengths") {
-  // The invariants read this input: an open loop with no bound, no
-  // frontend and no warm-up (every request is measured).
+  // The invariants read this input: an open loop with no bound and no
+  // frontend. The scenario's warm-up stays (metrics.warmup_requests and
+  // warmup_s, from the server's start): as in `run`, those requests are
+  // served and counted in /metrics but left out of the report, as a
+  // benchmark client's own warm-up requests are left out of its.
   in_.workload.closed_loop = false;
   in_.workload.max_concurrency = 0;
   in_.workload.num_requests = 0;
@@ -41,8 +45,6 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
   in_.workload.trace.reset();
   in_.workload.classes.clear();
   in_.frontend = FrontendConfig();
-  in_.metrics.warmup_s = 0;
-  in_.metrics.warmup_requests = 0;
   in_.check_invariants = options_.check_invariants;
   in_.record_steps = options_.check_invariants;
   in_.num_replicas = std::max(1, in_.num_replicas);
@@ -228,11 +230,11 @@ void OnlineEngine::Admit(Pending p) {
     r.content.trace_block_tokens = bs;
   }
   r.arrival = r.send = now_;
-  r.measured = true;
+  r.measured = r.id >= in_.metrics.warmup_requests && now_ >= FromSeconds(in_.metrics.warmup_s);
   ++live_.admitted;
   Recorder& rec = out_.recorder;
   rec.Advance(now_);
-  if (!window_started_) {
+  if (r.measured && !window_started_) {
     rec.MarkWindowStart(now_);
     window_started_ = true;
   }

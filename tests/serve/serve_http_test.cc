@@ -528,6 +528,37 @@ TEST(Serve, AnSglangEngineServesEveryRequestUnderTheInvariants) {
   for (const std::string& line : srv.engine->CheckInvariants()) ADD_FAILURE() << line;
 }
 
+// The scenario's warm-up holds for a served run as for `run`: the first
+// warmup_requests are served and counted in /metrics, but the report (the
+// run's summary) measures only the rest, and the invariants agree.
+TEST(Serve, WarmUpRequestsAreServedButNotReported) {
+  Served srv(R"({"seed": 3, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
+    "cost_model": {"type": "linear", "step_s": 0.004, "prefill_token_s": 0.00002,
+                   "decode_seq_s": 0.0002},
+    "metrics": {"warmup_requests": 3},
+    "workload": {"arrival": {"process": "poisson", "rate": 5}, "num_requests": 10,
+      "input_len": {"dist": "fixed", "value": 100},
+      "output_len": {"dist": "uniform", "min": 4, "max": 40}}})");
+  constexpr int kRequests = 8;
+  for (int i = 0; i < kRequests; ++i) {  // one after another: ids in order
+    const Seen seen = Post(srv.port, "/v1/completions",
+                           R"({"prompt": [1, 2, 3, 4], "stream": true, "ignore_eos": true,
+                               "max_tokens": 10})");
+    EXPECT_EQ(seen.status, 200) << seen.body;
+    EXPECT_EQ(seen.tokens, 10) << seen.body;
+  }
+  srv.Shutdown(1);
+  const SimulationOutput& out = srv.engine->output();
+  ASSERT_EQ(out.requests.size(), static_cast<size_t>(kRequests));
+  for (const Request& r : out.requests) EXPECT_EQ(r.measured, r.id >= 3) << r.id;
+  EXPECT_EQ(srv.engine->Snapshot().finished_length, kRequests);  // /metrics: all
+  const RunSummary s = Summarize(out, srv.engine->input(), "served", 1.0);
+  EXPECT_EQ(s.ttft_ms.count, kRequests - 3);
+  // The measured window opens at the first measured arrival.
+  EXPECT_EQ(out.recorder.window_start(), out.requests[3].arrival);
+  for (const std::string& line : srv.engine->CheckInvariants()) ADD_FAILURE() << line;
+}
+
 TEST(Serve, ARequestPastItsTimeoutGetsAnErrorOnce) {
   // 0.3 s (wall) per request; 20,000 tokens take far longer.
   Served srv(TestScenario(), 4096, /*request_timeout_s=*/0.3);
