@@ -2,6 +2,7 @@
 #include "sim/cost/attention_shape.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/cost/roofline_cost_model.h"
 
@@ -64,6 +65,29 @@ void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* 
               s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * n +
               2 * s.context_bytes_per_token * cached;
   w->items += n * s.q_heads;
+}
+
+void AddPrefillRun(const AttentionShape& s, double n, double count, double context_sum,
+                   AttentionWork* w) {
+  // Sums over the run of keys (c + n), cached tokens (c), new tokens and
+  // attended pairs (n c + n (n + 1) / 2).
+  const double keys = context_sum + count * n;
+  const double tokens = count * n;
+  const double pairs = n * context_sum + count * (n * (n + 1) / 2);
+  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * pairs +
+              s.context_flops_per_token * context_sum;
+  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
+              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * tokens +
+              2 * s.context_bytes_per_token * context_sum;
+  w->items += tokens * s.q_heads;
+}
+
+bool ExactSums(const AttentionShape& s) {
+  const auto integral = [](double x) { return x == std::floor(x); };
+  return s.window == 0 && integral(s.q_heads) && integral(s.kv_heads) &&
+         integral(s.qk_dim) && integral(s.v_dim) && integral(s.cache_elems) &&
+         integral(s.kv_bytes) && integral(s.act_bytes) &&
+         integral(s.context_flops_per_token) && integral(s.context_bytes_per_token);
 }
 
 }  // namespace servesim

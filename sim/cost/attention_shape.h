@@ -52,6 +52,15 @@ void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
 // n new tokens after c cached: token j (1..n) attends to c + j keys, or
 // min(c + j, window) in a windowed layer.
 void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w);
+// `count` sequences of n new tokens each whose contexts sum to
+// context_sum, in a layer without a window: AddPrefillWork's terms are
+// linear in c, so this adds what AddPrefillWork over them one by one adds,
+// to the bit when ExactSums(s) (every term then an integer far below 2^53).
+void AddPrefillRun(const AttentionShape& s, double n, double count, double context_sum,
+                   AttentionWork* w);
+// Whether every per-token coefficient of s is an integer and it has no
+// window (what AddPrefillRun's exactness needs).
+bool ExactSums(const AttentionShape& s);
 // sum over j = 1..n of min(c + j, window) (window 0: no limit).
 double AttendedPairs(double n, double c, int window);
 

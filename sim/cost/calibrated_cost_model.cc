@@ -146,6 +146,10 @@ StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
   int64_t tokens = batch.decode_seqs, sampling = batch.decode_seqs;
   int64_t decode_seqs = batch.decode_seqs, decode_context = batch.decode_context;
   double prefill_attn = 0;
+  if (!batch.runs.empty()) {
+    std::fprintf(stderr, "CalibratedCostModel: runs of sequences are not priced here\n");
+    std::abort();
+  }
   for (const SeqWork& s : batch.seqs) {
     if (s.new_tokens < 0 || s.context_tokens < 0) {
       std::fprintf(stderr, "CalibratedCostModel: bad SeqWork %d/%d\n",

@@ -35,12 +35,28 @@ inline bool IsDecode(const SeqWork& s) {
 // decode_context. Every cost model prices the two forms identically (its
 // decode terms are linear in the context: it sums them as integers), so a
 // step costs the same bits whichever form the scheduler used.
+// Runs of sequences alike but for their contexts (the speculative decode
+// group's verifying members): `count` sequences, each computing new_tokens
+// (> 1) tokens and sampling, whose contexts sum to context_sum. Only for a
+// cost model that PricesRuns(): it prices a run as its sequences one by
+// one, to the bit.
+struct SeqRun {
+  int32_t new_tokens = 0;
+  int64_t count = 0;
+  int64_t context_sum = 0;
+};
+
 struct BatchShape {
   std::vector<SeqWork> seqs;
   int64_t decode_seqs = 0;
   int64_t decode_context = 0;
-  size_t size() const { return seqs.size() + static_cast<size_t>(decode_seqs); }
-  bool empty() const { return seqs.empty() && decode_seqs == 0; }
+  std::vector<SeqRun> runs{};
+  size_t size() const {
+    size_t n = seqs.size() + static_cast<size_t>(decode_seqs);
+    for (const SeqRun& r : runs) n += static_cast<size_t>(r.count);
+    return n;
+  }
+  bool empty() const { return seqs.empty() && decode_seqs == 0 && runs.empty(); }
 };
 
 // Where a step's time goes, in seconds.
@@ -89,6 +105,10 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual StepCost StepTime(const BatchShape& batch) const = 0;
+  // Whether StepTime takes BatchShape::runs, pricing a run exactly as its
+  // sequences one by one (its per-sequence terms linear in the context and
+  // summed exactly).
+  virtual bool PricesRuns() const { return false; }
   virtual CostModelError Error() const { return {}; }
   // Whether step times come from the GPU's FLOP/s and bytes/s (a roofline,
   // measured kernel tables), so that the model's FLOPs and bytes over them

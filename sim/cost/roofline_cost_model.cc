@@ -226,6 +226,7 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
   decode_windowed_ = DecodeShape(model, tp, true);
   prefill_full_ = PrefillShape(model, tp, false);
   prefill_windowed_ = PrefillShape(model, tp, true);
+  prices_runs_ = !model.has_sliding_window() && ExactSums(prefill_full_);
 }
 
 RooflineParams::RooflineParams() { *this = Kernels(); }
@@ -683,6 +684,17 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
       }
       any_pre = true;
     }
+  }
+  for (const SeqRun& r : batch.runs) {
+    SERVESIM_CHECK(prices_runs_ && r.new_tokens > 1 && r.count > 0 && r.context_sum >= 0,
+                   "RooflineCostModel: a run it cannot price (%d tokens x %lld)", r.new_tokens,
+                   static_cast<long long>(r.count));
+    tokens += r.new_tokens * r.count;
+    seqs += r.count;
+    sampling += r.count;
+    AddPrefillRun(prefill_full_, r.new_tokens, static_cast<double>(r.count),
+                  static_cast<double>(r.context_sum), &pre);
+    any_pre = true;
   }
   StepCost cost;
   if (tokens == 0) return cost;

@@ -113,6 +113,7 @@ class RooflineCostModel : public CostModel {
                                                const GpuSpec& gpu, int tp);
 
   StepCost StepTime(const BatchShape& batch) const override;
+  bool PricesRuns() const override { return prices_runs_; }
   std::string Describe() const override;
   CostModelError Error() const override;
   const RooflineParams& params() const { return p_; }
@@ -158,6 +159,7 @@ class RooflineCostModel : public CostModel {
   KernelRates prefill_attention_, decode_attention_;  // for the KV dtype
   // Attention of the full-context layers and of the sliding-window ones.
   AttentionShape decode_full_, decode_windowed_, prefill_full_, prefill_windowed_;
+  bool prices_runs_ = false;  // no windowed layers, exact attention sums
   std::shared_ptr<CountTerms> memo_;  // shared by copies (same parameters)
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/core/check.h"
 #include "sim/cost/roofline_cost_model.h"
 
 namespace servesim {
@@ -71,6 +72,15 @@ StepWork StepWorkCounter::Count(const BatchShape& batch) const {
         windowed_keys += std::min(c + n, window_ + n);
       }
     }
+  }
+  for (const SeqRun& r : batch.runs) {  // no windowed layers (PricesRuns)
+    SERVESIM_CHECK(windowed_layers_ == 0, "StepWorkCounter: a run in a windowed model");
+    const double n = r.new_tokens, count = static_cast<double>(r.count);
+    const double c = static_cast<double>(r.context_sum);
+    tokens += n * count;
+    context += c;
+    sampled += count;
+    AddPrefillRun(prefill_full_, n, count, c, &full);
   }
   if (decodes > 0) {
     AddDecodeWork(decode_full_, decodes, decode_context, &full);

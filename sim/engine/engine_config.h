@@ -109,6 +109,11 @@ struct EngineConfig {
   // runs: not with the CPU tier, the disaggregated roles or the reference
   // engine). Modes that need every sequence one by one each step turn it off.
   bool decode_group = true;
+  // Not a scenario setting: the speculative decode group hands its
+  // verifying members to the cost model as runs (BatchShape::runs) rather
+  // than one entry each; set by the replica when its cost model
+  // PricesRuns().
+  bool verify_runs = false;
   // Not scenario settings: the two roles of disaggregated prefill (as
   // vLLM's P2P/Nixl connectors), set per pool by the simulation driver.
   // A prefill instance keeps a finished request's KV blocks until its

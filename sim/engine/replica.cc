@@ -44,6 +44,11 @@ StepRecord Replica::Record(SimTime now, SimTime start, SimTime end, const BatchS
     if (!decode) prefill_tokens += q.new_tokens;
     context_tokens += q.context_tokens;
   }
+  for (const SeqRun& r : shape.runs) {
+    prefill_seqs += static_cast<int32_t>(r.count);
+    prefill_tokens += r.new_tokens * r.count;
+    context_tokens += r.context_sum;
+  }
   const ReplicaLevels l = levels();
   // Every field named (in declaration order): a default-constructed
   // record would first be zeroed whole, a measurable cost per step.

@@ -166,6 +166,7 @@ void Scheduler::Add(SimTime now, Request& r, int32_t n, StepPlan* plan, int32_t 
 void Scheduler::Schedule(SimTime now, StepPlan* plan) {
   plan->batch.clear();
   plan->shape.seqs.clear();
+  plan->shape.runs.clear();
   plan->shape.decode_seqs = 0;
   plan->shape.decode_context = 0;
   plan->preempted.clear();

@@ -21,6 +21,9 @@ SpecDecodeGroup::SpecDecodeGroup(const EngineConfig& config, const BlockMath& bl
       stats_(stats) {
   SERVESIM_CHECK(kv->pool().counted() && !config.async_scheduling,
                  "the speculative decode group needs a counted pool and sync steps");
+  next_.runs = config.verify_runs;
+  next_.run_count.assign(static_cast<size_t>(spec_.num_speculative_tokens) + 2, 0);
+  next_.run_context.assign(next_.run_count.size(), 0);
 }
 
 void SpecDecodeGroup::Absorb(std::vector<int64_t>* candidates) {
@@ -79,6 +82,8 @@ void SpecDecodeGroup::NextStep::Clear() {
   tokens = fresh_blocks = decodes = decode_context = draft_context = 0;
   finishing = draft_seqs = 0;
   num_verify = 0;
+  std::fill(run_count.begin(), run_count.end(), 0);
+  std::fill(run_context.begin(), run_context.end(), 0);
 }
 
 void SpecDecodeGroup::Recount() {
@@ -112,6 +117,11 @@ GroupStepPart SpecDecodeGroup::Append(int32_t budget, const std::vector<Schedule
   // The verify entries go where the batch would list them, by key: the
   // running pass's entries are in key order too, and usually all come
   // before them; those after the first verify entry's key are merged in.
+  for (size_t n = 2; n < x.run_count.size(); ++n) {
+    if (x.run_count[n] > 0) {
+      shape->runs.push_back({static_cast<int32_t>(n), x.run_count[n], x.run_context[n]});
+    }
+  }
   std::vector<SeqWork>& seqs = shape->seqs;
   if (x.num_verify > 0) {
     const RequestTable& reqs = *requests_;
@@ -259,6 +269,9 @@ void SpecDecodeGroup::CheckInvariants(
   int64_t owed = 0, measured = 0;
   NextStep x;
   x.Fit(members_.size());
+  x.runs = next_.runs;
+  x.run_count.assign(next_.run_count.size(), 0);
+  x.run_context.assign(next_.run_count.size(), 0);
   for (size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
     const Request& r = (*requests_)[m.id];
@@ -285,6 +298,7 @@ void SpecDecodeGroup::CheckInvariants(
                      std::equal(x.verify_keys.begin(),
                                 x.verify_keys.begin() + static_cast<ptrdiff_t>(x.num_verify),
                                 next_.verify_keys.begin()) &&
+                     x.run_count == next_.run_count && x.run_context == next_.run_context &&
                      x.finishing == next_.finishing &&
                      x.draft_seqs == next_.draft_seqs &&
                      x.draft_context == next_.draft_context,

@@ -22,7 +22,10 @@
 // Members are kept by admission key, the order their entries would have in
 // the batch: a verifying member's entry (n > 1 counts as prompt work, whose
 // cost some cost models sum in floating point) is merged into the shape at
-// that place; plain decodes (d = 0) go to the shape's aggregate.
+// that place; plain decodes (d = 0) go to the shape's aggregate. With a
+// cost model that prices runs exactly (EngineConfig::verify_runs), the
+// verifying members go to the shape as one run per token count instead
+// (count and summed context), in no order.
 // ITL: synchronous steps commit before the next is scheduled and a member is
 // in every step while it is one, so each member's previous token came at the
 // previous commit: one weighted sample per step.
@@ -120,6 +123,9 @@ class SpecDecodeGroup {
     std::vector<SeqWork> verify;
     std::vector<int64_t> verify_keys;
     size_t num_verify = 0;
+    // verify_runs: instead, by n (2 .. k + 1), members and summed contexts.
+    bool runs = false;
+    std::vector<int64_t> run_count, run_context;
     int32_t finishing = 0;
     int32_t draft_seqs = 0;
     int64_t draft_context = 0;
@@ -144,6 +150,9 @@ class SpecDecodeGroup {
           ++finishing;
           return;
         }
+      } else if (runs) {
+        ++run_count[n];
+        run_context[n] += c;
       } else {
         verify[num_verify] = {n, c, true};
         verify_keys[num_verify++] = m.key;

@@ -6,13 +6,21 @@
 #include "sim/core/check.h"
 
 namespace servesim {
+namespace {
+
+EngineConfig WithVerifyRuns(EngineConfig c, const CostModel* cost_model) {
+  c.verify_runs = cost_model != nullptr && cost_model->PricesRuns();
+  return c;
+}
+
+}  // namespace
 
 VllmReplica::VllmReplica(const EngineConfig& config,
                          std::unique_ptr<SchedulerPolicy> policy,
                          const CostModel* cost_model, RequestTable* requests,
                          Recorder* recorder)
     : Replica(cost_model, recorder),
-      scheduler_(config, std::move(policy), requests),
+      scheduler_(WithVerifyRuns(config, cost_model), std::move(policy), requests),
       async_(config.async_scheduling),
       holds_kv_(config.hold_kv_after_finish),
       spec_(config.spec),

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "sim/core/status.h"
+#include "sim/cost/step_work.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim {
@@ -201,6 +204,67 @@ TEST(RooflineTest, ConfigErrors) {
   EXPECT_NE(e.find("expected tp >= 1"), std::string::npos) << e;
   // 16 GPUs share 8 KV heads by replication: allowed.
   EXPECT_EQ(ErrorOf("llama-3.1-8b", 16, {{"type", "roofline"}}), "");
+}
+
+
+// The speculative decode group hands its verifying members to the roofline
+// as runs (count, summed context per token count). A run must price, to
+// the bit, what its members one by one do, beside other entries and the
+// decode aggregate; in the model's MFU/MBU counts too. Windowed models
+// (gpt-oss) cannot: their attention is not linear in the context.
+TEST(RooflineTest, RunsPriceExactlyAsTheirMembersOneByOne) {
+  uint64_t state = 12345;
+  const auto next = [&](int64_t mod) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(mod));
+  };
+  const struct { const char* model; int tp; const char* gpu; } cases[] = {
+      {"llama-3.1-8b", 1, "h200"},     {"llama-3.1-70b", 8, "h100-sxm"},
+      {"mixtral-8x7b", 2, "h200"},     {"deepseek-v3", 8, "h200"},
+      {"qwen3-32b", 2, "rtx-pro-6000"}, {"llama-3.1-8b", 1, "a100-80gb"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.model) + " tp" + std::to_string(c.tp) + " on " + c.gpu);
+    const ModelSpec m = LoadModelSpec(c.model);
+    const GpuSpec g = LoadGpuSpec(c.gpu);
+    const auto model = MakeCostModel(
+        JsonView(nlohmann::json{{"type", "roofline"}}, "s.json", "/cost_model"), m, g, c.tp);
+    ASSERT_TRUE(model->PricesRuns());
+    const StepWorkCounter counter(m, c.tp);
+    for (int trial = 0; trial < 50; ++trial) {
+      BatchShape ones, runs;
+      ones.decode_seqs = runs.decode_seqs = next(100);
+      ones.decode_context = runs.decode_context = ones.decode_seqs * (1 + next(5000));
+      const SeqWork prefill{static_cast<int32_t>(1 + next(4000)),
+                            static_cast<int32_t>(next(30000)), true};
+      ones.seqs.push_back(prefill);
+      runs.seqs.push_back(prefill);
+      for (int32_t n = 2; n <= 5; ++n) {
+        const int64_t count = next(60);
+        int64_t sum = 0;
+        for (int64_t k = 0; k < count; ++k) {
+          const int32_t ctx = static_cast<int32_t>(1 + next(120000));
+          ones.seqs.push_back({n, ctx, true});
+          sum += ctx;
+        }
+        if (count > 0) runs.runs.push_back({n, count, sum});
+      }
+      const StepCost a = model->StepTime(ones), b = model->StepTime(runs);
+      EXPECT_EQ(a.gemm_s, b.gemm_s);
+      EXPECT_EQ(a.attn_prefill_s, b.attn_prefill_s);
+      EXPECT_EQ(a.attn_decode_s, b.attn_decode_s);
+      EXPECT_EQ(a.comm_s, b.comm_s);
+      EXPECT_EQ(a.other_s, b.other_s);
+      EXPECT_EQ(a.overhead_s, b.overhead_s);
+      const StepWork wa = counter.Count(ones), wb = counter.Count(runs);
+      EXPECT_EQ(wa.flops, wb.flops);
+      EXPECT_EQ(wa.hbm_bytes, wb.hbm_bytes);
+      EXPECT_EQ(ones.size(), runs.size());
+    }
+  }
+  const auto windowed = MakeCostModel(
+      JsonView(nlohmann::json{{"type", "roofline"}}, "s.json", "/cost_model"),
+      LoadModelSpec("gpt-oss-120b"), LoadGpuSpec("h100-sxm"), 1);
+  EXPECT_FALSE(windowed->PricesRuns());
 }
 
 }  // namespace
