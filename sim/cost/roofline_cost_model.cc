@@ -685,15 +685,17 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
       any_pre = true;
     }
   }
-  for (const SeqRun& r : batch.runs) {
-    SERVESIM_CHECK(prices_runs_ && r.new_tokens > 1 && r.count > 0 && r.context_sum >= 0,
-                   "RooflineCostModel: a run it cannot price (%d tokens x %lld)", r.new_tokens,
-                   static_cast<long long>(r.count));
-    tokens += r.new_tokens * r.count;
-    seqs += r.count;
-    sampling += r.count;
-    AddPrefillRun(prefill_full_, r.new_tokens, static_cast<double>(r.count),
-                  static_cast<double>(r.context_sum), &pre);
+  if (!batch.runs.empty()) [[unlikely]] {  // only speculative decoding's
+    for (const SeqRun& r : batch.runs) {
+      SERVESIM_CHECK(prices_runs_ && r.new_tokens > 1 && r.count > 0 && r.context_sum >= 0,
+                     "RooflineCostModel: a run it cannot price (%d tokens x %lld)",
+                     r.new_tokens, static_cast<long long>(r.count));
+      tokens += r.new_tokens * r.count;
+      seqs += r.count;
+      sampling += r.count;
+      AddPrefillRun(prefill_full_, r.new_tokens, static_cast<double>(r.count),
+                    static_cast<double>(r.context_sum), &pre);
+    }
     any_pre = true;
   }
   StepCost cost;
