@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sim/core/check.h"
 #include "sim/core/paths.h"
 #include "sim/cost/roofline_cost_model.h"
 #include "sim/model/model_loader.h"
@@ -146,10 +147,7 @@ StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
   int64_t tokens = batch.decode_seqs, sampling = batch.decode_seqs;
   int64_t decode_seqs = batch.decode_seqs, decode_context = batch.decode_context;
   double prefill_attn = 0;
-  if (!batch.runs.empty()) {
-    std::fprintf(stderr, "CalibratedCostModel: runs of sequences are not priced here\n");
-    std::abort();
-  }
+  SERVESIM_CHECK(batch.runs.empty(), "CalibratedCostModel: runs of sequences are not priced here");
   for (const SeqWork& s : batch.seqs) {
     if (s.new_tokens < 0 || s.context_tokens < 0) {
       std::fprintf(stderr, "CalibratedCostModel: bad SeqWork %d/%d\n",

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sim/core/check.h"
+
 namespace servesim {
 
 LinearCostModel::LinearCostModel(const LinearParams& p) : p_(p) {}
@@ -33,10 +35,7 @@ StepCost LinearCostModel::StepTime(const BatchShape& batch) const {
   // Integer sums: decodes one by one or as an aggregate cost the same.
   int64_t prefill_tokens = 0, decode_seqs = batch.decode_seqs;
   int64_t prefill_kv = 0, decode_kv = batch.decode_context + batch.decode_seqs;
-  if (!batch.runs.empty()) {
-    std::fprintf(stderr, "LinearCostModel: runs of sequences are not priced here\n");
-    std::abort();
-  }
+  SERVESIM_CHECK(batch.runs.empty(), "LinearCostModel: runs of sequences are not priced here");
   for (const SeqWork& s : batch.seqs) {
     if (s.new_tokens < 0 || s.context_tokens < 0) {
       std::fprintf(stderr, "LinearCostModel: bad SeqWork new=%d context=%d\n",

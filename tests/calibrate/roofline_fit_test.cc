@@ -76,21 +76,23 @@ TEST(RooflineFitTest, RecoversAPerItemCost) {
 // what fit-roofline finds on that generation's measured tables, rounded to
 // three significant figures; a crossover exponent beyond 100 is shipped as
 // the sharp maximum (0). The fused MoE is compared only where it is shipped.
+// Within the rounding to three significant figures.
+bool Near(double shipped, double fit) { return std::fabs(shipped - fit) <= 0.006 * std::fabs(fit); }
+
 void ExpectRates(const KernelRates& shipped, const KernelRates& fit, const std::string& what) {
   SCOPED_TRACE(what);
-  const auto near = [](double a, double b) { return std::fabs(a - b) <= 0.006 * std::fabs(b); };
-  EXPECT_TRUE(near(shipped.floor_s, fit.floor_s)) << shipped.floor_s << " vs " << fit.floor_s;
-  EXPECT_TRUE(near(shipped.compute_efficiency, fit.compute_efficiency))
+  EXPECT_TRUE(Near(shipped.floor_s, fit.floor_s)) << shipped.floor_s << " vs " << fit.floor_s;
+  EXPECT_TRUE(Near(shipped.compute_efficiency, fit.compute_efficiency))
       << shipped.compute_efficiency << " vs " << fit.compute_efficiency;
-  EXPECT_TRUE(near(shipped.memory_efficiency, fit.memory_efficiency))
+  EXPECT_TRUE(Near(shipped.memory_efficiency, fit.memory_efficiency))
       << shipped.memory_efficiency << " vs " << fit.memory_efficiency;
   if (fit.crossover_p > 100) {
     EXPECT_EQ(shipped.crossover_p, 0);
   } else {
-    EXPECT_TRUE(near(shipped.crossover_p, fit.crossover_p))
+    EXPECT_TRUE(Near(shipped.crossover_p, fit.crossover_p))
         << shipped.crossover_p << " vs " << fit.crossover_p;
   }
-  EXPECT_TRUE(near(shipped.per_item_s, fit.per_item_s))
+  EXPECT_TRUE(Near(shipped.per_item_s, fit.per_item_s))
       << shipped.per_item_s << " vs " << fit.per_item_s;
 }
 
@@ -119,11 +121,10 @@ TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
                   "decode attention fp8 KV");
     }
     if (spec.roofline_fit == "blackwell") ExpectRates(shipped.moe, f.fitted.moe, "fused MoE");
-    const auto near = [](double a, double b) { return std::fabs(a - b) <= 0.006 * std::fabs(b); };
-    EXPECT_TRUE(near(shipped.allreduce.custom_latency_s, f.fitted.allreduce.custom_latency_s));
-    EXPECT_TRUE(near(shipped.allreduce.custom_efficiency, f.fitted.allreduce.custom_efficiency));
-    EXPECT_TRUE(near(shipped.allreduce.nccl_latency_s, f.fitted.allreduce.nccl_latency_s));
-    EXPECT_TRUE(near(shipped.allreduce.nccl_efficiency, f.fitted.allreduce.nccl_efficiency));
+    EXPECT_TRUE(Near(shipped.allreduce.custom_latency_s, f.fitted.allreduce.custom_latency_s));
+    EXPECT_TRUE(Near(shipped.allreduce.custom_efficiency, f.fitted.allreduce.custom_efficiency));
+    EXPECT_TRUE(Near(shipped.allreduce.nccl_latency_s, f.fitted.allreduce.nccl_latency_s));
+    EXPECT_TRUE(Near(shipped.allreduce.nccl_efficiency, f.fitted.allreduce.nccl_efficiency));
     // The held-out rows: the fitted constants beat the datasheet preset on
     // every kind with rows.
     for (const RooflineKindError& e : f.errors) {
