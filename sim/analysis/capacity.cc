@@ -35,7 +35,7 @@ Interval* PointPercentile(PointStats* p, const SloTerm& t) {
 
 // "capacity h200 x1 (candidate 2/5)": what a progress line is about.
 std::string ProgressLabel(const char* what, const Scenario& base, const CapacityOptions& o) {
-  std::string label = std::string(what) + " " + base.gpu.name + " x" + std::to_string(base.tp);
+  std::string label = std::string(what) + " " + base.gpu.name + " x" + std::to_string(base.GpusPerReplica());
   if (!o.progress_context.empty()) label += " (" + o.progress_context + ")";
   return label;
 }

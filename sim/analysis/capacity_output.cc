@@ -203,6 +203,7 @@ nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {
   for (const PlanRow& r : p.rows) {
     nlohmann::json row = {{"gpu", r.candidate.gpu}, {"tp", r.candidate.tp},
                           {"fits", r.fits}, {"note", r.note}};
+    if (r.candidate.pp > 1) row["pp"] = r.candidate.pp;  // pipeline stages of tp GPUs
     if (!r.detail.empty()) row["detail"] = r.detail;
     if (r.fits) {
       const CapacityResult& c = r.result;

@@ -22,7 +22,7 @@ void Price(const CapacityPlan& plan, PlanRow* row) {
   if (!row->usd_per_gpu_hour || row->result.max_rate <= 0 || OutputRate(*row) <= 0) {
     return;
   }
-  const double usd_per_replica_hour = *row->usd_per_gpu_hour * row->candidate.tp;
+  const double usd_per_replica_hour = *row->usd_per_gpu_hour * row->candidate.gpus();
   row->cost_per_million_output_tokens =
       usd_per_replica_hour / (OutputRate(*row) * 3600) * 1e6;
   const double input = row->result.at_max.point.input_tokens_per_s.mean;
@@ -127,6 +127,7 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
   plan.prices = std::move(prices);
   std::vector<Candidate> cs = candidates;
   if (cs.empty()) cs.push_back({base.gpu.name, base.tp});
+  for (Candidate& c : cs) c.pp = base.pp;  // each keeps the scenario's stages
   StatusOr<std::vector<Scenario>> scenarios = CandidateScenarios(base, cs, !candidates.empty());
   if (!scenarios.ok()) return scenarios.status();
   for (size_t i = 0; i < cs.size(); ++i) {
@@ -153,7 +154,7 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
       row.max_rate_if_slower = MaxRateIfStepsSlower(*r, row.cost_error.worst());
     }
     row.replicas = ReplicasFor(target_rate, r->max_rate_lo);  // the lower end
-    row.gpus = row.replicas * c.tp;
+    row.gpus = row.replicas * c.gpus();
     if (r->where == BisectionResult::Where::kBelowRange) {
       row.note = "SLO not met even at 2% of saturation";
     } else if (r->where == BisectionResult::Where::kAboveRange) {

@@ -20,6 +20,8 @@ namespace servesim {
 struct Candidate {
   std::string gpu;
   int tp = 1;
+  int pp = 1;  // the base scenario's pipeline stages (hardware.pp)
+  int gpus() const { return tp * pp; }  // one replica's
 };
 
 // "h100-sxm:1,h200:1,h200:2"; ":TP" may be left out (tp 1).

@@ -116,13 +116,13 @@ void MarkRepeats(std::vector<SearchRow>* rows) {
   }
 }
 
-std::vector<SearchCandidate> Grid(const SearchSpace& s) {
+std::vector<SearchCandidate> Grid(const SearchSpace& s, int pp) {
   std::vector<SearchCandidate> cs;
   for (const std::string& gpu : s.gpus)
     for (int tp : s.tps)
       for (int seqs : s.max_num_seqs)
         for (int tokens : s.max_num_batched_tokens)
-          for (bool chunked : s.chunked_prefill) cs.push_back({gpu, tp, seqs, tokens, chunked});
+          for (bool chunked : s.chunked_prefill) cs.push_back({gpu, tp, seqs, tokens, chunked, pp});
   return cs;
 }
 
@@ -130,10 +130,10 @@ std::vector<SearchCandidate> Grid(const SearchSpace& s) {
 void Fill(const SearchResult& r, SearchRow* row) {
   const CapacityResult& c = row->capacity;
   row->replicas = ReplicasFor(r.target_rate, c.max_rate_lo);  // the lower end
-  row->gpus = row->replicas * row->candidate.tp;
+  row->gpus = row->replicas * row->candidate.gpus();
   const PointStats& p = c.at_max.point;
   if (c.max_rate > 0 && c.at_max.feasible) {
-    row->output_tokens_per_s_per_gpu = p.output_tokens_per_s.mean / row->candidate.tp;
+    row->output_tokens_per_s_per_gpu = p.output_tokens_per_s.mean / row->candidate.gpus();
     row->tokens_per_s_per_user = p.tpot_ms.p50.mean > 0 ? 1000 / p.tpot_ms.p50.mean : 0;
     row->ttft_p99_ms = p.ttft_ms.p99.mean;
   }
@@ -145,7 +145,7 @@ void Fill(const SearchResult& r, SearchRow* row) {
   if (row->replicas > 0) row->fleet_usd_per_hour = row->gpus * *price;
   if (p.output_tokens_per_s.mean > 0 && c.max_rate > 0) {
     row->usd_per_million_output_tokens =
-        *price * row->candidate.tp / (p.output_tokens_per_s.mean * 3600) * 1e6;
+        *price * row->candidate.gpus() / (p.output_tokens_per_s.mean * 3600) * 1e6;
   }
 }
 
@@ -229,7 +229,7 @@ Status RankRouters(const Scenario& one, const std::vector<std::string>& routers,
     if (!c.ok()) return c.status();
     row->routed.push_back(*c);
     if (c->replicas == 0 || !price) continue;
-    const double usd = c->replicas * row->candidate.tp * *price;
+    const double usd = c->replicas * row->candidate.gpus() * *price;
     if (!row->routed_fleet_usd_per_hour || usd < *row->routed_fleet_usd_per_hour) {
       row->routed_fleet_usd_per_hour = usd;
       row->best_router = row->routed.size() - 1;
@@ -273,7 +273,7 @@ SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
 
 std::string SearchCandidate::Name() const {
   const auto n = [](int x) { return x > 0 ? std::to_string(x) : std::string("-default"); };
-  return gpu + " tp" + std::to_string(tp) + " seqs" + n(max_num_seqs) + " tokens" +
+  return gpu + " tp" + std::to_string(tp) + (pp > 1 ? " pp" + std::to_string(pp) : "") + " seqs" + n(max_num_seqs) + " tokens" +
          n(max_num_batched_tokens) + (chunked_prefill ? " chunked" : " unchunked");
 }
 
@@ -289,7 +289,7 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
   r.slo = o.capacity.slo;
   r.target_rate = o.target_rate;
   r.prices = std::move(prices);
-  for (const SearchCandidate& c : Grid(CompleteSpace(space, base))) {
+  for (const SearchCandidate& c : Grid(CompleteSpace(space, base), base.pp)) {
     SearchRow row;
     row.candidate = c;
     r.rows.push_back(row);
@@ -358,10 +358,10 @@ StatusOr<SearchResult> SearchDeployments(const Scenario& base, const SearchSpace
                         " replicas even at saturation");
       continue;
     }
-    bound[i] = price ? min_replicas * row.candidate.tp * *price : INFINITY;
+    bound[i] = price ? min_replicas * row.candidate.gpus() * *price : INFINITY;
     if (routed) {  // a routed fleet may beat the even split, never n x mu
       const double mu_hi = std::max(row.saturation.mu.hi, row.saturation.mu_rps);
-      bound[i] = price ? ReplicasFor(o.target_rate, mu_hi) * row.candidate.tp * *price : INFINITY;
+      bound[i] = price ? ReplicasFor(o.target_rate, mu_hi) * row.candidate.gpus() * *price : INFINITY;
     }
   }
   std::vector<size_t> order(r.rows.size());

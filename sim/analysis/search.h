@@ -58,6 +58,8 @@ struct SearchCandidate {
   std::string gpu;
   int tp = 1, max_num_seqs = 0, max_num_batched_tokens = 0;
   bool chunked_prefill = true;
+  int pp = 1;  // the base scenario's pipeline stages (hardware.pp)
+  int gpus() const { return tp * pp; }  // one replica's
   std::string Name() const;  // "h200 tp1 seqs256 tokens8192 chunked"
 };
 

@@ -184,6 +184,7 @@ VllmServeLine VllmServe(const Scenario& base, const SearchRow& row) {
   const SearchCandidate& c = row.candidate;
   VllmServeLine v;
   v.args = {"serve", base.model.served_hf_id, "--tensor-parallel-size", N(c.tp)};
+  if (c.pp > 1) v.args.insert(v.args.end(), {"--pipeline-parallel-size", N(c.pp)});
   if (row.deploy.tokens > 0) v.args.insert(v.args.end(), {"--max-model-len", N(row.deploy.tokens)});
   v.args.insert(v.args.end(),
                 {"--max-num-seqs", N(c.max_num_seqs), "--max-num-batched-tokens",
@@ -228,7 +229,7 @@ std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
   const std::string name = DnsName(sglang ? "sglang" : "vllm", base.model.name);
   std::ostringstream y;
   y << "# servesim search: cheapest deployment of " << base.model.name << " meeting the SLO\n"
-    << "# " << c.Name() << ", " << replicas << " replicas x " << c.tp << " " << c.gpu
+    << "# " << c.Name() << ", " << replicas << " replicas x " << c.gpus() << " " << c.gpu
     << (router.empty() ? " (ideal router assumed: put a load balancer in front)\n"
                        : " behind a " + router + " load balancer (as simulated)\n");
   for (const std::string& note : v.notes) y << "# " << note << "\n";
@@ -271,9 +272,9 @@ std::string KubernetesManifest(const Scenario& base, const SearchResult& r) {
     << "              containerPort: 8000\n"
     << "          resources:\n"
     << "            requests:\n"
-    << "              nvidia.com/gpu: " << c.tp << "\n"
+    << "              nvidia.com/gpu: " << c.gpus() << "\n"
     << "            limits:\n"
-    << "              nvidia.com/gpu: " << c.tp << "\n"
+    << "              nvidia.com/gpu: " << c.gpus() << "\n"
     << "          volumeMounts:\n"
     << "            - name: dshm\n"
     << "              mountPath: /dev/shm\n"

@@ -101,7 +101,7 @@ void WriteSearchTable(const Scenario& sc, const SearchResult& r, std::ostream& o
     os << "\ncheapest meeting the SLO at " << Fmt("%g", r.target_rate) << " req/s: "
        << best.candidate.Name() << ", " << replicas << (replicas == 1 ? " replica" : " replicas");
     if (r.routed) os << " behind " << r.CheapestRouter();
-    const int64_t gpus = replicas * best.candidate.tp;
+    const int64_t gpus = replicas * best.candidate.gpus();
     os << ", " << gpus << (gpus == 1 ? " GPU" : " GPUs") << ", $"
        << Fmt("%.2f", r.routed ? *best.routed_fleet_usd_per_hour : *best.fleet_usd_per_hour)
        << "/h\n";

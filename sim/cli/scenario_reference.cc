@@ -46,6 +46,14 @@ constexpr KeyDoc kKeys[] = {
      "the experts spread whole over ep GPUs, tp of a replica times ep / tp "
      "data-parallel replicas (cluster.replicas a multiple of it); a multiple "
      "of tp dividing num_experts. Roofline only; not with disaggregation."},
+    {"hardware.pp", "1",
+     "Pipeline-parallel stages (vLLM --pipeline-parallel-size), tp GPUs each, "
+     "the layers split as vLLM splits them; one batch in flight per stage. "
+     "At most half the layers; roofline or calibrated; not with speculative "
+     "decoding, KV offload, SGLang or disaggregation."},
+    {"hardware.pp_link", "the GPU interconnect",
+     "The link between stages in different servers: a models/links name "
+     "(e.g. infiniband-ndr-400g). Default: the GPUs' own link, 10 us a send."},
     {"hardware.interconnect_gb_per_s", "the GPU file's",
      "GPU-to-GPU bandwidth per direction as this host provides it (GB/s), "
      "for tensor-parallel all-reduce: e.g. a PCIe server without "
@@ -105,7 +113,13 @@ constexpr KeyDoc kKeys[] = {
     {"engine.async_scheduling", "true",
      "vLLM async scheduling: the next step is scheduled while one runs (a "
      "request reaching a busy engine waits one more step); false = "
-     "--no-async-scheduling."},
+     "--no-async-scheduling. With hardware.pp > 1 a request has one token in "
+     "flight at most (vLLM PR #32359): the same as false."},
+    {"engine.pipeline_decode_balance", "false",
+     "hardware.pp > 1 only. A what-if, not vLLM 0.33: each batch takes at most "
+     "ceil(decoding requests / pp) decodes, spreading them over the stages "
+     "(vLLM PRs #50410, #57433, open). vLLM 0.33 puts every ready request in "
+     "the next batch, so its micro-batches may be uneven."},
     {"engine.reserve_full_prompt", "true",
      "Admit a waiting request only if the free KV blocks hold its whole "
      "prompt (vLLM scheduler_reserve_full_isl)."},

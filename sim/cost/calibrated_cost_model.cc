@@ -172,7 +172,7 @@ StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
   cost.gemm_s =
       layers * (Op(ProfileOp::kGemmQkv, m) + Op(ProfileOp::kGemmO, m) +
                 Op(ProfileOp::kGemmGateUp, m) + Op(ProfileOp::kGemmDown, m)) +
-      Op(ProfileOp::kGemmLmHead, {sampling, 0, 0});
+      (m_.holds_lm_head ? Op(ProfileOp::kGemmLmHead, {sampling, 0, 0}) : 0);
   cost.attn_prefill_s = layers * prefill_attn;
   if (decode_seqs > 0) {
     // Mean context (rounded down); the features sum over sequences, so

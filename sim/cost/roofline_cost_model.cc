@@ -176,7 +176,7 @@ double RooflineCostModel::CountTerm(int which, double count) const {
       return m_.MoeLayers() * LayerGemmTime(count) +
              m_.dense_layers * (AttentionGemmTime(count) +
                                 DenseMlpTime(count, static_cast<double>(m_.DenseIntermediate()) / tp_));
-    case 1: return LmHeadTime(count);
+    case 1: return m_.holds_lm_head ? LmHeadTime(count) : 0;  // pipeline: the last stage's
     case 2:
       if (m_.dense_layers == 0) {
         return m_.num_layers * (2 * AllReduceTime(count) + ExpertDispatchTime(count));
@@ -648,10 +648,14 @@ double RooflineCostModel::ElementwiseTime(double t) const {
              bytes_at(cached * (1 + m_.kv_bytes / b),
                       e.kv_cache_write_memory_efficiency);
   }
-  // Embedding gather (a copy) and the final norm.
-  const double once = 2 * e.kernel_floor_s +
-                      bytes_at(2 * h, e.residual_add_memory_efficiency) +
-                      bytes_at(2 * h, e.rmsnorm_memory_efficiency);
+  // Embedding gather (a copy) and the final norm (a pipeline's first and
+  // last stage).
+  const double gather = bytes_at(2 * h, e.residual_add_memory_efficiency);
+  const double final_norm = bytes_at(2 * h, e.rmsnorm_memory_efficiency);
+  const double once = m_.holds_embedding && m_.holds_lm_head
+                          ? 2 * e.kernel_floor_s + gather + final_norm
+                          : (m_.holds_embedding ? e.kernel_floor_s + gather : 0) +
+                                (m_.holds_lm_head ? e.kernel_floor_s + final_norm : 0);
   return m_.num_layers * layer + once;
 }
 

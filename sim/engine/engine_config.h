@@ -61,6 +61,16 @@ struct EngineConfig {
   // vLLM's async scheduling: step k+1 is scheduled while step k runs, before
   // its sampled tokens are known (two batches in flight).
   bool async_scheduling = true;
+  // Pipeline parallelism (hardware.pp): the stages, each holding one batch
+  // in flight. vLLM 0.33 schedules every ready request into the next batch,
+  // so which micro-batch a decoding request rides is fixed by when it was
+  // admitted, and the micro-batches can be as uneven as all in one
+  // (vllm-project/vllm issues #15330, #41682). pipeline_decode_balance (a
+  // what-if, not vLLM 0.33: PRs #50410 and #57433, open, and vllm-rbln's
+  // DynamicDecodeCapPolicy) caps the decoding requests of each batch at
+  // ceil(decoding requests / stages), spreading them over the stages.
+  int32_t pipeline_stages = 1;
+  bool pipeline_decode_balance = false;
   // vLLM's long_prefill_token_threshold: with more than one request in the
   // engine, a step computes at most this many tokens of one request (0: no
   // cap).

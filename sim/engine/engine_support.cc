@@ -29,6 +29,22 @@ constexpr EngineRule kRules[] = {
      [](const EngineFeatures& f) {
        return f.speculative_decoding && (f.kv_offload || f.swap_preemption);
      }},
+    // Pipeline parallelism: vLLM's batch queue over the stages with the
+    // plain scheduler (hardware.pp).
+    {"speculative_decoding",
+     "expected none with hardware.pp > 1 (vLLM runs speculative decoding "
+     "without pipeline parallelism)",
+     [](const EngineFeatures& f) { return f.pipeline_parallel && f.speculative_decoding; }},
+    {"kv_offload",
+     "KV offload and swap preemption are not modelled with hardware.pp > 1: "
+     "expected neither",
+     [](const EngineFeatures& f) {
+       return f.pipeline_parallel && (f.kv_offload || f.swap_preemption);
+     }},
+    {"kind",
+     "expected \"vllm\" with hardware.pp > 1 (SGLang's pipeline parallelism is not "
+     "modelled yet)",
+     [](const EngineFeatures& f) { return f.sglang && f.pipeline_parallel; }},
     // SGLang's engine: what it does not model yet.
     {"kind",
      "expected \"vllm\" with /disaggregation (disaggregated prefill is modelled "

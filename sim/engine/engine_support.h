@@ -20,6 +20,7 @@ struct EngineFeatures {
   bool sglang = false;           // engine.kind "sglang"
   bool hashed_trace = false;     // a trace naming its blocks by hash (Mooncake)
   bool sliding_window = false;   // the model has sliding-window layers
+  bool pipeline_parallel = false;  // hardware.pp > 1
 };
 
 struct EngineRule {

@@ -1,6 +1,8 @@
 // What every replica shares (see replica.h), and the choice of engine.
 #include "sim/engine/replica.h"
 
+#include "sim/core/check.h"
+
 #include "sim/engine/scheduler_policy.h"
 #include "sim/engine/sglang_replica.h"
 #include "sim/engine/vllm_replica.h"
@@ -16,22 +18,75 @@ SimTime Replica::AccountStep(SimTime now, SimTime start, const BatchShape& shape
   transfer_stall_ += facts.stall;
   const SimTime end = start + d;
   gpu_free_ = end;
-  ++steps_;
   busy_time_ += d;
-  recorder_->RecordStep(facts.num_seqs, facts.tokens);
-  if (work_counter_) {
-    const StepWork w = work_counter_->Count(shape);
-    recorder_->RecordWork(w.flops, w.hbm_bytes);
-  }
-  if (step_sink_ != nullptr || on_step_) {
-    const StepRecord rec = Record(now, start, end, shape, cost, facts);
-    if (step_sink_ != nullptr) step_sink_->push_back(rec);
-    if (on_step_) on_step_(rec);
-  }
+  Note(now, {start, end, end, start, d}, shape, cost, facts);
   return end;
 }
 
-StepRecord Replica::Record(SimTime now, SimTime start, SimTime end, const BatchShape& shape,
+SimTime Replica::AccountPipelineStep(SimTime now, SimTime start, const BatchShape& shape,
+                                     const StepCost& cost, const double* stage_s,
+                                     double send_s, const StepFacts& facts) {
+  SERVESIM_CHECK(!stage_free_.empty() && start >= stage_free_[0] && facts.stall == 0,
+                 "pipeline step at %lld ns while its first stage is busy until %lld ns",
+                 static_cast<long long>(start),
+                 static_cast<long long>(stage_free_.empty() ? 0 : stage_free_[0]));
+  total_cost_ += cost;
+  const SimTime send = FromSeconds(send_s);
+  const size_t n = stage_free_.size();
+  StepSpan span{.start = start};
+  SimTime at = start, stages_sum = 0;  // the batch reaches the next stage at `at`
+  for (size_t i = 0; i < n; ++i) {
+    const SimTime enter = std::max(at, stage_free_[i]);
+    const SimTime d = std::max<SimTime>(1, FromSeconds(stage_s[i]));
+    stage_free_[i] = enter + d;
+    stages_sum += d;
+    if (i + 1 == n) span.last_stage_start = enter;
+    at = stage_free_[i] + send;
+  }
+  span.first_stage_end = stage_free_[0];
+  span.end = stage_free_[n - 1];
+  // Its share of the stages' GPU time, rounded up (so its stages' sum is
+  // at most busy x n).
+  const SimTime stages = static_cast<SimTime>(n);
+  span.busy = (stages_sum + stages - 1) / stages;
+  gpu_free_ = stage_free_[0];
+  busy_time_ += span.busy;
+  recent_[next_recent_] = span;
+  next_recent_ = (next_recent_ + 1) % n;
+  Note(now, span, shape, cost, facts);
+  return span.end;
+}
+
+SimTime Replica::PipelineBusyBefore(SimTime t) const {
+  // Only the batches in flight (at most one per stage) can end after t.
+  double after = 0;
+  for (const StepSpan& s : recent_) {
+    if (s.end <= t || s.end <= s.start) continue;
+    const SimTime from = std::max(s.start, t);
+    after += static_cast<double>(s.busy) * static_cast<double>(s.end - from) /
+             static_cast<double>(s.end - s.start);
+  }
+  return busy_time_ - static_cast<SimTime>(after + 0.5);
+}
+
+void Replica::Note(SimTime now, const StepSpan& span, const BatchShape& shape,
+                   const StepCost& cost, const StepFacts& facts) {
+  ++steps_;
+  recorder_->RecordStep(facts.num_seqs, facts.tokens);
+  if (work_counter_) {
+    // A pipeline's GPUs each hold 1/stages of the model.
+    const StepWork w = work_counter_->Count(shape);
+    const double share = 1.0 / pipeline_stages();
+    recorder_->RecordWork(w.flops * share, w.hbm_bytes * share);
+  }
+  if (step_sink_ != nullptr || on_step_) {
+    const StepRecord rec = Record(now, span, shape, cost, facts);
+    if (step_sink_ != nullptr) step_sink_->push_back(rec);
+    if (on_step_) on_step_(rec);
+  }
+}
+
+StepRecord Replica::Record(SimTime now, const StepSpan& span, const BatchShape& shape,
                            const StepCost& cost, const StepFacts& facts) const {
   int32_t prefill_seqs = 0;
   int32_t decode_seqs = static_cast<int32_t>(shape.decode_seqs);  // aggregated
@@ -55,8 +110,12 @@ StepRecord Replica::Record(SimTime now, SimTime start, SimTime end, const BatchS
   return StepRecord{
       .replica = index_,
       .scheduled = now,
-      .start = start,
-      .end = end,
+      .start = span.start,
+      .end = span.end,
+      .first_stage_end = span.first_stage_end,
+      .last_stage_start = span.last_stage_start,
+      .busy = span.busy,
+      .pipeline_stages = pipeline_stages(),
       .num_seqs = facts.num_seqs,
       .num_prefill_seqs = prefill_seqs,
       .num_decode_seqs = decode_seqs,

@@ -80,8 +80,10 @@ class Replica {
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_time_; }  // sum of step durations
   // Of busy_time, the part before `t`: steps never overlap and those
-  // launched but not ended run back to back until gpu_free_.
+  // launched but not ended run back to back until gpu_free_. (A pipeline:
+  // a batch's busy share counts in proportion to its span before `t`.)
   SimTime busy_time_before(SimTime t) const {
+    if (!stage_free_.empty()) return PipelineBusyBefore(t);
     return busy_time_ - std::max<SimTime>(0, gpu_free_ - t);
   }
   // KV offload: time steps spent waiting for transfers to and from the CPU
@@ -119,7 +121,22 @@ class Replica {
   // launch order, never overlapping (start >= the previous end).
   SimTime AccountStep(SimTime now, SimTime start, const BatchShape& shape,
                       const StepCost& cost, const StepFacts& facts);
-  // When the GPU is free (the last launched step ends).
+  // Pipeline parallelism (before the first step): `stages` stages, each
+  // running one batch at a time, batches in launch order.
+  void set_pipeline_stages(int stages) {
+    stage_free_.assign(static_cast<size_t>(stages), 0);
+    recent_.assign(static_cast<size_t>(stages), StepSpan{});
+  }
+  int pipeline_stages() const { return stage_free_.empty() ? 1 : static_cast<int>(stage_free_.size()); }
+  // AccountStep for a pipeline: the batch enters stage 0 at `start` (when
+  // it is free), each later stage when the batch's activations arrived
+  // (send_s after it left the one before) and the stage is free; each
+  // stage takes stage_s[i] (at least 1 ns). Returns when it leaves the last.
+  SimTime AccountPipelineStep(SimTime now, SimTime start, const BatchShape& shape,
+                              const StepCost& cost, const double* stage_s, double send_s,
+                              const StepFacts& facts);
+  // When the GPU is free (the last launched step ends; a pipeline: when
+  // its first stage is).
   SimTime gpu_free() const { return gpu_free_; }
   // For the step record: levels right after scheduling, and the cache size.
   virtual int32_t kv_blocks_total() const = 0;
@@ -131,8 +148,16 @@ class Replica {
   bool busy_ = false;
 
  private:
-  StepRecord Record(SimTime now, SimTime start, SimTime end, const BatchShape& shape,
+  // Where and how long a step ran.
+  struct StepSpan {
+    SimTime start = 0, end = 0, first_stage_end = 0, last_stage_start = 0, busy = 0;
+  };
+  StepRecord Record(SimTime now, const StepSpan& span, const BatchShape& shape,
                     const StepCost& cost, const StepFacts& facts) const;
+  // The step's counts, work and record (both AccountSteps).
+  void Note(SimTime now, const StepSpan& span, const BatchShape& shape, const StepCost& cost,
+            const StepFacts& facts);
+  SimTime PipelineBusyBefore(SimTime t) const;
 
   StepCost total_cost_;
   SimTime gpu_free_ = 0;  // when the last launched step ends
@@ -142,6 +167,11 @@ class Replica {
   std::vector<StepRecord>* step_sink_ = nullptr;
   StepCallback on_step_;
   int32_t index_ = 0;
+  // Pipeline: when each stage is free, and the last spans launched (a ring
+  // of one per stage: no more are in flight).
+  std::vector<SimTime> stage_free_;
+  std::vector<StepSpan> recent_;
+  size_t next_recent_ = 0;
 };
 
 // The replica of the engine `config.kind` names (a policy for vLLM's

@@ -109,8 +109,9 @@ using ll = long long;
 // Per replica: its steps' start and end times, in launch order.
 struct ReplicaSteps {
   std::vector<SimTime> starts, ends;
+  std::vector<const StepRecord*> records;
   SimTime busy = 0;
-  SimTime busy_in_run = 0;  // of busy, before the run's end_time
+  double busy_in_run = 0;  // of busy, before the run's end_time (ns)
 };
 
 std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
@@ -121,10 +122,49 @@ std::vector<ReplicaSteps> GroupSteps(const SimulationInput& in,
     ReplicaSteps& r = reps[s.replica];
     r.starts.push_back(s.start);
     r.ends.push_back(s.end);
-    r.busy += s.end - s.start;
-    r.busy_in_run += std::min(s.end, out.end_time) - std::min(s.start, out.end_time);
+    r.records.push_back(&s);
+    // One stage: busy for its whole span; a pipeline: its recorded share,
+    // counted in proportion to its span before the end.
+    const SimTime busy = s.pipeline_stages > 1 ? s.busy : s.end - s.start;
+    r.busy += busy;
+    if (s.end > s.start) {
+      r.busy_in_run += static_cast<double>(busy) *
+                       static_cast<double>(std::min(s.end, out.end_time) -
+                                           std::min(s.start, out.end_time)) /
+                       static_cast<double>(s.end - s.start);
+    }
   }
   return reps;
+}
+
+// A step's span on its replica's GPUs: one stage runs it whole; a pipeline
+// (hardware.pp) holds it in its first stage until first_stage_end, in its
+// last from last_stage_start, and counts busy as the stages' mean share.
+void CheckStepSpan(const StepRecord& s, ll i, Violations* v) {
+  const bool one = s.pipeline_stages == 1;
+  const bool ok =
+      s.pipeline_stages >= 1 && s.busy > 0 &&
+      (one ? s.first_stage_end == s.end && s.last_stage_start == s.start &&
+                 s.busy == s.end - s.start
+           : s.start < s.first_stage_end && s.first_stage_end <= s.last_stage_start &&
+                 s.last_stage_start < s.end && s.busy <= s.end - s.start &&
+                 // Each stage of the batch runs after the one before: the
+                 // first and the last stage's times at most its stages' sum.
+                 (s.first_stage_end - s.start) + (s.end - s.last_stage_start) <=
+                     s.busy * s.pipeline_stages);
+  if (!ok) {
+    v->Add("step span", "step %lld (replica %d): %d stages, [%lld, %lld] ns, first stage "
+           "until %lld, last from %lld, busy %lld ns", i, s.replica, s.pipeline_stages,
+           (ll)s.start, (ll)s.end, (ll)s.first_stage_end, (ll)s.last_stage_start, (ll)s.busy);
+  }
+}
+
+// How many batches one replica has in flight at most: vLLM's batch queue
+// (1 synchronous, 2 async scheduling or SGLang's overlap, one per pipeline
+// stage).
+size_t BatchQueueDepth(const EngineConfig& e, const StepRecord& s) {
+  if (s.pipeline_stages > 1) return static_cast<size_t>(s.pipeline_stages);
+  return e.async_scheduling ? 2 : 1;
 }
 
 void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
@@ -142,6 +182,7 @@ void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
       v->Add("step", "step %lld (replica %d): end %lld ns <= start %lld ns", i,
              s.replica, (ll)s.end, (ll)s.start);
     }
+    CheckStepSpan(s, i, v);
     // A run stopped early may leave launched steps (async: one queued behind
     // the running one) starting or ending after its end; none was scheduled
     // after it.
@@ -187,14 +228,35 @@ void CheckEachStep(const SimulationInput& in, const SimulationOutput& out,
   }
 }
 
-void CheckStepOrder(const SimulationOutput& out, const std::vector<ReplicaSteps>& reps,
-                    Violations* v) {
+void CheckStepOrder(const SimulationInput& in, const SimulationOutput& out,
+                    const std::vector<ReplicaSteps>& reps, Violations* v) {
   for (size_t k = 0; k < reps.size(); ++k) {
     const ReplicaSteps& r = reps[k];
+    const EngineConfig& e = EngineOfReplica(in, static_cast<int32_t>(k));
     for (size_t j = 1; j < r.starts.size(); ++j) {
-      if (r.starts[j] < r.ends[j - 1]) {
-        v->Add("step overlap", "replica %zu: step %zu starts at %lld ns before step %zu "
-               "ends at %lld ns", k, j, (ll)r.starts[j], j - 1, (ll)r.ends[j - 1]);
+      // No stage runs two batches at once: the first stage is free before
+      // the next batch starts, the last before the next batch enters it
+      // (one stage: the steps never overlap).
+      const StepRecord& a = *r.records[j - 1];
+      const StepRecord& b = *r.records[j];
+      if (a.pipeline_stages == 1 && b.pipeline_stages == 1) {
+        if (r.starts[j] < r.ends[j - 1]) {
+          v->Add("step overlap", "replica %zu: step %zu starts at %lld ns before step %zu "
+                 "ends at %lld ns", k, j, (ll)r.starts[j], j - 1, (ll)r.ends[j - 1]);
+        }
+      } else if (b.start < a.first_stage_end || b.last_stage_start < a.end) {
+        v->Add("step overlap", "replica %zu: a pipeline stage runs two batches at once: step "
+               "%zu [%lld, %lld] ns (last stage from %lld) and step %zu [%lld, %lld] ns "
+               "(first stage until %lld)", k, j, (ll)b.start, (ll)b.end,
+               (ll)b.last_stage_start, j - 1, (ll)a.start, (ll)a.end, (ll)a.first_stage_end);
+      }
+      // The engine schedules a batch only once the batch queue has room:
+      // the step `depth` back has ended.
+      const size_t depth = BatchQueueDepth(e, b);
+      if (j >= depth && b.scheduled < r.ends[j - depth]) {
+        v->Add("batch queue", "replica %zu: step %zu scheduled at %lld ns while step %zu "
+               "(%zu back, the queue's depth) runs until %lld ns", k, j, (ll)b.scheduled,
+               j - depth, depth, (ll)r.ends[j - depth]);
       }
       if (r.starts[j] < r.starts[j - 1] || r.ends[j] < r.ends[j - 1]) {
         v->Add("step time", "replica %zu: step %zu [%lld, %lld] ns goes back from "
@@ -220,7 +282,7 @@ void CheckStepOrder(const SimulationOutput& out, const std::vector<ReplicaSteps>
       }
       // The busy share a report prints (busy_in_run_s / end_time) is a
       // share: at most the whole run.
-      const double in_run_s = ToSeconds(r.busy_in_run);
+      const double in_run_s = r.busy_in_run * 1e-9;
       if (std::abs(st.busy_in_run_s - in_run_s) > 1e-9 * std::max(1.0, in_run_s) + 1e-9 ||
           st.busy_in_run_s > ToSeconds(out.end_time) + 1e-9) {
         v->Add("busy", "replica %zu: ReplicaStats.busy_in_run_s %.9f, steps before the "
@@ -667,7 +729,7 @@ std::vector<std::string> CheckRunInvariants(const SimulationInput& in,
   Violations v;
   const std::vector<ReplicaSteps> reps = GroupSteps(in, out);
   CheckEachStep(in, out, &v);
-  CheckStepOrder(out, reps, &v);
+  CheckStepOrder(in, out, reps, &v);
   CheckRequests(in, out, reps, &v);
   CheckClasses(in, out, &v);
   CheckClients(in, out, &v);

@@ -191,6 +191,7 @@ void Scheduler::Schedule(SimTime now, StepPlan* plan) {
       group_.has_requests() && group_.Prepare(cap, [&](int64_t tokens, int64_t blocks) {
         return StepFits(cap, tokens, blocks);
       });
+  decode_slots_ = config_.pipeline_decode_balance ? DecodeCap() : -1;
   budget = RunningPass(now, budget, cap, group_step, plan);
   int32_t group_tokens = 0;  // its entry is added last
   if (group_step) {
@@ -209,6 +210,15 @@ void Scheduler::Schedule(SimTime now, StepPlan* plan) {
   if (group_step) plan->batch.push_back({kGroupEntry, group_tokens, true, false});
   group_.Join();
   transfers_ += plan->transfers;
+}
+
+int32_t Scheduler::DecodeCap() const {
+  // Requests past their first token decode; those in flight count too
+  // (they join a later batch).
+  int32_t decoding = 0;
+  for (int64_t id : running_) decoding += (*requests_)[id].num_output > 0;
+  const int32_t stages = std::max(1, config_.pipeline_stages);
+  return (decoding + stages - 1) / stages;
 }
 
 int32_t Scheduler::RunningAsk(const Request& r, int32_t cap, int32_t* drafts) const {
@@ -249,7 +259,9 @@ int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
     Request& r = reqs[running_[i]];
     int32_t drafts;
     const int32_t n = std::min(RunningAsk(r, cap, &drafts), budget);
-    if (n <= 0) {
+    // pipeline_decode_balance: this batch has its share of decodes.
+    const bool decode = decode_slots_ >= 0 && r.num_output > 0;
+    if (n <= 0 || (decode && decode_slots_ == 0)) {
       ++i;
       continue;
     }
@@ -262,7 +274,11 @@ int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
         // Visited earlier this step (scheduled or passed by): the list
         // shifts under the cursor, and a scheduled victim gives its tokens
         // back (vLLM 0.33.0 scheduler.py 944-948).
-        budget += Unschedule(running_[victim], plan);
+        const int64_t id = running_[victim];
+        const int32_t back = Unschedule(id, plan);
+        budget += back;
+        // (A scheduled decode gives its slot back too.)
+        if (back > 0 && decode_slots_ >= 0 && (*requests_)[id].num_output > 0) ++decode_slots_;
         --i;
       }
       Preempt(victim, plan);
@@ -273,6 +289,7 @@ int32_t Scheduler::RunningPass(SimTime now, int32_t budget, int32_t cap,
     // continues, 982-992; under FCFS the victim is the last, so the pass
     // ends either way).
     if (self_preempted) continue;
+    if (decode) --decode_slots_;
     Add(now, r, n, plan, std::min(drafts, n - 1));
     budget -= n;
     ++i;

@@ -222,6 +222,10 @@ class Scheduler final : private GroupHost {
   WaitingQueue waiting_;  // ordered by the policy's key if it has one
   std::vector<int64_t> running_;
   std::vector<int64_t> skipped_;  // scratch: waiting requests passed over
+  // EngineConfig::pipeline_decode_balance: the decoding requests this
+  // step may still take (-1: no cap).
+  int32_t decode_slots_ = -1;
+  int32_t DecodeCap() const;
   bool finished_unreported_ = false;
   int64_t next_run_key_ = 0;
   GroupedDecode group_;

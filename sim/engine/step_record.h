@@ -14,6 +14,12 @@ struct StepRecord {
                           // than start, while the previous step ran)
   SimTime start = 0;      // the batch began executing
   SimTime end = 0;        // its tokens were sampled (start + cost)
+  // Pipeline parallelism (hardware.pp, pipeline_stages > 1): the batch left
+  // the first stage at first_stage_end and entered the last at
+  // last_stage_start; busy is its share of the replica's GPU time (its
+  // stages' times over their number). One stage: end, start, end - start.
+  SimTime first_stage_end = 0, last_stage_start = 0, busy = 0;
+  int32_t pipeline_stages = 1;
   int32_t num_seqs = 0;          // sequences in the batch
   int32_t num_prefill_seqs = 0;  // of them, computing prompt (or recompute) tokens
   int32_t num_decode_seqs = 0;   // of them, one-token decodes

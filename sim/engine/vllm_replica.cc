@@ -26,7 +26,25 @@ VllmReplica::VllmReplica(const EngineConfig& config,
       spec_(config.spec),
       kv_block_bytes_(config.kv_block_bytes),
       pcie_bytes_per_s_(config.pcie_bytes_per_s),
-      pcie_latency_s_(config.pcie_latency_s) {}
+      pcie_latency_s_(config.pcie_latency_s) {
+  pipeline_ = AsPipeline(cost_model);
+  depth_ = async_ ? 2 : 1;
+  if (pipeline_ != nullptr) {
+    SERVESIM_CHECK(!async_ && !spec_.on() && !holds_kv_ && pcie_bytes_per_s_ == 0,
+                   "pipeline stages with async scheduling, speculative decoding, a "
+                   "disaggregated role or KV offload (the scenario refuses them)");
+    depth_ = static_cast<uint32_t>(pipeline_->num_stages());
+    stage_s_.assign(depth_, 0.0);
+    set_pipeline_stages(pipeline_->num_stages());
+    // The decode group schedules every member each step: a pipeline's
+    // decodes wait for their token, one micro-batch in flight each.
+    scheduler_.DisableDecodeGroup();
+  }
+  uint32_t size = 2;
+  while (size < depth_) size *= 2;
+  ring_.resize(size);
+  mask_ = size - 1;
+}
 
 SimTime VllmReplica::TransferStall(const TransferCounts& t) const {
   const auto one = [&](int64_t blocks) {
@@ -74,9 +92,20 @@ bool VllmReplica::Launch(SimTime now) {
     }
   }
   if (plan.batch.empty()) {
-    f.end = start;  // an empty batch: nothing runs, nothing to commit
+    // An empty batch: nothing runs, nothing to commit (a pipeline's is
+    // done at once, though its first stage may still be busy).
+    f.end = pipeline_ != nullptr ? now : start;
     ++count_;
     return false;
+  }
+  if (pipeline_ != nullptr) {
+    double send_s = 0;
+    const StepCost cost = pipeline_->Stages(plan.shape, stage_s_.data(), &send_s);
+    if (check_invariants_) CheckPlanCounts(plan);
+    f.end = AccountPipelineStep(now, start, plan.shape, cost, stage_s_.data(), send_s,
+                                Facts(plan, facts));
+    ++count_;
+    return true;
   }
   StepCost cost = cost_model_->StepTime(plan.shape);
   if (spec_.on() && spec_.draft_cost_fraction > 0) {
@@ -85,15 +114,19 @@ bool VllmReplica::Launch(SimTime now) {
     scheduler_.AddDraftSeconds(draft.Total());
   }
   if (check_invariants_) CheckPlanCounts(plan);
+  f.end = AccountStep(now, start, plan.shape, cost, Facts(plan, facts));
+  ++count_;
+  return true;
+}
+
+Replica::StepFacts VllmReplica::Facts(const StepPlan& plan, StepFacts facts) {
   facts.num_seqs = static_cast<int32_t>(plan.num_seqs());
   facts.tokens = plan.tokens;
   facts.admitted = plan.admitted;
   facts.preempted = static_cast<int32_t>(plan.preempted.size());
   facts.finishing = plan.finishing;
   facts.cached_tokens = plan.cached_tokens;
-  f.end = AccountStep(now, start, plan.shape, cost, facts);
-  ++count_;
-  return true;
+  return facts;
 }
 
 void VllmReplica::CheckPlanCounts(const StepPlan& plan) {
@@ -110,7 +143,7 @@ void VllmReplica::CheckPlanCounts(const StepPlan& plan) {
 }
 
 SimTime VllmReplica::StartStep(SimTime now) {
-  const size_t depth = async_ ? 2 : 1;
+  const size_t depth = depth_;
   SERVESIM_CHECK(count_ < depth,
                  "replica asked to start a step at %lld ns with %zu steps in flight "
                  "(the oldest ends at %lld ns)",
@@ -120,7 +153,7 @@ SimTime VllmReplica::StartStep(SimTime now) {
   // work; otherwise wait for the oldest batch.
   while (scheduler_.has_requests()) {
     const bool ran = Launch(now);
-    if (!async_) {
+    if (!async_ && pipeline_ == nullptr) {
       if (!ran) {
         count_ = 0;  // sync: nothing to wait for
         // vLLM's engine loop schedules again at once after an empty step.
@@ -137,7 +170,9 @@ SimTime VllmReplica::StartStep(SimTime now) {
   // have waiting requests and nothing it can run: it goes idle (an empty
   // batch in flight would end at `now` and be scheduled again at `now`,
   // forever) until a transfer ends and the driver starts it again.
-  if (holds_kv_) {
+  // A pipeline whose queue holds only empty batches has nothing to run
+  // either (its requests wait for blocks or arrivals).
+  if (holds_kv_ || pipeline_ != nullptr) {
     bool all_empty = true;
     for (uint32_t i = 0; i < count_; ++i) all_empty &= InFlightAt(i).plan.batch.empty();
     if (all_empty) count_ = 0;
@@ -154,7 +189,7 @@ void VllmReplica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
   SERVESIM_CHECK(count_ > 0 && now >= InFlightAt(0).end,
                  "step committed at %lld ns before it ended", static_cast<long long>(now));
   InFlight& f = InFlightAt(0);
-  head_ ^= 1;
+  head_ = (head_ + 1) & mask_;
   --count_;
   scheduler_.Commit(now, f.plan.batch, recorder_, finished);
   if (check_invariants_) scheduler_.CheckInvariants();

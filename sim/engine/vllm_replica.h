@@ -5,7 +5,14 @@
 //  - async scheduling (EngineCore.step_with_batch_queue, batch queue of 2):
 //    the next step is scheduled as soon as the current one is launched, so
 //    a step is scheduled before the previous step's tokens are known, and
-//    the engine blocks only when two steps are in flight.
+//    the engine blocks only when two steps are in flight;
+//  - pipeline parallelism (hardware.pp, the same loop with a queue of one
+//    batch per stage): batches are scheduled while the queue has room and
+//    the last one computed tokens; a request whose token is in flight is
+//    not scheduled again until it arrives (its prompt's next chunk may be:
+//    vLLM's scheduler leaves such a request no new tokens, and with async
+//    scheduling bans two of its tokens in flight, PR #32359), so the
+//    running requests spread over the micro-batches in flight.
 // StartStep runs the loop at `now` until it must wait for a step to end and
 // returns that time; FinishStep commits that step when the time comes.
 #pragma once
@@ -15,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/cost/pipeline_cost_model.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/scheduler.h"
 
@@ -79,17 +87,26 @@ class VllmReplica final : public Replica {
   // --check-invariants: the plan's token and finishing counts agree with
   // its batch.
   static void CheckPlanCounts(const StepPlan& plan);
+  // The plan's counts added to `facts` (its transfers).
+  static StepFacts Facts(const StepPlan& plan, StepFacts facts);
 
   Scheduler scheduler_;
   bool async_;
   bool holds_kv_;  // EngineConfig::hold_kv_after_finish
-  // Steps in flight, oldest first: ring_[head_], then ring_[head_ ^ 1]
-  // (never more than two: the batch queue's depth). Their plans' vectors
-  // stay in place and are reused (a deque of moved vectors was ~2% of a
-  // chat run).
-  InFlight& InFlightAt(uint32_t i) { return ring_[(head_ + i) & 1]; }
-  std::array<InFlight, 2> ring_;
-  uint32_t head_ = 0, count_ = 0;
+  // Pipeline parallelism: the stages' cost model (null: one stage), and
+  // each stage's seconds for the step being launched.
+  const PipelineCostModel* pipeline_ = nullptr;
+  std::vector<double> stage_s_;
+  // The batch queue's depth: 1 (synchronous), 2 (async scheduling) or the
+  // pipeline's stages (vLLM's max_concurrent_batches).
+  uint32_t depth_ = 1;
+  // Steps in flight, oldest first from ring_[head_] (never more than
+  // depth_; the ring's size is a power of two). Their plans' vectors stay
+  // in place and are reused (a deque of moved vectors was ~2% of a chat
+  // run).
+  InFlight& InFlightAt(uint32_t i) { return ring_[(head_ + i) & mask_]; }
+  std::vector<InFlight> ring_;
+  uint32_t head_ = 0, count_ = 0, mask_ = 1;
   BatchShape draft_shape_;
   SpecDecodeConfig spec_;
   // Transfers scheduled by empty batches: the next step waits for them.

@@ -2,6 +2,8 @@
 // weights and KV cache, shared by every cost model and the KV-cache sizing.
 #include "sim/model/model_spec.h"
 
+#include <algorithm>
+
 namespace servesim {
 
 int64_t ModelSpec::AttentionParamsPerLayer() const {
@@ -86,7 +88,11 @@ double ModelSpec::WeightBytesPerGpu(int tp) const {
   const double router = is_moe() ? h * num_experts : 0;
   const double dense = 3.0 * h * DenseIntermediate() / tp;
   const double embed = static_cast<double>(vocab_size) * h / tp;
-  const double embed_and_head = tie_word_embeddings ? embed : 2 * embed;
+  // A pipeline stage holds the embedding, the LM head, both or neither
+  // (tied: one matrix where a stage holds both, as a whole model does).
+  const int tables = (holds_embedding ? 1 : 0) + (holds_lm_head ? 1 : 0);
+  const double embed_and_head =
+      embed * (tie_word_embeddings && tables == 2 ? 1 : tables);
   const double bf16 = dtype_bytes * (embed_and_head + MoeLayers() * router);
   if (dense_layers == 0 && shared_experts == 0 && expert_weight_dtype.empty()) {
     // One kind of layer (the sum as it always was, to the last bit).
@@ -129,6 +135,33 @@ double ModelSpec::KvBytesPerTokenPerGpu(int tp) const {
 double ModelSpec::WindowedKvBytesPerSeqPerGpu(int tp, int block_size) const {
   return static_cast<double>(sliding_window_layers) * (sliding_window + block_size) *
          KvElementsPerTokenPerLayer(tp) * kv_bytes;
+}
+
+int PipelineStageStart(int layers, int pp, int rank) {
+  const int base = layers / pp, extra = layers % pp;
+  // Stages pp - 1 - extra .. pp - 2 take one more layer each.
+  const int first_long = pp - 1 - extra;
+  return rank * base + std::max(0, std::min(rank, pp - 1) - first_long);
+}
+
+ModelSpec ModelSpec::PipelineStage(int pp, int rank) const {
+  ModelSpec s = *this;
+  if (pp <= 1) return s;
+  const int a = PipelineStageStart(num_layers, pp, rank);
+  const int b = PipelineStageStart(num_layers, pp, rank + 1);
+  s.num_layers = b - a;
+  // DeepSeek's dense layers are the first ones.
+  s.dense_layers = std::max(0, std::min(dense_layers, b) - a);
+  // Only a count of windowed layers is known (gpt-oss alternates them):
+  // spread evenly.
+  const auto windowed_before = [&](int layer) {
+    return static_cast<int>(static_cast<int64_t>(layer) * sliding_window_layers / num_layers);
+  };
+  s.sliding_window_layers = windowed_before(b) - windowed_before(a);
+  if (s.sliding_window_layers == 0) s.sliding_window = 0;
+  s.holds_embedding = rank == 0;
+  s.holds_lm_head = rank == pp - 1;
+  return s;
 }
 
 }  // namespace servesim

@@ -69,6 +69,11 @@ struct ModelSpec {
   // GPUs, tp of one replica times the data-parallel replicas that share
   // them; 1: every expert sharded tp ways, as without the flag.
   int expert_parallel = 1;
+  // Pipeline parallelism (PipelineStage): whether these layers come with the
+  // embedding (the first stage) and the LM head (the last). A whole model
+  // has both.
+  bool holds_embedding = true;
+  bool holds_lm_head = true;
 
   bool fp8_weights() const { return weight_dtype == "fp8"; }
   bool fp8_kv() const { return kv_cache_dtype == "fp8"; }
@@ -128,7 +133,18 @@ struct ModelSpec {
   // across GPUs, and replicated once tp exceeds them (at least one per GPU).
   // MLA's latent counts as one head, which every GPU keeps.
   int KvHeadsPerGpu(int tp) const;
+  // Stage `rank` of `pp` pipeline stages (vLLM's even split of the layers,
+  // the remainder to the stages before the last): its layers, with the
+  // dense first layers it holds and an even share of the sliding-window
+  // ones, the embedding on the first and the LM head on the last. The
+  // cost models and the memory plan price one stage as a model of its own.
+  ModelSpec PipelineStage(int pp, int rank) const;
 };
+
+// The first layer of pipeline stage `rank` of `pp` over `layers` layers
+// (rank == pp: `layers`), as vLLM's get_pp_indices: layers / pp each, the
+// remainder one more each to the stages before the last.
+int PipelineStageStart(int layers, int pp, int rank);
 
 struct GpuSpec {
   std::string name;            // e.g. "h200"

@@ -215,7 +215,11 @@ nlohmann::json CostErrorJson(const CostModelError& e) {
 std::string DeploymentText(const Scenario& sc) {
   std::string t;
   if (sc.num_replicas > 1) t += std::to_string(sc.num_replicas) + " replicas of ";
-  t += std::to_string(sc.tp) + "x " + sc.gpu.name + " (tp=" + std::to_string(sc.tp);
+  t += std::to_string(sc.GpusPerReplica()) + "x " + sc.gpu.name + " (tp=" + std::to_string(sc.tp);
+  if (sc.pp > 1) {
+    t += ", pp=" + std::to_string(sc.pp) + " stages over " +
+         (sc.pp_link.empty() ? "the GPU interconnect" : sc.pp_link);
+  }
   if (sc.model.expert_parallel > 1) t += ", ep=" + std::to_string(sc.model.expert_parallel);
   if (sc.interconnect_given) {
     t += ", interconnect " + Fmt("%g", sc.gpu.interconnect_bytes_per_s / 1e9) +

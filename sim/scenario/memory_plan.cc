@@ -80,14 +80,41 @@ NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
   }
   // A disaggregated pool's object holds its tp itself.
   const JsonView hw = root.Has("hardware") ? root.Object("hardware") : root;
+  const std::string at =
+      "tp=" + std::to_string(s.tp) + (s.pp > 1 ? " pp=" + std::to_string(s.pp) : "");
   r.message = root.file() + ": " + hw.PathOf("tp") + ": " + s.model.name +
               " does not fit: " + FormatGib(weights) + " of weights and " + FormatGib(reserve) +
-              " of activations per GPU at tp=" + std::to_string(s.tp) + ", but " +
-              offers + "; expected a larger tp or a bigger GPU";
+              " of activations per GPU at " + at + ", but " + offers +
+              "; expected a larger tp" + (s.pp > 1 ? " or pp" : "") + " or a bigger GPU";
   return r;
 }
 
 }  // namespace
+
+// The layers whose GPUs hold the fewest KV blocks: the whole model, or
+// under pipeline parallelism the tightest stage (vLLM sizes the block pool
+// by the worker with the least room; every stage holds each block's share
+// of its own layers).
+ModelSpec BindingStage(const Scenario& s, double usable) {
+  if (s.pp <= 1) return s.model;
+  ModelSpec best;
+  double fewest = INFINITY;
+  for (int rank = 0; rank < s.pp; ++rank) {
+    const ModelSpec stage = s.model.PipelineStage(s.pp, rank);
+    const double block = stage.KvBytesPerTokenPerGpu(s.tp) * s.engine.block_size;
+    const double room = usable - stage.WeightBytesPerGpu(s.tp) -
+                        static_cast<double>(s.engine.max_num_seqs) *
+                            stage.WindowedKvBytesPerSeqPerGpu(s.tp, s.engine.block_size);
+    // A stage of windowed layers only keeps no pooled blocks: it binds
+    // only if its weights alone leave no room.
+    const double blocks = block > 0 ? room / block : (room > 0 ? INFINITY : -INFINITY);
+    if (rank == 0 || blocks < fewest) {
+      fewest = blocks;
+      best = stage;
+    }
+  }
+  return best;
+}
 
 void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
   const bool reserve_given = s->activation_reserve_bytes >= 0;
@@ -95,21 +122,22 @@ void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
     s->activation_reserve_bytes = DefaultActivationReserveBytes(*s);
   }
   const double usable = s->gpu.memory_bytes * s->gpu_memory_utilization;
-  const double weights = s->model.WeightBytesPerGpu(s->tp);
+  const ModelSpec stage = BindingStage(*s, usable);
+  const double weights = stage.WeightBytesPerGpu(s->tp);
   // Sliding-window layers hold at most window + one block of tokens per
   // running sequence (vLLM frees the blocks that leave the window): that
   // bound for max_num_seqs sequences is set aside, and the block pool
   // holds the full-attention layers' KV (an upper bound on the windowed
   // share: short sequences use less).
   s->engine.windowed_kv_bytes_per_seq =
-      s->model.WindowedKvBytesPerSeqPerGpu(s->tp, s->engine.block_size);
+      stage.WindowedKvBytesPerSeqPerGpu(s->tp, s->engine.block_size);
   s->windowed_kv_reserve_bytes =
       static_cast<double>(s->engine.max_num_seqs) * s->engine.windowed_kv_bytes_per_seq;
   s->engine.windowed_kv_reserve_bytes = s->windowed_kv_reserve_bytes;
   s->kv_cache_bytes =
       usable - weights - s->activation_reserve_bytes - s->windowed_kv_reserve_bytes;
   const double block_bytes =
-      s->model.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
+      stage.KvBytesPerTokenPerGpu(s->tp) * s->engine.block_size;
   const double blocks = std::floor(s->kv_cache_bytes / block_bytes);
   if (blocks < 1) {
     NoRoom r = DescribeNoRoom(root, *s, usable, weights, reserve_given);

@@ -12,6 +12,7 @@
 #include "sim/core/paths.h"
 #include "sim/core/time.h"
 #include "sim/core/units.h"
+#include "sim/cost/pipeline_cost_model.h"
 #include "sim/engine/engine_support.h"
 #include "sim/engine/scheduler_policy.h"
 #include "sim/model/model_loader.h"
@@ -117,15 +118,38 @@ void CheckExpertGroups(const JsonView& root, const Scenario& s) {
   }
 }
 
+// hardware.pp: pipeline stages of tp GPUs each (at most one layer
+// short of one stage per layer: every stage holds two layers or more, so
+// each keeps a full-attention layer of an alternating model); pp_link:
+// the link between stages when they are in different servers.
+void ParsePipeline(const JsonView& hw, Scenario* s) {
+  const ModelSpec& m = s->model;
+  s->pp = static_cast<int>(hw.Integer("pp", 1, Range::Closed(1, 64)));
+  if (2 * s->pp > m.num_layers && s->pp > 1) {
+    hw.Fail("pp", "at most " + std::to_string(m.num_layers / 2) + " (two of " + m.name + "'s " +
+                      std::to_string(m.num_layers) + " layers per stage or more)");
+  }
+  if (hw.Has("pp_link")) {
+    if (s->pp == 1) hw.Fail("pp_link", "no pp_link without hardware.pp > 1");
+    s->pp_link = hw.RequireString("pp_link");
+    try {
+      LoadLinkSpec(s->pp_link);
+    } catch (const ConfigError& e) {
+      hw.Fail("pp_link", std::string("a link under models/links: ") + e.what());
+    }
+  }
+}
+
 void ParseHardware(const JsonView& root, Scenario* s) {
   ParseModel(root, s);
   // A disaggregated deployment's pools may each name their own.
   if (!root.Has("hardware") && root.Has("disaggregation")) return;
   const JsonView hw = root.Object("hardware");
-  hw.AllowKeys({"gpu", "tp", "interconnect_gb_per_s", "ep"});
+  hw.AllowKeys({"gpu", "tp", "interconnect_gb_per_s", "ep", "pp", "pp_link"});
   s->gpu = LoadGpuAt(hw);
   s->tp = ParseTp(hw, s->model, 1);
   ParseExpertParallel(hw, s);
+  ParsePipeline(hw, s);
   // The GPU-to-GPU link is the host's as much as the card's: a PCIe server
   // without peer-to-peer sends tensor-parallel traffic through host memory.
   if (hw.Has("interconnect_gb_per_s")) {
@@ -178,7 +202,7 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
                "prefix_caching", "async_scheduling", "reserve_full_prompt",
                "long_prefill_token_threshold", "watermark",
                "kv_beyond_gpu_memory", "kv_cache_dtype", "kv_offload",
-               "speculative_decoding", "kind"});
+               "speculative_decoding", "kind", "pipeline_decode_balance"});
   // As vLLM's --kv-cache-dtype: "auto" is the model's dtype (bf16, also
   // under fp8 weights); the fp8 formats are one byte per element.
   if (v.Has("kv_cache_dtype")) {
@@ -199,6 +223,11 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
   e.chunked_prefill = v.Bool("chunked_prefill", e.chunked_prefill);
   e.prefix_caching = v.Bool("prefix_caching", e.prefix_caching);
   e.async_scheduling = v.Bool("async_scheduling", e.async_scheduling);
+  e.pipeline_decode_balance = v.Bool("pipeline_decode_balance", e.pipeline_decode_balance);
+  if (e.pipeline_decode_balance && s->pp == 1) {
+    v.Fail("pipeline_decode_balance", "false without hardware.pp > 1 (it balances the "
+                                      "decodes of a pipeline's micro-batches)");
+  }
   e.reserve_full_prompt = v.Bool("reserve_full_prompt", e.reserve_full_prompt);
   e.long_prefill_token_threshold = static_cast<int32_t>(
       v.Integer("long_prefill_token_threshold", e.long_prefill_token_threshold,
@@ -242,6 +271,7 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
       .kv_offload = s->kv_offload_cpu_gib > 0,
       .swap_preemption = e.swap_preemption,
       .disaggregation = s->json.contains("disaggregation"),
+      .pipeline_parallel = s->pp > 1,
   };
   if (const auto rule = Unsupported(features)) v.FailMessage(rule->key, rule->expected);
   if (e.spec.on()) e.async_scheduling = false;
@@ -293,6 +323,48 @@ void ResolveKvOffload(const JsonView& root, Scenario* s) {
 
 void ParseEngine(const JsonView& root, Scenario* s) {
   if (root.Has("engine")) ParseEngineObject(root.Object("engine"), s);
+  // Pipeline stages: vLLM's batch queue holds one batch per stage, and a
+  // request has one token in flight at most (async scheduling with
+  // pipeline parallelism, vLLM PR #32359): the plain scheduler's rule.
+  if (s->pp > 1) s->engine.async_scheduling = false;
+  s->engine.pipeline_stages = s->pp;
+}
+
+// hardware.pp > 1: one cost model per distinct stage (the middle stages
+// of equal layer counts share one), and the link between stages.
+std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenario& s) {
+  if (v.Choice("type", "", {"linear", "roofline", "calibrated"}) == "linear") {
+    v.Fail("type", "\"roofline\" or \"calibrated\" with hardware.pp > 1 (a linear "
+                   "model prices whole steps, not a stage's layers)");
+  }
+  std::vector<std::shared_ptr<const CostModel>> stages;
+  std::vector<ModelSpec> specs;
+  for (int rank = 0; rank < s.pp; ++rank) {
+    const ModelSpec stage = s.model.PipelineStage(s.pp, rank);
+    std::shared_ptr<const CostModel> model;
+    for (size_t j = 0; j < specs.size() && !model; ++j) {
+      const ModelSpec& o = specs[j];
+      if (o.num_layers == stage.num_layers && o.dense_layers == stage.dense_layers &&
+          o.sliding_window_layers == stage.sliding_window_layers &&
+          o.holds_embedding == stage.holds_embedding &&
+          o.holds_lm_head == stage.holds_lm_head) {
+        model = stages[j];
+      }
+    }
+    if (!model) model = MakeCostModel(v, stage, s.gpu, s.tp);
+    specs.push_back(stage);
+    stages.push_back(std::move(model));
+  }
+  StageLink link;
+  if (!s.pp_link.empty()) {
+    const LinkSpec l = LoadLinkSpec(s.pp_link);
+    link = {l.name, l.bytes_per_s, l.latency_s};
+  } else {
+    // Stages in one server: NCCL send/recv over the GPUs' own link. The
+    // 10 us is an assumption (a point-to-point NCCL launch and handshake).
+    link = {s.gpu.interconnect_topology, s.gpu.interconnect_bytes_per_s, 1e-5};
+  }
+  return std::make_unique<PipelineCostModel>(std::move(stages), s.model, s.tp, link);
 }
 
 // The cost model of `pool`'s cost_model key if it has one, else root's, else
@@ -302,7 +374,8 @@ void ParseCostModel(const JsonView& root, const JsonView& pool, Scenario* s) {
   const JsonView v = pool.Has("cost_model")   ? pool.Object("cost_model")
                      : root.Has("cost_model") ? root.Object("cost_model")
                                               : JsonView(def, root.file(), "/cost_model");
-  s->cost_model = MakeCostModel(v, s->model, s->gpu, s->tp);
+  s->cost_model = s->pp > 1 ? MakePipelineCostModel(v, *s)
+                            : MakeCostModel(v, s->model, s->gpu, s->tp);
   s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
 
@@ -762,6 +835,10 @@ Scenario ParseOrThrow(nlohmann::json j, const std::string& label,
   if (root.Has("disaggregation")) {
     if (s.model.expert_parallel > 1) {
       root.Object("hardware").Fail("ep", "1 with disaggregation (expert "
+                                         "parallelism is modelled on co-located replicas)");
+    }
+    if (s.pp > 1) {
+      root.Object("hardware").Fail("pp", "1 with disaggregation (pipeline "
                                          "parallelism is modelled on co-located replicas)");
     }
     ParseDisaggregation(root, &s);

@@ -71,6 +71,12 @@ struct Scenario {
   GpuSpec gpu;
   int tp = 1;
   bool interconnect_given = false;  // hardware.interconnect_gb_per_s set
+  // Pipeline parallelism (hardware.pp): stages of tp GPUs each, and the
+  // link between them (hardware.pp_link, a models/links name; empty: the
+  // GPUs' own interconnect, stages in one server).
+  int pp = 1;
+  std::string pp_link;
+  int GpusPerReplica() const { return tp * pp; }
   EngineConfig engine;
   double gpu_memory_utilization = 0.9;
   double activation_reserve_bytes = -1;  // < 0: derived from the model

@@ -162,6 +162,7 @@ void CheckSglangSupport(const JsonView& root, const Scenario& s) {
       .sglang = true,
       .hashed_trace = s.workload.trace && s.workload.trace->format == TraceFormat::kMooncake,
       .sliding_window = s.model.WindowedKvBytesPerSeqPerGpu(s.tp, 16) > 0,
+      .pipeline_parallel = s.pp > 1,
   };
   if (const auto rule = Unsupported(features)) {
     root.Object("engine").FailMessage(rule->key, rule->expected);

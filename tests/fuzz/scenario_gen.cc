@@ -658,6 +658,24 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     s["engine"].erase("gpu_memory_utilization");
     CapEveryEngine(&s);
   }
+  // Pipeline parallelism in ~15% of the scenarios it runs (drawn last,
+  // likewise): 2-4 stages of the drawn tp under a roofline (a linear model
+  // prices whole steps), any engine settings EngineRules allows with it.
+  const json& eng = s["engine"];
+  const EngineFeatures as_pipeline{
+      .speculative_decoding = eng.contains("speculative_decoding"),
+      .kv_offload = eng.contains("kv_offload"),
+      .swap_preemption = eng.value("preemption", "") == "swap",
+      .pipeline_parallel = true,
+  };
+  // (Disaggregated pools are refused with stages by the scenario itself.)
+  const bool pipelined =
+      !s.contains("disaggregation") && !Unsupported(as_pipeline) && c.Chance(0.15);
+  if (pipelined) {
+    s["hardware"]["pp"] = c.Int(2, 4);
+    if (c.Chance(0.5)) s["engine"]["pipeline_decode_balance"] = true;
+    if (s["cost_model"].value("type", "") == "linear") s["cost_model"] = {{"type", "roofline"}};
+  }
   // SGLang's engine in ~15% of the scenarios it runs (drawn last,
   // likewise; EngineRules says which).
   const json& wl2 = s["workload"];
@@ -668,6 +686,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
       .hashed_trace = mooncake,
       .sliding_window = LoadModelSpec(ModelName(s)).WindowedKvBytesPerSeqPerGpu(
                             s["hardware"]["tp"].get<int>(), 16) > 0,
+      .pipeline_parallel = pipelined,
   };
   if (c.Chance(0.15) && !Unsupported(as_sglang)) ToSglang(c, &s);
   return s;

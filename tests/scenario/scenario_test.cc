@@ -74,7 +74,8 @@ TEST(Scenario, ErrorsNameTheJsonPathAndSuggest) {
             "gpu_memory_utilization, num_gpu_blocks, preemption, policy, "
             "activation_reserve_gib, prefix_caching, async_scheduling, "
             "reserve_full_prompt, long_prefill_token_threshold, watermark, "
-            "kv_beyond_gpu_memory, kv_cache_dtype, kv_offload, speculative_decoding, kind");
+            "kv_beyond_gpu_memory, kv_cache_dtype, kv_offload, speculative_decoding, kind, "
+            "pipeline_decode_balance");
   EXPECT_EQ(ErrorOf(d, {"workload.arrival.rate=0"}),
             "s.json: /workload/arrival/rate: expected a number in [1e-06, "
             "1e+09], got 0");
@@ -285,7 +286,8 @@ TEST(Scenario, ShippedScenariosAllLoad) {
                         "scenarios/rag_shared_prefix.json", "scenarios/multi_turn_chat.json",
                         "scenarios/mooncake_replay.json", "scenarios/azure_conv_replay.json",
                         "scenarios/priority_classes.json",
-                        "scenarios/spec_decoding_load.json", "scenarios/sglang_chat.json"}) {
+                        "scenarios/spec_decoding_load.json", "scenarios/sglang_chat.json",
+                        "scenarios/pipeline_70b.json"}) {
     auto sc = LoadScenarioFile(ResolveDataPath(f), {});
     EXPECT_TRUE(sc.ok()) << f << ": " << sc.status().message();
   }
