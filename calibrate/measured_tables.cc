@@ -273,6 +273,30 @@ MeasuredTable LoadMoeTable(const std::string& dir, const GpuSpec& gpu,
   return t;
 }
 
+MeasuredTable LoadMoeDtypeTable(const std::string& dir, const GpuSpec& gpu,
+                                const std::string& moe_dtype, double weight_bytes) {
+  MeasuredTable t;
+  Rows rows(&t);
+  t.axes = {"hidden", "inter", "topk", "experts", "moe_tp", "tokens"};
+  Csv csv(dir + "/moe.csv", ConstantColumns(dir, "moe"));
+  while (csv.Next()) {
+    if (csv.Num("moe_ep_size") != 1 || csv.Str("moe_dtype") != moe_dtype ||
+        csv.Str("distribution") != "balanced") {
+      continue;
+    }
+    const double h = csv.Num("hidden_size"), i = csv.Num("inter_size");
+    const double k = csv.Num("topk"), e = csv.Num("num_experts");
+    const double tp = csv.Num("moe_tp_size"), tokens = csv.Num("num_tokens");
+    const double s = csv.Num("latency") * 1e-3;
+    // The active experts' weights at least once: a floor on the bytes.
+    const double active = ExpectedActiveExperts(static_cast<int>(e), static_cast<int>(k), tokens);
+    const double weights = weight_bytes * active * 3 * h * i / tp;
+    rows.Add(csv, {h, i, k, e, tp, tokens}, s, weights / s <= gpu.hbm_bytes_per_s);
+  }
+  rows.Finish();
+  return t;
+}
+
 double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
   return CustomAllReduceRuns(gpu, f.num_gpus) ? f.custom_allreduce_max_bytes
                                               : 0;

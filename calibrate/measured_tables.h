@@ -69,6 +69,12 @@ MeasuredTable LoadPrefillTable(const std::string& gpu_dir, const GpuSpec& gpu,
 // split), tokens.
 MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
                            const ModelSpec& model);
+// Fused MoE rows of every expert shape in one moe_dtype (e.g.
+// "w4a16_mxfp4"), expert parallelism 1, balanced routing: axes hidden,
+// inter, topk, experts, moe_tp, tokens. `weight_bytes` per expert
+// parameter sets the physical-limits filter.
+MeasuredTable LoadMoeDtypeTable(const std::string& gpu_dir, const GpuSpec& gpu,
+                                const std::string& moe_dtype, double weight_bytes);
 // Where vLLM switches from its custom all-reduce to NCCL at f.num_gpus
 // GPUs: f.custom_allreduce_max_bytes, or 0 where the custom all-reduce
 // does not run (more than two PCIe-only GPUs, kernel_time.h).

@@ -204,7 +204,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   for (const auto& n : o.heldout_gpus)
     g.names.push_back(n), train_gpu.push_back(false);
   for (const auto& n : g.names) g.specs.push_back(LoadGpuSpec(n));
-  Samples gemm, dec, pre, ar, gemm8, dec8, pre8, moe;
+  Samples gemm, dec, pre, ar, gemm8, dec8, pre8, moe, moe4;
   const TableFilter filter;
   TableFilter fp8_kv;
   fp8_kv.kv_cache_dtype = "fp8";
@@ -279,6 +279,26 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
           return true;
         },
         &moe);
+    // MXFP4 experts (w4a16: Marlin's MXFP4 kernels) of every expert shape
+    // the tables time, priced as RooflineCostModel prices gpt-oss's:
+    // 4.25-bit weights of the active experts, bf16 activations, the
+    // expert GEMMs' FLOPs at the bf16 rate.
+    constexpr double kMxfp4Bytes = 4.25 / 8;
+    AddTable(
+        LoadMoeDtypeTable(dir, spec, "w4a16_mxfp4", kMxfp4Bytes), gi, train_gpu[gi], o,
+        [](const std::vector<double>& c, KernelSample* s) {
+          const double h = c[0], k = c[2], e = c[3], tp = c[4], t = c[5];
+          const double i = c[1] / tp;
+          if (tp > 8) return false;
+          const double routed = t * k;
+          const double active =
+              ExpectedActiveExperts(static_cast<int>(e), static_cast<int>(k), t);
+          s->flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+          s->bytes = kMxfp4Bytes * (active * h * 2 * i + active * i * h) +
+                     2 * (routed * h + routed * 2 * i + routed * i + routed * h);
+          return true;
+        },
+        &moe4);
     for (int n : {2, 4, 8}) {
       TableFilter f;
       f.num_gpus = n;
@@ -314,6 +334,8 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   // fp8: the same forms, compute at the fp8 tensor rate (W8A8 GEMMs;
   // FlashAttention-3 on an fp8 cache quantizes q and runs in fp8).
   p.moe = FitRates(moe, g, {20e-6, 0.6, 0.8, 3, 0}, FreeParams{});
+  // (Tables without MXFP4 rows keep the fused-MoE rates.)
+  p.moe_mxfp4 = moe4.empty() ? p.moe : FitRates(moe4, g, {20e-6, 0.6, 0.8, 3, 0}, FreeParams{});
   KernelRates gemm8_start{4e-6, 0.6, 0.8, 3, 0};
   gemm8_start.fp8_compute = true;
   FreeParams gemm8_free;
@@ -363,6 +385,8 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   eval("prefill attention", pre, old.prefill_attention, p.prefill_attention);
   eval("decode attention", dec, old.decode_attention, p.decode_attention);
   eval("fused MoE", moe, old.moe, p.moe);
+  // Before: MXFP4 experts priced with the bf16 fused-MoE constants.
+  eval("fused MoE MXFP4", moe4, RooflineParams::Kernels().moe, p.moe_mxfp4);
   eval("gemm fp8", gemm8, old.gemm_fp8, p.gemm_fp8);
   eval("prefill attn fp8 KV", pre8, old.prefill_attention_fp8_kv,
        p.prefill_attention_fp8_kv);
@@ -386,6 +410,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       count("decode attention (head_dim 128, bf16 KV)", dec),
       count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar),
       count("fused MoE (Mixtral experts, bf16, balanced, tp 1-8)", moe),
+      count("fused MoE MXFP4 (w4a16, every expert shape, balanced, tp 1-8)", moe4),
       count("gemm fp8 (W8A8, n and k >= 512)", gemm8),
       count("prefill attention (head_dim 128, fp8 KV)", pre8),
       count("decode attention (head_dim 128, fp8 KV)", dec8)};
@@ -409,6 +434,7 @@ std::string RooflineFitReport(const RooflineFit& f) {
   rates("prefill_attention", f.fitted.prefill_attention);
   rates("decode_attention", f.fitted.decode_attention);
   rates("moe", f.fitted.moe);
+  rates("moe_mxfp4", f.fitted.moe_mxfp4);
   rates("gemm_fp8", f.fitted.gemm_fp8);
   rates("prefill_attn_fp8kv", f.fitted.prefill_attention_fp8_kv);
   rates("decode_attn_fp8kv", f.fitted.decode_attention_fp8_kv);

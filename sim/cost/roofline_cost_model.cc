@@ -67,6 +67,7 @@ void ReadKernelKeys(const JsonView& cfg, RooflineParams* p) {
             &p->decode_attention);
   ReadRates(cfg, "gemm_fp8", "", &p->gemm_fp8);
   ReadRates(cfg, "moe", "", &p->moe);
+  ReadRates(cfg, "moe_mxfp4", "", &p->moe_mxfp4);
   ReadRates(cfg, "prefill_attention_fp8_kv", "per_query_head_s",
             &p->prefill_attention_fp8_kv);
   ReadRates(cfg, "decode_attention_fp8_kv", "per_sequence_kv_head_s",
@@ -318,6 +319,11 @@ RooflineParams RooflineParams::Kernels() {
   // p = 1.99. Held-out error 6.4% / 6.2% on H100 / H200 (the experts as
   // two plain GEMMs: 17% / 14%, both too fast), 24% on B200.
   p.moe = {3.0e-5, 0.657, 0.835, 1.99, 0};
+  // MXFP4 experts (gpt-oss): vLLM runs OpenAI's Triton MoE kernels here
+  // (mxfp4.py: Marlin only below compute capability 9, or when
+  // VLLM_MXFP4_USE_MARLIN is set), which no public table times: the fused
+  // MoE's rates on their 4.25-bit bytes, an assumption.
+  p.moe_mxfp4 = p.moe;
   p.prefill_attention_fp8_kv = {1.61e-5, 0.317, 0.739, 1, 5.6e-10, true};
   p.decode_attention_fp8_kv = {1.37e-5, 0.279, 0.739, 1, 2.6e-8, true};
   return p;
@@ -334,9 +340,24 @@ RooflineParams RooflineParams::Kernels() {
 // (Ada's and sm_120's fits put it at 0), and a fitted crossover exponent
 // beyond 100 is the sharp maximum (0). Held-out MAPE per kind (the Hopper
 // constants on the same rows) is in docs/cost-models.md.
+// Marlin's MXFP4 experts (moe.csv w4a16_mxfp4 rows: 4.25-bit weights
+// dequantized to bf16 in the kernel): `servesim-calibrate fit-roofline
+// --train-gpu h100-sxm --train-gpu h200` (seed 1, 80% fitted), every
+// expert shape the tables time, balanced routing, no expert parallelism,
+// moe_tp 1-8, on the 4.25-bit weight bytes and bf16 FLOPs. A 35 us floor,
+// 48.6% of dense peak, 61.9% of HBM bandwidth, p = 1.21; held-out error
+// 17.2% / 14.8% on H100 / H200, where the bf16 fused-MoE constants gave
+// 20.5% / 32.4% (20-32% too fast). Measured on Hopper; vLLM runs Marlin
+// for MXFP4 on GPUs below compute capability 9 (Ampere, Ada), which have
+// no such rows, so those generations take these constants.
+constexpr KernelRates kMarlinMxfp4 = {3.49e-5, 0.486, 0.619, 1.21, 0};
+
+const KernelRates& MarlinMxfp4Rates() { return kMarlinMxfp4; }
+
 RooflineParams RooflineParams::Kernels(const std::string& generation) {
   RooflineParams p = Kernels();
   p.generation = generation;
+  if (generation == "ampere" || generation == "ada") p.moe_mxfp4 = kMarlinMxfp4;
   if (generation == "ampere") {
     // No fp8 tensor cores (fp8 weights run W8A16 at the bf16 GEMM rates),
     // no fp8 rows: the fp8 kinds keep Hopper's.
@@ -369,6 +390,10 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.decode_attention_fp8_kv = {9.87e-6, 0.113, 0.961, 1.65, 8.23e-9, true};
     p.allreduce = {7.51e-6, 0.218, 8.0 * 1024 * 1024, 4.24e-5, 0.694};
     p.moe = {4.25e-6, 0.366, 0.617, 1.92, 0};  // 85 rows, a floor that stands
+    // vLLM runs gpt-oss's experts on FlashInfer's TRT-LLM MXFP4 kernels
+    // here, not Marlin: no fit of them yet, so MXFP4 experts keep the
+    // fused-MoE rates with their bytes, as before the Marlin fit.
+    p.moe_mxfp4 = p.moe;
   } else {
     SERVESIM_CHECK(generation == "hopper", "no roofline constants for GPU generation %s",
                    generation.c_str());
@@ -398,6 +423,7 @@ RooflineParams RooflineParams::Datasheet() {
   p.prefill_attention_fp8_kv = p.prefill_attention;
   p.decode_attention_fp8_kv = p.decode_attention;
   p.moe = p.gemm;  // the experts as GEMMs (max over their summed terms)
+  p.moe_mxfp4 = p.moe;
   return p;
 }
 
@@ -459,6 +485,8 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
        "decode_attention_per_sequence_kv_head_s",
        // fused MoE
        "moe_floor_s", "moe_compute_efficiency", "moe_memory_efficiency", "moe_crossover_p",
+       "moe_mxfp4_floor_s", "moe_mxfp4_compute_efficiency", "moe_mxfp4_memory_efficiency",
+       "moe_mxfp4_crossover_p",
        // fp8 GEMMs and attention on an fp8 KV cache
        "gemm_fp8_floor_s", "gemm_fp8_compute_efficiency",
        "gemm_fp8_memory_efficiency", "gemm_fp8_crossover_p",
@@ -585,7 +613,7 @@ double RooflineCostModel::LayerGemmTime(double t) const {
       const double we = m_.ExpertWeightBytes();
       const double bytes = we * (active * h * 2 * i + active * i * h) +
                            b * (routed * h + routed * 2 * i + routed * i + routed * h);
-      return time + KernelTime(p_.moe, gpu_, flops, bytes);
+      return time + KernelTime(p_.moe_mxfp4, gpu_, flops, bytes);
     }
     const double bytes = b * (active * h * 2 * i + routed * h + routed * 2 * i) +
                          b * (active * i * h + routed * i + routed * h);

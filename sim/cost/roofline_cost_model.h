@@ -48,6 +48,10 @@ struct RooflineParams {
   // vLLM's fused MoE (routing, permutation and both expert GEMMs of a
   // layer priced as one kernel on their summed FLOPs and bytes).
   KernelRates moe;
+  // The same for MXFP4 experts (gpt-oss), on their 4.25-bit weights at the
+  // bf16 rate: Marlin's fitted rates where vLLM runs Marlin (Ampere, Ada;
+  // MarlinMxfp4Rates), the fused MoE's elsewhere.
+  KernelRates moe_mxfp4;
   KernelRates gemm_fp8;
   KernelRates prefill_attention_fp8_kv;
   KernelRates decode_attention_fp8_kv;
@@ -70,6 +74,9 @@ struct RooflineParams {
   struct Blank {};
   explicit RooflineParams(Blank) {}  // every field at its zero above
 };
+
+// Marlin's MXFP4 fused-MoE rates, fitted to Hopper's measured rows.
+const KernelRates& MarlinMxfp4Rates();
 
 // The work of one attention kernel on one GPU shard, for one layer.
 struct AttentionWork {

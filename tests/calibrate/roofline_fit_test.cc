@@ -135,5 +135,33 @@ TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
   }
 }
 
+// Marlin's MXFP4 rates (gpt-oss's experts on Ampere and Ada) are the fit
+// of H100's and H200's Marlin MXFP4 rows, and beat the bf16 fused-MoE
+// constants on the held-out ones.
+TEST(RooflineFitTest, MarlinMxfp4RatesAreTheHopperTablesFit) {
+  const std::string root = RepoRoot() + "/../shared/calibration-data";
+  if (!std::filesystem::exists(root + "/aiconfigurator-vllm-0.24.0")) {
+    GTEST_SKIP() << "no measured tables at " << root;
+  }
+  RooflineFitOptions o;
+  o.data_root = root;
+  o.train_gpus = {"h100-sxm", "h200"};
+  o.heldout_gpus = {};
+  const RooflineFit f = FitRoofline(o);
+  ExpectRates(MarlinMxfp4Rates(), f.fitted.moe_mxfp4, "fused MoE MXFP4");
+  for (const char* g : {"ampere", "ada"}) {
+    ExpectRates(RooflineParams::Kernels(g).moe_mxfp4, MarlinMxfp4Rates(), g);
+  }
+  int kinds = 0;
+  for (const RooflineKindError& e : f.errors) {
+    if (e.kind != "fused MoE MXFP4") continue;
+    ++kinds;
+    EXPECT_GE(e.rows, 50) << e.gpu;
+    EXPECT_LT(e.after_mape, e.before_mape) << e.gpu;
+    EXPECT_LT(e.after_mape, 20) << e.gpu;
+  }
+  EXPECT_EQ(kinds, 2);
+}
+
 }  // namespace
 }  // namespace servesim::calibrate

@@ -131,6 +131,37 @@ TEST(RooflineKernelsTest, FusedMoeByHand) {
   EXPECT_GT(fused, 30e-6 + 352e6 / 4.8e12);
 }
 
+// gpt-oss's MXFP4 experts on an A100 (vLLM runs Marlin there): the same
+// fused kernel at Marlin's MXFP4 rates, on 4.25-bit weights of the active
+// experts and bf16 activations; only moe_mxfp4's constants price them.
+TEST(RooflineKernelsTest, Mxfp4ExpertsByHand) {
+  const GpuSpec a100 = LoadGpuSpec("a100-80gb");
+  const nlohmann::json roofline = {{"type", "roofline"}};
+  const auto oss = Make("gpt-oss-120b", 1, roofline, &a100);
+  const auto floored =
+      Make("gpt-oss-120b", 1, {{"type", "roofline"}, {"moe_mxfp4_floor_s", 0.5}}, &a100);
+  const auto bf16_moe =
+      Make("gpt-oss-120b", 1, {{"type", "roofline"}, {"moe_floor_s", 0.5}}, &a100);
+  const RooflineParams p = RooflineParams::Kernels("ampere");
+  BatchShape one;
+  one.seqs = {SeqWork{1, 100, true}};
+  const double a = oss->StepTime(one).gemm_s;
+  EXPECT_NEAR(floored->StepTime(one).gemm_s - a, 36 * (0.5 - p.moe_mxfp4.floor_s), 1e-12);
+  EXPECT_DOUBLE_EQ(bf16_moe->StepTime(one).gemm_s, a);  // the bf16 rates price nothing here
+  // The kernel by hand at one token: 4 of 128 experts of 3 x 2880 x 2880.
+  const double h = 2880, i = 2880, routed = 4, active = 4;
+  const double flops = 2 * routed * h * 2 * i + 2 * routed * i * h;
+  const double bytes = 4.25 / 8 * (active * 3 * h * i) + 2 * (routed * (2 * h + 3 * i));
+  EXPECT_NEAR(KernelTime(p.moe_mxfp4, a100, flops, bytes),
+              p.moe_mxfp4.floor_s + SmoothMax(flops / (a100.bf16_flops * 0.486),
+                                              bytes / (a100.hbm_bytes_per_s * 0.619), 1.21),
+              1e-12);
+  // Hopper runs OpenAI's Triton kernels: the fused MoE's rates there.
+  const RooflineParams hopper = RooflineParams::Kernels();
+  EXPECT_EQ(hopper.moe_mxfp4.floor_s, hopper.moe.floor_s);
+  EXPECT_EQ(hopper.moe_mxfp4.memory_efficiency, hopper.moe.memory_efficiency);
+}
+
 // Expert parallelism, ep 2 over two data-parallel replicas at tp 1
 // (Qwen3-30B-A3B, 128 experts of width 768, top 8): each GPU holds 64
 // whole experts and runs them on the tokens of both replicas' batches,
