@@ -89,8 +89,6 @@ NoRoom DescribeNoRoom(const JsonView& root, const Scenario& s, double usable,
   return r;
 }
 
-}  // namespace
-
 // The layers whose GPUs hold the fewest KV blocks: the whole model, or
 // under pipeline parallelism the tightest stage (vLLM sizes the block pool
 // by the worker with the least room; every stage holds each block's share
@@ -115,6 +113,8 @@ ModelSpec BindingStage(const Scenario& s, double usable) {
   }
   return best;
 }
+
+}  // namespace
 
 void PlanMemory(const JsonView& root, Scenario* s, bool defer_fit) {
   const bool reserve_given = s->activation_reserve_bytes >= 0;
