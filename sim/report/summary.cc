@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 
+#include "sim/cost/pipeline_cost_model.h"
 #include "sim/report/arrival_window.h"
 #include "sim/report/peak_concurrency.h"
 
@@ -281,6 +282,13 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   if (routed_sum > 0) s.routed_imbalance = routed_max / (routed_sum / n);
   if (busy_sum > 0) s.busy_imbalance = busy_max / (busy_sum / n);
   if (busy_sum > 0) s.transfer_stall_fraction = s.transfer_stall_s / busy_sum;
+  if (const PipelineCostModel* p = AsPipeline(in.cost_model)) {
+    s.pipeline_stages = p->num_stages();
+    double in_run = 0;
+    for (const ReplicaStats& r : out.replicas) in_run += r.busy_in_run_s;
+    const double run_s = ToSeconds(out.end_time) * n;
+    if (run_s > 0) s.stage_busy_fraction = in_run / run_s;
+  }
   s.classes = SummarizeClasses(d, in, s.duration_s);
   return s;
 }

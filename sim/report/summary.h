@@ -89,6 +89,11 @@ struct RunSummary {
   // without a FLOP basis, CostModel::HasHardwareBasis; pools of two GPU
   // kinds).
   double mfu = -1, mbu = -1;
+  // Pipeline stages (hardware.pp): how many, and the share of the run
+  // their GPUs were busy, averaged over stages and replicas (one batch in
+  // flight at a time keeps it at most 1 / stages).
+  int32_t pipeline_stages = 1;
+  double stage_busy_fraction = 0;
   double kv_usage_mean = 0, kv_usage_max = 0;  // fraction of blocks in use
   int32_t num_gpu_blocks = 0;
   double mean_in_system = 0, mean_waiting = 0, mean_running = 0;

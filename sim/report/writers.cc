@@ -371,6 +371,11 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
      << s.preemptions << " (" << s.preempted_requests << " requests)\n"
      << "  engine busy " << Fmt("%.1f", 100 * s.gpu_busy_fraction)
      << "% of the window (a step of any size running: not GPU utilization; see MFU/MBU)\n";
+  if (s.pipeline_stages > 1) {
+    os << "  pipeline: " << s.pipeline_stages << " stages, their GPUs busy "
+       << Fmt("%.1f", 100 * s.stage_busy_fraction) << "% of the run on average (one batch in "
+       << "flight at a time: at most " << Fmt("%.1f", 100.0 / s.pipeline_stages) << "%)\n";
+  }
   if (s.prefix_caching) {
     os << "  prefix cache: " << s.cached_blocks << " of "
        << s.prompt_full_blocks << " full prompt blocks hit ("
@@ -622,6 +627,10 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["itl_ms_source"] = "log-linear histogram (within 0.4%)";
   x["window_s"] = s.window_s;
   x["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  if (s.pipeline_stages > 1) {
+    x["pipeline"] = {{"stages", s.pipeline_stages},
+                     {"stage_busy_fraction", s.stage_busy_fraction}};
+  }
   x["mfu"] = s.mfu >= 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr);
   x["mbu"] = s.mbu >= 0 ? nlohmann::json(s.mbu) : nlohmann::json(nullptr);
   x["num_gpu_blocks"] = s.num_gpu_blocks;

@@ -218,6 +218,7 @@ TEST(Pipeline, DecodesStayWithTheirBatchUnlessBalanced) {
     double overlapped = 0;  // share of steps launched before the last one ended
     double batch_over_running = 0;  // mean decode batch / running requests
     double tpot = 0;
+    double stage_busy = 0;  // the report's share of the run the stages' GPUs work
   };
   const auto shape = [&](bool balance) {
     SimulationOutput out;
@@ -239,6 +240,8 @@ TEST(Pipeline, DecodesStayWithTheirBatchUnlessBalanced) {
     r.overlapped /= steps;
     r.batch_over_running /= decode_steps;
     r.tpot = s.tpot_ms.mean;
+    EXPECT_EQ(s.pipeline_stages, 2);
+    r.stage_busy = s.stage_busy_fraction;
     return r;
   };
   const Shape vllm = shape(false), balanced = shape(true);
@@ -247,6 +250,10 @@ TEST(Pipeline, DecodesStayWithTheirBatchUnlessBalanced) {
   EXPECT_GT(balanced.overlapped, 0.9);
   EXPECT_NEAR(balanced.batch_over_running, 0.5, 0.05);
   EXPECT_LT(balanced.tpot, 0.8 * vllm.tpot);
+  // One batch in flight at a time keeps two stages busy half the time at
+  // most; balanced, they overlap.
+  EXPECT_LT(vllm.stage_busy, 0.55);
+  EXPECT_GT(balanced.stage_busy, 0.7);
 }
 
 // Two stages of one H200 each hold half the layers' weights and KV, as
