@@ -20,7 +20,7 @@ constexpr const char* kColumns[kNumStepColumns] = {
     "num_preempted", "num_finishing", "cached_tokens", "kv_blocks_used",
     "kv_blocks_free", "kv_blocks_total", "gemm_ms", "attn_prefill_ms",
     "attn_decode_ms", "comm_ms", "other_ms", "overhead_ms", "num_running",
-    "num_waiting"};
+    "num_waiting", "first_stage_end_ms", "last_stage_start_ms", "busy_ms"};
 // clang-format on
 
 std::string JoinColumns() {
@@ -104,6 +104,9 @@ char* Row(int64_t step, const StepRecord& r, char* p) {
   sec(r.overhead_s);
   i(r.num_running);
   i(r.num_waiting);
+  ms(r.first_stage_end);
+  ms(r.last_stage_start);
+  ms(r.busy);
   return p;
 }
 

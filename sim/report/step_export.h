@@ -31,7 +31,7 @@ namespace servesim {
 
 // The column names above, comma-separated (the CSV header, no newline).
 const char* StepColumnsCsv();
-inline constexpr int kNumStepColumns = 28;
+inline constexpr int kNumStepColumns = 31;
 
 // Which steps the export and the timeline keep: every `every`-th step
 // (counting the steps of all replicas, 1 = all) that starts within

@@ -60,11 +60,12 @@ TEST(StepExport, GoldenRowsExactly) {
       "decode_tokens,context_tokens,num_admitted,num_preempted,"
       "num_finishing,cached_tokens,kv_blocks_used,kv_blocks_free,"
       "kv_blocks_total,gemm_ms,attn_prefill_ms,attn_decode_ms,comm_ms,"
-      "other_ms,overhead_ms,num_running,num_waiting\n"
-      "0,0,0,0,2,2,1,1,0,10,10,0,0,1,0,0,0,1,59998,59999,1,0,0,0,0,1,1,0\n"
-      "1,0,2,2,4.5,2.5,2,1,1,11,10,1,10,1,0,0,0,2,59997,59999,1.5,0,0,0,0,1,2,0\n"
-      "2,0,4.5,4.5,6.5,2,2,0,2,2,0,2,21,0,0,1,0,2,59997,59999,1,0,0,0,0,1,2,0\n"
-      "3,0,6.5,6.5,8,1.5,1,0,1,1,0,1,11,0,0,1,0,1,59998,59999,0.5,0,0,0,0,1,1,0\n";
+      "other_ms,overhead_ms,num_running,num_waiting,first_stage_end_ms,"
+      "last_stage_start_ms,busy_ms\n"
+      "0,0,0,0,2,2,1,1,0,10,10,0,0,1,0,0,0,1,59998,59999,1,0,0,0,0,1,1,0,2,0,2\n"
+      "1,0,2,2,4.5,2.5,2,1,1,11,10,1,10,1,0,0,0,2,59997,59999,1.5,0,0,0,0,1,2,0,4.5,2,2.5\n"
+      "2,0,4.5,4.5,6.5,2,2,0,2,2,0,2,21,0,0,1,0,2,59997,59999,1,0,0,0,0,1,2,0,6.5,4.5,2\n"
+      "3,0,6.5,6.5,8,1.5,1,0,1,1,0,1,11,0,0,1,0,1,59998,59999,0.5,0,0,0,0,1,1,0,8,6.5,1.5\n";
   EXPECT_EQ(ReadAll(path), want);
   EXPECT_EQ(dir.List(), "steps.csv");  // no temporary file left behind
   // 2 + 2.5 + 2 + 1.5 ms of steps: the replica's busy time.
@@ -137,6 +138,42 @@ TEST(StepExport, StepDurationsAddUpToEachReplicasBusyTime) {
         << "replica " << r;
   }
   EXPECT_GT(preempted, 0);  // the scenario exercises preemption
+}
+
+// Pipeline stages: rows overlap (each spans first stage in to last stage
+// out), the stage columns lie inside the span, and busy_ms, not the
+// durations, adds up to the replica's busy time.
+TEST(StepExport, PipelineRowsCarryTheirStagesAndBusyShare) {
+  ScratchDir dir;
+  const std::string path = dir.Path("steps.csv");
+  const SimulationOutput out = RunExporting(
+      R"({"seed": 2, "model": "llama-3.1-8b", "hardware": {"gpu": "h100-sxm", "pp": 2},
+          "engine": {"pipeline_decode_balance": true},
+          "workload": {"arrival": {"process": "poisson", "rate": 30},
+                       "input_len": {"dist": "uniform", "min": 20, "max": 600},
+                       "output_len": {"dist": "uniform", "min": 5, "max": 200},
+                       "num_requests": 200}})",
+      path);
+  const std::vector<std::string> lines = Lines(ReadAll(path));
+  int64_t busy_ns = 0, duration_ns = 0, overlaps = 0, previous_end = -1;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    std::istringstream row(lines[k]);
+    std::vector<std::string> v;
+    for (std::string s; std::getline(row, s, ',');) v.push_back(s);
+    ASSERT_EQ(v.size(), static_cast<size_t>(kNumStepColumns));
+    const int64_t start = ParseNanos(v[3]), end = ParseNanos(v[4]);
+    const int64_t first_out = ParseNanos(v[28]), last_in = ParseNanos(v[29]);
+    EXPECT_LT(start, first_out);
+    EXPECT_LE(first_out, last_in);
+    EXPECT_LT(last_in, end);
+    busy_ns += ParseNanos(v[30]);
+    duration_ns += ParseNanos(v[5]);
+    overlaps += start < previous_end;
+    previous_end = end;
+  }
+  EXPECT_EQ(busy_ns, FromSeconds(out.replicas[0].busy_s));
+  EXPECT_GT(duration_ns, busy_ns);  // spans count both stages
+  EXPECT_GT(overlaps, 0);
 }
 
 TEST(StepExport, EveryNthStepKeepsItsIndex) {
