@@ -118,10 +118,10 @@ void CheckExpertGroups(const JsonView& root, const Scenario& s) {
   }
 }
 
-// hardware.pp: pipeline stages of tp GPUs each (at most one layer
-// short of one stage per layer: every stage holds two layers or more, so
-// each keeps a full-attention layer of an alternating model); pp_link:
-// the link between stages when they are in different servers.
+// hardware.pp: pipeline stages of tp GPUs each, at most half the layers
+// (every stage holds two layers or more, so each keeps a full-attention
+// layer of an alternating model); pp_link: the link between stages when
+// they are in different servers.
 void ParsePipeline(const JsonView& hw, Scenario* s) {
   const ModelSpec& m = s->model;
   s->pp = static_cast<int>(hw.Integer("pp", 1, Range::Closed(1, 64)));
