@@ -11,9 +11,16 @@
 //             engine's usable blocks, replica index valid;
 //             per replica, in launch order: starts and ends never go back
 //             and a step starts no earlier than the previous one ended (one
-//             at a time); every step lies in [0, end_time] (a run stopped
-//             early may leave launched steps running past end_time, but
-//             none scheduled after it).
+//             at a time; pipeline stages: the first stage is free before
+//             the next step starts and the last before it enters, so no
+//             stage runs two batches); a step is scheduled only after the
+//             step the batch queue's depth back ended (1 sync, 2 async or
+//             SGLang's overlap, one per pipeline stage); a step's span
+//             holds its stages (pipeline: first- and last-stage times
+//             within its stages' total, its busy share within its span;
+//             one stage: busy = end - start); every step lies in
+//             [0, end_time] (a run stopped early may leave launched steps
+//             running past end_time, but none scheduled after it).
 //  requests   ids are indices; arrival <= send <= engine_arrival <= first_scheduled <=
 //             first_token <= last_token <= finish for the fields that are
 //             set (-1: did not happen), and a later field never without an
