@@ -1,4 +1,5 @@
 // Capacity table and report data (see capacity_plan.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -121,8 +122,8 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
   int rank = 0;
   for (const PlanRow& r : p.rows) {
     if (!r.fits) {
-      std::snprintf(line, sizeof line, "%-4s %-10s %3d | does not fit (see below)\n", "-",
-                    r.candidate.gpu.c_str(), r.candidate.tp);
+      std::snprintf(line, sizeof line, "%-4s %-10s %3s | does not fit (see below)\n", "-",
+                    r.candidate.gpu.c_str(), r.candidate.Layout().c_str());
       os << line;
       continue;
     }
@@ -132,8 +133,8 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
     const std::string sat = Fmt("%.2f", mu.mu_rps) + "/s [" + Fmt("%.2f", mu.mu.lo) + ", " +
                             Fmt("%.2f", mu.mu.hi) + "]";
     std::snprintf(line, sizeof line,
-                  "%-4d %-10s %3d | %-22s | %9.3f/s %5.2f %8.3f/s %9s | %5lld %5lld %9s %10s%s\n",
-                  ++rank, r.candidate.gpu.c_str(), r.candidate.tp, sat.c_str(), c.max_rate,
+                  "%-4d %-10s %3s | %-22s | %9.3f/s %5.2f %8.3f/s %9s | %5lld %5lld %9s %10s%s\n",
+                  ++rank, r.candidate.gpu.c_str(), r.candidate.Layout().c_str(), sat.c_str(), c.max_rate,
                   mu.mu_rps > 0 ? c.max_rate / mu.mu_rps : 0, c.at_max.goodput_rps.mean,
                   cost ? Fmt("%.3f", *cost).c_str() : "-", static_cast<long long>(r.replicas),
                   static_cast<long long>(r.gpus),
@@ -185,7 +186,7 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
     }
   }
   for (const PlanRow& r : p.rows) {
-    if (!r.fits) os << "\n" << r.candidate.gpu << ":" << r.candidate.tp << ": " << r.note;
+    if (!r.fits) os << "\n" << r.candidate.gpu << ":" << r.candidate.Layout() << ": " << r.note;
   }
   os << "\nsaturation mu = throughput flat out, no SLO (never a latency answer), "
         "with its 95% interval (batch means); SLO max = highest arrival rate "
@@ -194,6 +195,11 @@ void WriteCapacityTable(const Scenario& sc, const CapacityPlan& p, std::ostream&
         "whose own TTFT/TPOT/E2E all meet the limits (vllm --goodput); $/M out "
         "= $ per million output tokens at the SLO max; ranked by "
      << (p.target_rate > 0 ? "fleet $/h for the target" : "$/M out") << "\n";
+  if (std::any_of(p.rows.begin(), p.rows.end(),
+                  [](const PlanRow& r) { return r.candidate.pp > 1; })) {
+    os << "tp 2x2 = tensor parallelism 2 in each of 2 pipeline stages (gpus counts "
+          "both)\n";
+  }
 }
 
 nlohmann::json CapacityReportJson(const Scenario& sc, const CapacityPlan& p) {

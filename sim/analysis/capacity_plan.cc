@@ -53,10 +53,11 @@ StatusOr<std::vector<Scenario>> CandidateScenarios(const Scenario& base,
     Deployment d;
     d.gpu = c.gpu;
     d.tp = c.tp;
+    d.pp = c.pp;
     StatusOr<Scenario> sc = WithDeployment(base, d);
     if (!sc.ok()) return sc.status();
     if (sc->no_room) {
-      unfit += (unfit.empty() ? "" : "; ") + c.gpu + ":" + std::to_string(c.tp) + " " +
+      unfit += (unfit.empty() ? "" : "; ") + c.gpu + ":" + c.Layout() + " " +
                sc->no_room->note;
     }
     out.push_back(std::move(*sc));
@@ -71,12 +72,16 @@ StatusOr<std::vector<Scenario>> CandidateScenarios(const Scenario& base,
 
 }  // namespace
 
+std::string Candidate::Layout() const {
+  return std::to_string(tp) + (pp > 1 ? "x" + std::to_string(pp) : "");
+}
+
 StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
   // A GPU name or file goes into the candidate's scenario JSON, which must
   // be UTF-8.
   if (!IsValidUtf8(text)) {
     return Status::Error("--candidates " + text +
-                         ": invalid UTF-8; expected GPU:TP items like h200:2");
+                         ": invalid UTF-8; expected GPU:TP or GPU:TP:PP items like h200:2");
   }
   std::vector<Candidate> cs;
   std::istringstream in(text);
@@ -86,23 +91,30 @@ StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text) {
     const size_t colon = item.find(':');
     c.gpu = item.substr(0, colon);
     bool ok = !c.gpu.empty();
+    // A positive count of at most 4 digits.
+    const auto count = [](const std::string& s, int* out) {
+      if (s.empty() || s.size() >= 5 || s.find_first_not_of("0123456789") != std::string::npos) {
+        return false;
+      }
+      *out = std::stoi(s);
+      return *out >= 1;
+    };
     if (ok && colon != std::string::npos) {
-      const std::string tp = item.substr(colon + 1);
-      ok = !tp.empty() && tp.size() < 5 &&
-           tp.find_first_not_of("0123456789") == std::string::npos;
-      if (ok) c.tp = std::stoi(tp);
-      ok = ok && c.tp >= 1;
+      const std::string rest = item.substr(colon + 1);
+      const size_t second = rest.find(':');
+      ok = count(rest.substr(0, second), &c.tp);
+      if (ok && second != std::string::npos) ok = count(rest.substr(second + 1), &c.pp);
     }
     if (!ok) {
-      return Status::Error("--candidates " + text + ": expected GPU:TP items "
-                           "like h200:2, got \"" + item + "\"");
+      return Status::Error("--candidates " + text + ": expected GPU:TP or GPU:TP:PP items "
+                           "like h200:2 or h100-sxm:2:2, got \"" + item + "\"");
     }
     const std::string gpu = FindGpuName(c.gpu);  // "h100" -> "h100-sxm"
     if (gpu.empty()) return Status::Error("--candidates " + text + ": " + UnknownGpuText(c.gpu));
     c.gpu = gpu;
     cs.push_back(c);
   }
-  if (cs.empty()) return Status::Error("--candidates: expected GPU:TP items");
+  if (cs.empty()) return Status::Error("--candidates: expected GPU:TP or GPU:TP:PP items");
   return cs;
 }
 
@@ -127,7 +139,9 @@ StatusOr<CapacityPlan> PlanCapacity(const Scenario& base,
   plan.prices = std::move(prices);
   std::vector<Candidate> cs = candidates;
   if (cs.empty()) cs.push_back({base.gpu.name, base.tp});
-  for (Candidate& c : cs) c.pp = base.pp;  // each keeps the scenario's stages
+  for (Candidate& c : cs) {
+    if (c.pp == 0) c.pp = base.pp;  // the scenario's stages unless named
+  }
   StatusOr<std::vector<Scenario>> scenarios = CandidateScenarios(base, cs, !candidates.empty());
   if (!scenarios.ok()) return scenarios.status();
   for (size_t i = 0; i < cs.size(); ++i) {

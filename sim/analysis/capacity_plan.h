@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <ostream>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,14 @@ namespace servesim {
 struct Candidate {
   std::string gpu;
   int tp = 1;
-  int pp = 1;  // the base scenario's pipeline stages (hardware.pp)
-  int gpus() const { return tp * pp; }  // one replica's
+  int pp = 0;  // pipeline stages (hardware.pp); 0: the scenario's
+  int gpus() const { return tp * std::max(pp, 1); }  // one replica's
+  // "2", or "2x4" for tp 2 x pp 4 stages (the tables' tp column).
+  std::string Layout() const;
 };
 
-// "h100-sxm:1,h200:1,h200:2"; ":TP" may be left out (tp 1).
+// "h100-sxm:1,h200:1,h200:2,h100:2:2"; ":TP" may be left out (tp 1), and
+// ":PP" (pipeline stages) too (the scenario's).
 StatusOr<std::vector<Candidate>> ParseCandidates(const std::string& text);
 
 struct PlanRow {

@@ -115,9 +115,10 @@ Command AddCapacityCommand(CLI::App* app) {
                   "judged at")
       ->check(NumberIn(0, 1e300));
   cmd->add_option("--candidates", o->candidates,
-                  "GPU:TP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
-                  "(default: the scenario's hardware; with it, the scenario's "
-                  "GPU need not hold the model)")
+                  "GPU:TP or GPU:TP:PP list to compare, e.g. h100-sxm:1,h200:1,h200:2 "
+                  "or h100-sxm:4,h100-sxm:2:2 (PP: pipeline stages, default the "
+                  "scenario's; default: the scenario's hardware; with it, the "
+                  "scenario's GPU need not hold the model)")
       ->check(NotAnOption());
   AddValidationOptions(cmd, &o->validation);
   cmd->add_flag("--check-invariants", o->check_invariants,

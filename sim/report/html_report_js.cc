@@ -410,7 +410,8 @@ function buildTrails(section, rows) {
   rows.forEach(function (r) {
     var evals = (r.evaluations || []).slice().sort(function (a, b) { return a.rate - b.rate; });
     if (!evals.length) return;
-    var name = r.gpu + ' tp' + r.tp + (r.max_num_seqs ? ' seqs' + r.max_num_seqs +
+    var name = r.gpu + ' tp' + r.tp + (r.pp ? ' pp' + r.pp : '') +
+               (r.max_num_seqs ? ' seqs' + r.max_num_seqs +
                ' tokens' + r.max_num_batched_tokens + (r.chunked_prefill ? ' chunked' : '') : '');
     var terms = Object.keys(evals[0].slo || {});
     terms.forEach(function (term) {
@@ -480,7 +481,8 @@ function buildValidation(rows) {
       ds.push(level('95% interval (upper)', '#555', ans.hi, [6, 4]));
       ds[ds.length - 1].bandEdge = true;  // one legend entry for the pair
     }
-    addChart('capacity', r.gpu + ' tp' + r.tp + ': validation, ' + n + ' windows of ' +
+    addChart('capacity', r.gpu + ' tp' + r.tp + (r.pp ? ' pp' + r.pp : '') +
+             ': validation, ' + n + ' windows of ' +
              v.window_requests + ' requests (answer: ' + fmt(100 * v.share) +
              '% of windows meet the SLO)', {type: 'scatter', data: {datasets: ds},
       options: {scales: {x: axis('windows, sorted by threshold (percent)'),

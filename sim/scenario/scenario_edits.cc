@@ -60,6 +60,7 @@ StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
   nlohmann::json j = base.json;
   j["hardware"]["gpu"] = d.gpu;
   j["hardware"]["tp"] = d.tp;
+  if (d.pp > 0) j["hardware"]["pp"] = d.pp;
   if (base.engine.kind == EngineKind::kSglang) {
     // The same limits in SGLang's words: running requests, and the chunk
     // (or, without chunking, the prefill budget).

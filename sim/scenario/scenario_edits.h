@@ -42,6 +42,7 @@ StatusOr<Scenario> WithPdSplit(const Scenario& base, int prefill, int decode);
 struct Deployment {
   std::string gpu;
   int tp = 1;
+  int pp = 0;  // pipeline stages; 0: the base's
   std::optional<int> max_num_seqs, max_num_batched_tokens;
   std::optional<bool> chunked_prefill;
 };

@@ -60,7 +60,16 @@ TEST(Candidates, ParseAndReject) {
   ASSERT_EQ(cs->size(), 3u);
   EXPECT_EQ((*cs)[1].tp, 1);
   EXPECT_EQ((*cs)[2].tp, 2);
-  for (const char* bad : {"h200:", "h200:x", ":2", "h200:0", "h200:-1"}) {
+  // Pipeline stages: GPU:TP:PP (0 = the scenario's when left out).
+  EXPECT_EQ((*cs)[2].pp, 0);
+  auto piped = ParseCandidates("h100-sxm:2:2,h200:4");
+  ASSERT_TRUE(piped.ok()) << piped.status().message();
+  EXPECT_EQ((*piped)[0].pp, 2);
+  EXPECT_EQ((*piped)[0].gpus(), 4);
+  EXPECT_EQ((*piped)[0].Layout(), "2x2");
+  EXPECT_EQ((*piped)[1].Layout(), "4");
+  for (const char* bad : {"h200:", "h200:x", ":2", "h200:0", "h200:-1", "h200:2:", "h200:2:0",
+                          "h200:2:x", "h200:2:2:2"}) {
     EXPECT_FALSE(ParseCandidates(bad).ok()) << bad;
   }
   // Aliases become the shipped name (prices and reports use it); an
