@@ -99,7 +99,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1712,
+static_assert(sizeof(RunSummary) == 1728,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -140,6 +140,7 @@ void SummaryFields(S& s, F&& f) {
   f("e2el_from_arrival_ms", s.e2el_from_arrival_ms), f("queue_ms", s.queue_ms);
   f("slot_wait_ms", s.slot_wait_ms), f("window_s", s.window_s);
   f("gpu_busy_fraction", s.gpu_busy_fraction), f("mfu", s.mfu), f("mbu", s.mbu);
+  f("pipeline_stages", s.pipeline_stages), f("stage_busy_fraction", s.stage_busy_fraction);
   f("kv_usage_mean", s.kv_usage_mean), f("kv_usage_max", s.kv_usage_max);
   f("num_gpu_blocks", s.num_gpu_blocks), f("mean_in_system", s.mean_in_system);
   f("mean_waiting", s.mean_waiting), f("mean_running", s.mean_running);
