@@ -28,6 +28,11 @@ VllmReplica::VllmReplica(const EngineConfig& config,
       pcie_bytes_per_s_(config.pcie_bytes_per_s),
       pcie_latency_s_(config.pcie_latency_s) {
   pipeline_ = AsPipeline(cost_model);
+  // The scheduler's stages (its decode cap) and the cost model's are one
+  // scenario key, hardware.pp.
+  SERVESIM_CHECK((pipeline_ != nullptr ? pipeline_->num_stages() : 1) == config.pipeline_stages,
+                 "engine of %d pipeline stages priced by a cost model of %d",
+                 config.pipeline_stages, pipeline_ != nullptr ? pipeline_->num_stages() : 1);
   depth_ = async_ ? 2 : 1;
   if (pipeline_ != nullptr) {
     SERVESIM_CHECK(!async_ && !spec_.on() && !holds_kv_ && pcie_bytes_per_s_ == 0,
