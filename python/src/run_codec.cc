@@ -99,7 +99,7 @@ namespace {
 // stops the build until the field is listed below (then update the size).
 // A result that crosses to a Ray task without it would differ from a local
 // one (the tests compare them, but only where a report shows the field).
-static_assert(sizeof(RunSummary) == 1728,
+static_assert(sizeof(RunSummary) == 1736,
               "RunSummary changed: list the new field in SummaryFields "
               "(python/src/run_codec.cc) and update this size");
 static_assert(sizeof(ClassSummary) == 456,
@@ -118,6 +118,7 @@ void SummaryFields(S& s, F&& f) {
   f("warmup_requests", s.warmup_requests), f("created", s.created);
   f("completed", s.completed), f("excluded_warmup", s.excluded_warmup);
   f("rejected", s.rejected), f("failed", s.failed), f("incomplete", s.incomplete);
+  f("aborted", s.aborted);
   f("total_input_tokens", s.total_input_tokens);
   f("total_output_tokens", s.total_output_tokens), f("preemptions", s.preemptions);
   f("preempted_requests", s.preempted_requests), f("duration_s", s.duration_s);

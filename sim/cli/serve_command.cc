@@ -34,6 +34,7 @@ struct ServeOptions {
   double drain_s = 30;
   std::string model_name;
   bool check_invariants = false;
+  bool replica_ports = false;
   bool report = false;
   std::string save_result;
 };
@@ -54,6 +55,7 @@ Status Serve(const ServeOptions& o) {
   eo.time_scale = o.time_scale;
   eo.max_requests = o.max_requests;
   eo.check_invariants = o.check_invariants;
+  eo.per_replica_metrics = o.replica_ports;
   HttpOptions ho;
   ho.host = o.host;
   ho.port = o.port;
@@ -72,34 +74,66 @@ Status Serve(const ServeOptions& o) {
   sigset_t old_mask;
   pthread_sigmask(SIG_BLOCK, &signals, &old_mask);
   OnlineEngine engine(in, eo);
-  HttpServer http(&engine, ho);
-  if (Status st = http.Bind(); !st.ok()) {
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    return st;
+  // One server for the fleet behind the scenario's router, or one per
+  // replica (--replica-ports: port, port + 1, ...; with --port 0 each any
+  // free port) for an external router.
+  std::vector<std::unique_ptr<HttpServer>> servers;
+  const int32_t count = o.replica_ports ? engine.num_replicas() : 1;
+  for (int32_t k = 0; k < count; ++k) {
+    HttpOptions hk = ho;
+    if (o.replica_ports) {
+      hk.replica = k;
+      hk.threads = std::max(16, o.http_threads / count);  // --http-threads in all
+      hk.port = o.port == 0 ? 0 : o.port + k;
+      if (hk.port > 65535) {
+        pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+        return Status::Error("--replica-ports: " + std::to_string(count) + " replicas from port " +
+                             std::to_string(o.port) + " pass 65535 (expected a lower --port)");
+      }
+    }
+    servers.push_back(std::make_unique<HttpServer>(&engine, hk));
+    if (Status st = servers.back()->Bind(); !st.ok()) {
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+      return st;
+    }
   }
   engine.Start();
-  std::thread server([&http, &engine] {
-    http.Run();
-    // Stopped by itself (not by the shutdown below): wake the sigwait.
-    if (!engine.stopping()) kill(getpid(), SIGTERM);
-  });
-  std::cerr << "servesim serve: " << ho.model_name << " on http://" << o.host << ":"
-            << http.Port() << " (" << in.num_replicas << " replica(s), router "
-            << in.router.name << ", time scale " << o.time_scale
-            << "); SIGINT or SIGTERM stops it" << std::endl;
+  std::vector<std::thread> threads;
+  for (auto& http : servers) {
+    threads.emplace_back([h = http.get(), &engine] {
+      h->Run();
+      // Stopped by itself (not by the shutdown below): wake the sigwait.
+      if (!engine.stopping()) kill(getpid(), SIGTERM);
+    });
+  }
+  if (o.replica_ports) {
+    std::cerr << "servesim serve: " << ho.model_name << ", one port per replica (no router):";
+    for (int32_t k = 0; k < count; ++k) {
+      std::cerr << (k ? ", " : " ") << "replica " << k << " on http://" << o.host << ":"
+                << servers[k]->Port();
+    }
+    std::cerr << " (time scale " << o.time_scale << "); SIGINT or SIGTERM stops it"
+              << std::endl;
+  } else {
+    std::cerr << "servesim serve: " << ho.model_name << " on http://" << o.host << ":"
+              << servers[0]->Port() << " (" << in.num_replicas << " replica(s), router "
+              << in.router.name << ", time scale " << o.time_scale
+              << "); SIGINT or SIGTERM stops it" << std::endl;
+  }
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "servesim serve: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
             << ": draining requests in flight (at most " << o.drain_s << " s)" << std::endl;
   engine.Shutdown(o.drain_s);
-  http.Stop(5);
-  server.join();
+  for (auto& http : servers) http->Stop(5);
+  for (auto& t : threads) t.join();
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   const SimulationOutput& out = engine.output();
   const MetricsSnapshot m = engine.Snapshot();
   std::cout << "servesim serve: " << out.requests.size() << " requests admitted: "
             << (m.finished_length + m.finished_stop) << " finished, " << m.rejected
-            << " rejected by the engine, " << m.aborted << " cut off at shutdown; "
+            << " rejected by the engine, " << m.finished_abort
+            << " aborted (their clients went away), " << m.cut_off << " cut off at shutdown; "
             << m.refused << " refused (server full); simulated " << ToSeconds(out.end_time)
             << " s; engine lag at most " << m.max_lag_s << " s (wall)\n";
   // The served run reported as `run` reports one: its requests' own
@@ -175,6 +209,10 @@ Command AddServeCommand(CLI::App* app) {
   cmd->add_option("--save-result", opts->save_result,
                   "At exit, write the served run's result JSON (vllm bench serve keys)")
       ->check(NotAnOption());
+  cmd->add_flag("--replica-ports", opts->replica_ports,
+                "One port per replica (--port, --port + 1, ...), each with its own /metrics, "
+                "for an external router; without it one port serves the fleet behind the "
+                "scenario's router");
   cmd->add_flag("--check-invariants", opts->check_invariants,
                 "Check the scheduler after every step and the run-level invariants at "
                 "shutdown (keeps every step record: tests)");

@@ -46,6 +46,12 @@ class Replica {
   virtual const char* CheckServable(const Request& r) const = 0;
   // The request (in the table) joins the waiting queue.
   virtual void Submit(int64_t id) = 0;
+  // serve: the client of request `id` went away at `now` (the caller has
+  // set its abort_at). vLLM ends it now (status kAborted, finish now, its
+  // KV freed); SGLang at the next result that names it, when FinishStep
+  // lists it with the finished ones. Nothing if it had already ended. The
+  // caller reads the request's status to tell which.
+  virtual void Abort(SimTime now, int64_t id) = 0;
   // Prefill role (EngineConfig::hold_kv_after_finish): the KV transfer of
   // finished request `id` has ended; its blocks are freed.
   virtual void ReleaseHeld(int64_t id) = 0;

@@ -30,6 +30,7 @@ enum class RequestStatus : uint8_t {
   kRunning,   // holds KV blocks, scheduled each step
   kFinished,
   kRejected,  // can never be served (reason in reject_reason)
+  kAborted,   // its client went away (serve): ended with the tokens it had
 };
 
 // Fields the scheduler touches every step come first, so a decoding
@@ -70,6 +71,9 @@ struct Request {
   SimTime engine_arrival = -1;  // the engine core has it (frontend: after
                                 // the API server; else its send)
   SimTime finish = -1;
+  // serve: when its client went away (-1: it did not). vLLM ends such a
+  // request at once; SGLang at the next result that names it.
+  SimTime abort_at = -1;
   const char* reject_reason = nullptr;  // static string
   int32_t client = -1;   // closed-loop client, -1 for open loop
   int32_t replica = -1;  // where the router sent it
@@ -105,7 +109,7 @@ struct Request {
   int32_t max_cached_tokens() const { return prompt_len + output_len - 1; }
   bool done() const {
     return status == RequestStatus::kFinished ||
-           status == RequestStatus::kRejected;
+           status == RequestStatus::kRejected || status == RequestStatus::kAborted;
   }
 };
 

@@ -29,7 +29,10 @@
 //             first and last tokens fall on step ends of its replica, and
 //             the first token is no earlier than the end of the first step
 //             starting at or after first_scheduled (a token takes a step);
-//             rejected => never scheduled, no token, a reason; unfinished
+//             rejected => never scheduled, no token, a reason; aborted
+//             (serve: its client went away) => an abort time at or after it
+//             reached the engine and no later than its end, fewer tokens
+//             than output_len, each on a step end of its replica; unfinished
 //             only when the run stopped early or at its time bound;
 //             `measured` as the warm-up settings define it; no request
 //             beyond num_requests or created at or after duration_s.
@@ -47,8 +50,8 @@
 //             a rejected turn; sessions traces: a later turn is created no
 //             earlier than its parent (an earlier request) finished, and
 //             resends the parent's stream as its turn + 1.
-//  counts     requests == finished + rejected + unfinished, and
-//             out.rejected / out.incomplete agree; routed per replica ==
+//  counts     requests == finished + rejected + aborted + unfinished,
+//             and out.rejected / out.aborted / out.incomplete agree; routed per replica ==
 //             requests carrying that replica, and their sum == requests at
 //             the engines (past any frontend) and not rejected; recorder steps == per-replica step counts ==
 //             step records; busy time per replica == sum of its step
@@ -324,8 +327,11 @@ void CheckTimestamps(const Request& r, Violations* v) {
                                        "first_scheduled", "first_token", "last_token",
                                        "finish"};
   if (r.arrival < 0) v->Add("causality", "request %lld: no arrival time", (ll)r.id);
-  // A rejected request's finish is its rejection: it skips the middle.
-  const int last = r.status == RequestStatus::kRejected ? 2 : 7;
+  // A rejected request's finish is its rejection: it skips the middle; an
+  // aborted one's is its abort, whatever of the middle happened before.
+  const int last = r.status == RequestStatus::kRejected  ? 2
+                   : r.status == RequestStatus::kAborted ? 6
+                                                         : 7;
   for (int a = 0; a + 1 < last; ++a) {
     if (chain[a + 1] >= 0 && chain[a] < 0) {
       v->Add("causality", "request %lld: %s set (%lld ns) without %s", (ll)r.id,
@@ -333,6 +339,17 @@ void CheckTimestamps(const Request& r, Violations* v) {
     } else if (chain[a + 1] >= 0 && chain[a + 1] < chain[a]) {
       v->Add("causality", "request %lld: %s %lld ns < %s %lld ns", (ll)r.id,
              kNames[a + 1], (ll)chain[a + 1], kNames[a], (ll)chain[a]);
+    }
+  }
+  if (r.status == RequestStatus::kAborted) {
+    // Its end is no earlier than anything that happened to it, but its
+    // first scheduling: a step scheduled before the abort may start after
+    // it (async scheduling, where first_scheduled is the step's start).
+    for (int a = 0; a + 1 < 7; ++a) {
+      if (a != 3 && chain[a] >= 0 && r.finish < chain[a]) {
+        v->Add("causality", "request %lld: aborted at its end %lld ns < %s %lld ns", (ll)r.id,
+               (ll)r.finish, kNames[a], (ll)chain[a]);
+      }
     }
   }
   if (r.num_output < 0 || r.num_output > r.output_len ||
@@ -372,13 +389,34 @@ void CheckFinished(const Request& r, const std::vector<ReplicaSteps>& reps,
   }
 }
 
+// A request its client abandoned (serve): the engine ended it at or after
+// the abort (vLLM at once, SGLang at its next result), short of its output,
+// with whatever tokens it had on step ends.
+void CheckAborted(const Request& r, const std::vector<ReplicaSteps>& reps, Violations* v) {
+  if (r.abort_at < 0 || r.engine_arrival < 0 || r.abort_at < r.engine_arrival ||
+      r.finish < r.abort_at) {
+    v->Add("aborted", "request %lld aborted at %lld ns, reached the engine at %lld ns, "
+           "ended at %lld ns", (ll)r.id, (ll)r.abort_at, (ll)r.engine_arrival, (ll)r.finish);
+  }
+  if (r.num_output >= r.output_len) {
+    v->Add("aborted", "request %lld aborted with all %d of its tokens", (ll)r.id,
+           r.output_len);
+  }
+  const ReplicaSteps* rep = FindReplica(reps, r.replica);
+  if (r.num_output > 0 &&
+      (rep == nullptr || !IsStepEnd(*rep, r.first_token) || !IsStepEnd(*rep, r.last_token))) {
+    v->Add("ttft", "request %lld (aborted): tokens at %lld / %lld ns, not at the end of a "
+           "step of replica %d", (ll)r.id, (ll)r.first_token, (ll)r.last_token, r.replica);
+  }
+}
+
 void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
                    const std::vector<ReplicaSteps>& reps, Violations* v) {
   const WorkloadConfig& w = in.workload;
   const bool stopped = StoppedEarly(in, out);
   const SimTime warmup = FromSeconds(in.metrics.warmup_s);
   const SimTime bound = w.duration_s > 0 ? FromSeconds(w.duration_s) : kNever;
-  int64_t finished = 0, rejected = 0, unfinished = 0;
+  int64_t finished = 0, rejected = 0, aborted = 0, unfinished = 0;
   for (size_t i = 0; i < out.requests.size(); ++i) {
     const Request& r = out.requests[i];
     if (r.id != static_cast<int64_t>(i)) {
@@ -405,6 +443,9 @@ void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
                "tokens", (ll)r.id, r.reject_reason ? r.reject_reason : "no reason",
                (ll)r.first_scheduled, r.num_output);
       }
+    } else if (r.status == RequestStatus::kAborted) {
+      ++aborted;
+      CheckAborted(r, reps, v);
     } else {
       ++unfinished;
       if (!stopped || r.finish >= 0) {
@@ -418,11 +459,20 @@ void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
   if (w.num_requests > 0 && n > w.num_requests) {
     v->Add("request bound", "%lld requests created, num_requests %lld", (ll)n, (ll)w.num_requests);
   }
-  if (finished + rejected + unfinished != n || rejected != out.rejected ||
-      unfinished != out.incomplete) {
-    v->Add("conservation", "%lld requests != %lld finished + %lld rejected + %lld "
-           "unfinished (out.rejected %lld, out.incomplete %lld)", (ll)n, (ll)finished,
-           (ll)rejected, (ll)unfinished, (ll)out.rejected, (ll)out.incomplete);
+  if (finished + rejected + aborted + unfinished != n || rejected != out.rejected ||
+      aborted != out.aborted || unfinished != out.incomplete) {
+    v->Add("conservation", "%lld requests != %lld finished + %lld rejected + %lld aborted + "
+           "%lld unfinished (out.rejected %lld, out.aborted %lld, out.incomplete %lld)",
+           (ll)n, (ll)finished, (ll)rejected, (ll)aborted, (ll)unfinished, (ll)out.rejected,
+           (ll)out.aborted, (ll)out.incomplete);
+  }
+  // Only a served run's clients go away.
+  for (const Request& r : out.requests) {
+    if (r.abort_at >= 0 && r.status != RequestStatus::kAborted &&
+        r.status != RequestStatus::kFinished) {
+      v->Add("aborted", "request %lld abandoned at %lld ns still has status %d", (ll)r.id,
+             (ll)r.abort_at, static_cast<int>(r.status));
+    }
   }
 }
 
@@ -685,7 +735,10 @@ WindowSums SumWindow(const SimulationOutput& out, SimTime ws, SimTime we, SimTim
   WindowSums s;
   for (const Request& r : out.requests) {
     if (r.send < 0 || r.status == RequestStatus::kRejected) continue;
-    const SimTime end = r.status == RequestStatus::kFinished ? r.finish + lag : kNever;
+    // (An aborted request leaves at its end; nothing goes back to a client.)
+    const SimTime end = r.status == RequestStatus::kFinished  ? r.finish + lag
+                        : r.status == RequestStatus::kAborted ? r.finish
+                                                              : kNever;
     const SimTime a = std::max(r.send, ws), b = std::min(end, we);
     if (b > a) s.overlap_ns += static_cast<double>(b - a);
     if (r.send < ws && ws < end) s.before_edge_ns += static_cast<double>(b - ws);

@@ -368,7 +368,11 @@ bool Scheduler::Deliver(SimTime now, const ScheduledSeq& s, bool record_itl,
     stale = true;
     r.stale -= s.new_tokens;
   }
-  if (r.status == RequestStatus::kFinished || !s.samples) return false;
+  // (An aborted request's tokens in flight are dropped.)
+  if (r.status == RequestStatus::kFinished || r.status == RequestStatus::kAborted ||
+      !s.samples) {
+    return false;
+  }
   const bool was_running = r.status == RequestStatus::kRunning;
   const bool had_placeholders = r.placeholders > 0;
   // One delivery of 1 + accepted drafts tokens (speculative decoding), one

@@ -138,6 +138,13 @@ class Scheduler final : private GroupHost {
   void Commit(SimTime now, const std::vector<ScheduledSeq>& batch,
               Recorder* recorder, std::vector<int64_t>* finished);
 
+  // The client of request `id` went away (scheduler_abort.cc): it leaves
+  // the waiting queue or the running set now, its blocks freed, with
+  // status kAborted; a step in flight still computes its tokens and their
+  // output is dropped. False if it had already ended. Needs the decode
+  // group off.
+  bool Abort(SimTime now, int64_t id);
+
   // hold_kv_after_finish: frees the blocks of a finished request that the
   // scheduler kept (its KV transfer has ended).
   void ReleaseHeld(int64_t id);

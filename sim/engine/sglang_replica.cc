@@ -57,6 +57,13 @@ void SglangReplica::Submit(int64_t id) {
                      r.content.prefix_len, r.content.stream_id});
 }
 
+void SglangReplica::Abort(SimTime now, int64_t id) {
+  Request& r = (*requests_)[id];
+  if (r.done() || !sched_.Abort(id)) return;  // else FinishStep ends it
+  r.status = RequestStatus::kAborted;
+  r.finish = now;
+}
+
 void SglangReplica::ReleaseHeld(int64_t id) {
   SERVESIM_CHECK(false, "ReleaseHeld(%lld) on an SGLang replica (no disaggregated roles)",
                  static_cast<long long>(id));
@@ -175,9 +182,10 @@ void SglangReplica::FinishStep(SimTime now, std::vector<int64_t>* finished) {
       ++times;
     }
     r.last_token = now;
-    if (r.num_output == r.output_len) {
+    if (r.num_output == r.output_len || r.abort_at >= 0) {  // abort: Process ended it
       r.finish = now;
-      r.status = RequestStatus::kFinished;
+      r.status = r.num_output == r.output_len ? RequestStatus::kFinished
+                                              : RequestStatus::kAborted;
       finished->push_back(id);
     }
   }

@@ -29,6 +29,7 @@ class SglangReplica final : public Replica {
   // Refuses a request SGLang could never admit or finish in its pool.
   const char* CheckServable(const Request& r) const override;
   void Submit(int64_t id) override;
+  void Abort(SimTime now, int64_t id) override;
   // Disaggregated roles are not modelled for SGLang (refused by the
   // scenario); aborts.
   void ReleaseHeld(int64_t id) override;

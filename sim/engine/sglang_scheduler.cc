@@ -349,7 +349,7 @@ std::vector<int64_t> SglangScheduler::Process(const SglangBatch& batch,
     State& s = state_.at(r.id);
     if (r.id == batch.middle_chunk || s.retracted || s.finished) continue;
     if (delivered != nullptr) delivered->push_back(r.id);
-    if (++s.out >= s.req.max_new_tokens) {
+    if (++s.out >= s.req.max_new_tokens || s.abort) {
       s.finished = true;
       Release(s, true);
       finished.push_back(r.id);
@@ -366,6 +366,26 @@ std::vector<int64_t> SglangScheduler::Process(const SglangBatch& batch,
   for (int64_t id : retiring_) state_.erase(id);
   retiring_ = finished;
   return finished;
+}
+
+bool SglangScheduler::Abort(int64_t id) {
+  State& s = state_.at(id);
+  if (s.finished) return false;
+  const auto it = std::find(waiting_.begin(), waiting_.end(), id);
+  if (it == waiting_.end()) {
+    s.abort = true;
+    return false;
+  }
+  // Waiting (never admitted, or retracted: it holds nothing). A batch in
+  // flight may still name a retracted one, so its state goes at the end
+  // of the next Process, as a finished request's does.
+  waiting_.erase(it);
+  SERVESIM_CHECK(s.held == 0 && s.lock == SglangRadixCache::kRoot,
+                 "SGLang waiting request %lld holds %lld tokens", static_cast<long long>(id),
+                 static_cast<long long>(s.held));
+  s.finished = true;
+  retiring_.push_back(id);
+  return true;
 }
 
 size_t SglangScheduler::num_running() const {

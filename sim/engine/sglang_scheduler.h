@@ -98,6 +98,13 @@ class SglangScheduler {
   std::vector<int64_t> Process(const SglangBatch& batch,
                                std::vector<int64_t>* delivered = nullptr);
 
+  // The client of request `id` went away (SGLang's abort_request): a
+  // waiting request leaves the queue now (true); one admitted ends at the
+  // next result that names it (Process lists it as finished, its KV cached
+  // as a finished request's), having computed what it was given until then
+  // (false, also for one already ended).
+  bool Abort(int64_t id);
+
   // Called when a loop iteration ran nothing and processed nothing: with
   // nothing running, waiting or in flight the ratio returns to its start.
   void OnIdle(bool batch_in_flight);
@@ -141,6 +148,7 @@ class SglangScheduler {
     int64_t prefix = 0;   // tokens its next extend starts after
     SglangRadixCache::NodeId lock = SglangRadixCache::kRoot;  // tree node it locks
     bool finished = false;
+    bool abort = false;      // its client went away: ends at its next result
     bool retracted = false;  // retracted, not yet re-admitted
     bool running = false;    // in running_
     bool admitted = false;   // scratch: admitted by the current Prefill

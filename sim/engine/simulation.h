@@ -213,6 +213,7 @@ struct SimulationOutput {
   SimTime end_time = 0;
   int64_t rejected = 0;
   int64_t incomplete = 0;  // created but not finished (run stopped early)
+  int64_t aborted = 0;     // ended because their clients went away (serve)
   bool stopped_at_queue_cap = false;
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption

@@ -37,6 +37,7 @@ class VllmReplica final : public Replica {
     return scheduler_.CheckServable(r);
   }
   void Submit(int64_t id) override { scheduler_.AddWaiting(id); }
+  void Abort(SimTime now, int64_t id) override { scheduler_.Abort(now, id); }
   void ReleaseHeld(int64_t id) override { scheduler_.ReleaseHeld(id); }
   SimTime StartStep(SimTime now) override;
   void FinishStep(SimTime now, std::vector<int64_t>* finished) override;

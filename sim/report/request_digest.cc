@@ -50,6 +50,7 @@ void RequestDigest::Add(const Request& r) {
     prompt_full_blocks += r.prompt_len / block_size_;
     cached_blocks += r.cached_tokens / block_size_;
   }
+  if (r.status == RequestStatus::kAborted) return;  // its client left (serve)
   if (r.status != RequestStatus::kFinished) {
     if (r.measured) unfinished_arrivals.push_back(r.arrival);
     return;

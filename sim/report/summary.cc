@@ -69,6 +69,7 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   s.created = d.created;
   s.rejected = out.rejected;
   s.incomplete = out.incomplete;
+  s.aborted = out.aborted;
   s.sessions_trace = in.workload.trace && in.workload.trace->format == TraceFormat::kSessions;
   s.session_turns_read = out.session_turns_read;
   s.session_turns_dropped = out.session_turns_dropped;

@@ -31,6 +31,7 @@ struct RunSummary {
   int64_t rejected = 0;
   int64_t failed = 0;  // measured and rejected (vLLM's "failed")
   int64_t incomplete = 0;
+  int64_t aborted = 0;  // serve: ended because their clients went away
   int64_t total_input_tokens = 0, total_output_tokens = 0;  // completed only
   int64_t preemptions = 0, preempted_requests = 0;
 

@@ -322,7 +322,9 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     os << "  prefixes " << sc.workload.prefix->Describe() << "\n";
   os << "  requests: " << s.created << " created, " << s.completed
      << " measured, " << s.rejected << " rejected, " << s.incomplete
-     << " unfinished\n";
+     << " unfinished";
+  if (s.aborted > 0) os << ", " << s.aborted << " aborted (their clients went away)";
+  os << "\n";
   for (const auto& why : s.reject_reasons)
     os << "  rejected because: " << why << "\n";
   if (const auto& d = s.session_turns_dropped; d.total() > 0) {
@@ -559,7 +561,8 @@ nlohmann::json ResultJson(const Scenario& sc, const RunSummary& s) {
   x["requests"] = {{"created", s.created},
                    {"completed", s.completed},
                    {"rejected", s.rejected},
-                   {"unfinished", s.incomplete}};
+                   {"unfinished", s.incomplete},
+                   {"aborted", s.aborted}};
   x["reject_reasons"] = s.reject_reasons;
   if (s.sessions_trace) {
     const auto& d = s.session_turns_dropped;
@@ -715,6 +718,7 @@ void AppendDetailedCsvRow(const Request& r, const RequestClasses& classes,
   };
   const char* status = r.status == RequestStatus::kFinished   ? "finished"
                        : r.status == RequestStatus::kRejected ? "rejected"
+                       : r.status == RequestStatus::kAborted  ? "aborted"
                                                               : "unfinished";
   const bool fin = r.status == RequestStatus::kFinished;
   num(r.id);

@@ -244,7 +244,7 @@ void HttpServer::Routes() {
     auto stream = std::make_shared<TokenStream>();
     stream->max_tokens = cr.max_tokens;
     switch (engine_->Submit(cr.prompt_len, std::move(cr.block_hashes), cr.max_tokens,
-                            cr.min_tokens, cr.ignore_eos, stream)) {
+                            cr.min_tokens, cr.ignore_eos, stream, options_.replica)) {
       case OnlineEngine::SubmitResult::kAccepted: break;
       case OnlineEngine::SubmitResult::kFull:
         SendError(res, Error(503, "the server is overloaded: too many requests in flight "
@@ -278,6 +278,7 @@ void HttpServer::Routes() {
     };
     if (v.id < 0 && !v.done) {
       SendError(res, timed_out());
+      engine_->Abort(stream);  // its client is told it failed: the engine drops it
       --in_progress_;
       return;
     }
@@ -294,6 +295,7 @@ void HttpServer::Routes() {
       }
       if (!v.done) {
         SendError(res, timed_out());
+        engine_->Abort(stream);
       } else if (!v.error.empty()) {
         SendError(res, failed(v));
       } else {
@@ -314,7 +316,8 @@ void HttpServer::Routes() {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [stream, state, writer, deadline, usage, chat, timed_out](size_t, httplib::DataSink& sink) {
+        [this, stream, state, writer, deadline, usage, chat, timed_out](size_t,
+                                                                       httplib::DataSink& sink) {
           StreamView sv;
           {
             std::unique_lock<std::mutex> lock(stream->mu);
@@ -328,6 +331,7 @@ void HttpServer::Routes() {
             // Timed out mid-stream: an error event, then the end.
             out = "data: " + ApiErrorJson(timed_out()) + "\n\ndata: [DONE]\n\n";
             state->finished = true;
+            engine_->Abort(stream);
           } else {
             if (chat && state->sent == 0 && sv.released > 0) writer->Role(&out);
             for (int32_t i = state->sent; i < sv.released; ++i) {
@@ -355,7 +359,13 @@ void HttpServer::Routes() {
           if (state->finished) sink.done();
           return true;
         },
-        [this](bool) { --in_progress_; });
+        // Not written in full: the client went away (a write failed), and
+        // vLLM aborts the request then; the engine drops it (nothing if it
+        // had ended).
+        [this, stream](bool success) {
+          if (!success) engine_->Abort(stream);
+          --in_progress_;
+        });
   };
 
   s.Post("/v1/completions", [completion](const httplib::Request& req, httplib::Response& res) {
@@ -380,7 +390,7 @@ void HttpServer::Routes() {
     res.status = 200;
   });
   s.Get("/metrics", [this, model](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderPrometheus(engine_->Snapshot(), model),
+    res.set_content(RenderPrometheus(engine_->Snapshot(options_.replica), model),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   // A known path with the wrong method: 405, naming the one it takes.

@@ -25,6 +25,10 @@ struct HttpOptions {
   std::string model_name;     // what /v1/models lists and requests may name
   int32_t max_model_len = 0;  // /v1/models; 0: not listed
   int32_t block_size = 16;    // the engine's, for prompt block hashes
+  // -1: requests go to the scenario's router and /metrics shows the fleet;
+  // else this server is replica k's own (serve --replica-ports): its
+  // requests go to k and /metrics shows k's (the engine keeps them).
+  int32_t replica = -1;
 };
 
 class HttpServer {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/core/check.h"
 #include "sim/engine/block_hashing.h"
 #include "sim/engine/replica.h"
 #include "sim/engine/run_invariants.h"
@@ -58,13 +59,19 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
     rep.set_step_sink(options_.check_invariants ? &out_.steps : nullptr, k);
     rep.set_work_counter(in_.work_counter);
     // Preemptions are counted from the step records.
-    rep.set_step_callback([this](const StepRecord& s) { live_.preemptions += s.num_preempted; });
+    rep.set_step_callback([this, k](const StepRecord& s) {
+      Book(k, [&](MetricsSnapshot& m) { m.preemptions += s.num_preempted; });
+    });
     // Tokens are read from each request after every step, so its counters
     // must be exact: an observer turns the scheduler's aggregated decode
     // group off.
     rep.RequireExactCounters();
   }
   out_.replicas.resize(replicas_.size());
+  if (options_.per_replica_metrics) {
+    live_by_.resize(replicas_.size());
+    snapshot_by_.resize(replicas_.size());
+  }
   outstanding_.assign(replicas_.size(), 0);
   wake_.assign(replicas_.size(), kNever);
   active_.resize(replicas_.size());
@@ -93,11 +100,16 @@ OnlineEngine::SubmitResult OnlineEngine::Submit(int32_t prompt_len,
                                                 std::vector<uint64_t> block_hashes,
                                                 int32_t max_tokens, int32_t min_tokens,
                                                 bool ignore_eos,
-                                                std::shared_ptr<TokenStream> stream) {
+                                                std::shared_ptr<TokenStream> stream,
+                                                int32_t replica) {
+  SERVESIM_CHECK(replica < num_replicas(), "request for replica %d of %d", replica,
+                 num_replicas());
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_) return SubmitResult::kStopping;
   if (inside_ >= options_.max_requests) {
-    ++snapshot_.refused;  // counted in the published copy: no engine work
+    // Counted in the published copies: no engine work.
+    ++snapshot_.refused;
+    if (replica >= 0 && !snapshot_by_.empty()) ++snapshot_by_[replica].refused;
     return SubmitResult::kFull;
   }
   ++inside_;
@@ -107,6 +119,7 @@ OnlineEngine::SubmitResult OnlineEngine::Submit(int32_t prompt_len,
   p.max_tokens = max_tokens;
   p.min_tokens = min_tokens;
   p.ignore_eos = ignore_eos;
+  p.replica = replica;
   p.block_hashes = std::move(block_hashes);
   p.stream = std::move(stream);
   queue_.push_back(std::move(p));
@@ -128,9 +141,19 @@ void OnlineEngine::Shutdown(double drain_s) {
   if (thread_.joinable()) thread_.join();
 }
 
-MetricsSnapshot OnlineEngine::Snapshot() const {
+void OnlineEngine::Abort(std::shared_ptr<TokenStream> stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  return snapshot_;
+  if (stop_) return;  // shutting down: Finish ends every stream
+  aborts_.push_back(std::move(stream));
+  cv_.notify_one();
+}
+
+MetricsSnapshot OnlineEngine::Snapshot(int32_t replica) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (replica < 0) return snapshot_;
+  SERVESIM_CHECK(replica < static_cast<int32_t>(snapshot_by_.size()),
+                 "metrics of replica %d asked, kept for %zu", replica, snapshot_by_.size());
+  return snapshot_by_[static_cast<size_t>(replica)];
 }
 
 SimTime OnlineEngine::NextWake() const {
@@ -141,12 +164,13 @@ SimTime OnlineEngine::NextWake() const {
 
 void OnlineEngine::Loop() {
   std::vector<Pending> batch;
+  std::vector<std::shared_ptr<TokenStream>> aborts;
   bool stopping = false;
   Clock::time_point drain_until;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto ready = [&] { return !queue_.empty() || (stop_ && !stopping); };
+      auto ready = [&] { return !queue_.empty() || !aborts_.empty() || (stop_ && !stopping); };
       const SimTime next = NextWake();
       // Draining: wake at the deadline at the latest.
       Clock::time_point until = next == kNever ? Clock::time_point::max() : WallOf(next);
@@ -159,6 +183,7 @@ void OnlineEngine::Loop() {
         }
       }
       batch.swap(queue_);
+      aborts.swap(aborts_);
       if (stop_ && !stopping) {
         stopping = true;
         drain_until = drain_until_;
@@ -172,6 +197,10 @@ void OnlineEngine::Loop() {
     }
     batch.clear();
     RunUntil(SimNow());
+    // Aborts after the arrivals they may name (a request sent and given
+    // up in one pass is admitted, then aborted).
+    for (const auto& stream : aborts) AbortStream(stream);
+    aborts.clear();
     PublishSnapshot();
     if (stopping && (in_engine_ == 0 || Clock::now() >= drain_until)) break;
   }
@@ -231,7 +260,6 @@ void OnlineEngine::Admit(Pending p) {
   }
   r.arrival = r.send = now_;
   r.measured = r.id >= in_.metrics.warmup_requests && now_ >= FromSeconds(in_.metrics.warmup_s);
-  ++live_.admitted;
   Recorder& rec = out_.recorder;
   rec.Advance(now_);
   if (r.measured && !window_started_) {
@@ -245,7 +273,10 @@ void OnlineEngine::Admit(Pending p) {
     r.reject_reason = why;
     r.finish = now_;
     ++out_.rejected;
-    ++live_.rejected;
+    Book(p.replica, [](MetricsSnapshot& m) {
+      ++m.admitted;
+      ++m.rejected;
+    });
     EndStream(a, std::string("the engine cannot serve this request: ") + why, true);
     Deliver();
     return;
@@ -254,8 +285,9 @@ void OnlineEngine::Admit(Pending p) {
   rec.Advance(now_);
   ++rec.levels().in_system;
   r.engine_arrival = now_;
-  const size_t k = Route(r);
+  const size_t k = p.replica >= 0 ? static_cast<size_t>(p.replica) : Route(r);
   r.replica = static_cast<int32_t>(k);
+  Book(r.replica, [](MetricsSnapshot& m) { ++m.admitted; });
   ++out_.replicas[k].routed;
   ++outstanding_[k];
   updates_.push_back({a.stream, &r, 0, -1, false, false, ""});  // admitted
@@ -300,14 +332,22 @@ void OnlineEngine::SyncLevels() {
   Levels& l = rec.levels();
   l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
   int64_t total_blocks = 0;
-  for (const auto& rep : replicas_) {
+  const int64_t usable = in_.engine.num_gpu_blocks - Scheduler::kReservedBlocks;
+  for (size_t k = 0; k < replicas_.size(); ++k) {
+    const Replica* rep = replicas_[k].get();
     const ReplicaLevels r = rep->levels();
+    if (!live_by_.empty()) {
+      MetricsSnapshot& m = live_by_[k];
+      m.running = r.running;
+      m.waiting = r.waiting;
+      m.kv_usage = usable > 0 ? static_cast<double>(r.kv_blocks_used) / static_cast<double>(usable) : 0;
+    }
     l.waiting += r.waiting;
     l.running += r.running;
     l.kv_blocks_used += r.kv_blocks_used;
     l.kv_blocks_cached += r.kv_blocks_cached;
     l.busy += rep->step_running() ? 1 : 0;
-    total_blocks += in_.engine.num_gpu_blocks - Scheduler::kReservedBlocks;
+    total_blocks += usable;
   }
   live_.running = l.running;
   live_.waiting = l.waiting;
@@ -330,11 +370,8 @@ void OnlineEngine::OnStepDone(size_t k) {
   for (size_t i = 0; i < act.size();) {
     const Request& r = out_.requests[act[i].id];
     Release(act[i], r);
-    if (r.status == RequestStatus::kFinished) {
-      --in_engine_;
-      EndStream(act[i], "");
-      act[i] = std::move(act.back());
-      act.pop_back();
+    if (r.done()) {
+      Retire(k, i);
     } else {
       ++i;
     }
@@ -343,23 +380,69 @@ void OnlineEngine::OnStepDone(size_t k) {
   Deliver();
 }
 
+void OnlineEngine::Retire(size_t k, size_t i) {
+  std::vector<Active>& act = active_[k];
+  const Request& r = out_.requests[act[i].id];
+  --in_engine_;
+  if (r.status == RequestStatus::kAborted) {
+    ++out_.aborted;
+    Book(r.replica, [](MetricsSnapshot& m) { ++m.finished_abort; });
+    EndStream(act[i], "the request was aborted: its client went away");
+  } else {
+    EndStream(act[i], "");
+  }
+  act[i] = std::move(act.back());
+  act.pop_back();
+}
+
+void OnlineEngine::AbortStream(const std::shared_ptr<TokenStream>& stream) {
+  for (size_t k = 0; k < active_.size(); ++k) {
+    std::vector<Active>& act = active_[k];
+    for (size_t i = 0; i < act.size(); ++i) {
+      if (act[i].stream != stream) continue;
+      Request& r = out_.requests[act[i].id];
+      r.abort_at = now_;
+      replicas_[k]->Abort(now_, r.id);
+      if (r.done()) {  // vLLM: ended now (SGLang: at its next result)
+        --outstanding_[k];
+        Recorder& rec = out_.recorder;
+        rec.Advance(now_);
+        --rec.levels().in_system;
+        Retire(k, i);
+        // vLLM schedules again to report it (an idle engine runs an empty
+        // step), and the freed blocks may admit a waiting request.
+        if (!replicas_[k]->busy()) {
+          StartStep(k);
+        } else {
+          SyncLevels();
+        }
+      }
+      Deliver();
+      return;
+    }
+  }
+}
+
 // Tokens request r has that its stream does not, as of now_.
 void OnlineEngine::Release(Active& a, const Request& r) {
   const double scale = options_.time_scale;
   if (!a.counted_cache && r.cached_tokens >= 0) {
     a.counted_cache = true;
-    live_.prefix_queries += r.prompt_len;
-    live_.prefix_hits += r.cached_tokens;
-    live_.prompt_tokens += r.prompt_len;
-    live_.queue.Observe(ToSeconds(r.first_scheduled - r.arrival) / scale);
+    const double queued = ToSeconds(r.first_scheduled - r.arrival) / scale;
+    Book(r.replica, [&](MetricsSnapshot& m) {
+      m.prefix_queries += r.prompt_len;
+      m.prefix_hits += r.cached_tokens;
+      m.prompt_tokens += r.prompt_len;
+      m.queue.Observe(queued);
+    });
   }
   if (r.num_output <= a.released) return;
-  live_.generation_tokens += r.num_output - a.released;
-  if (a.last_token < 0) {
-    live_.ttft.Observe(ToSeconds(r.first_token - r.arrival) / scale);
-  } else {
-    live_.itl.Observe(ToSeconds(now_ - a.last_token) / scale);
-  }
+  const bool first = a.last_token < 0;
+  const double gap = ToSeconds(first ? r.first_token - r.arrival : now_ - a.last_token) / scale;
+  Book(r.replica, [&](MetricsSnapshot& m) {
+    m.generation_tokens += r.num_output - a.released;
+    (first ? m.ttft : m.itl).Observe(gap);
+  });
   a.last_token = now_;
   if (options_.check_invariants) {
     if (token_times_.size() <= static_cast<size_t>(r.id)) token_times_.resize(r.id + 1);
@@ -372,9 +455,12 @@ void OnlineEngine::Release(Active& a, const Request& r) {
 void OnlineEngine::EndStream(Active& a, const std::string& error, bool rejected) {
   const Request& r = out_.requests[a.id];
   if (error.empty()) {
-    live_.e2e.Observe(ToSeconds(r.finish - r.arrival) / options_.time_scale);
+    const double e2e = ToSeconds(r.finish - r.arrival) / options_.time_scale;
     const bool capped = a.max_tokens > 0 && r.output_len >= a.max_tokens;
-    ++(capped ? live_.finished_length : live_.finished_stop);
+    Book(r.replica, [&](MetricsSnapshot& m) {
+      m.e2e.Observe(e2e);
+      ++(capped ? m.finished_length : m.finished_stop);
+    });
   }
   // Merged with this step's token update, if any: the last token and the
   // end reach the stream together (the last chunk carries finish_reason).
@@ -421,9 +507,17 @@ void OnlineEngine::Deliver() {
 void OnlineEngine::PublishSnapshot() {
   live_.sim_time_s = ToSeconds(now_);
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t refused = snapshot_.refused;
-  snapshot_ = live_;
-  snapshot_.refused = refused;
+  // (refused is counted in the published copies, under mu_.)
+  const auto publish = [&](const MetricsSnapshot& from, MetricsSnapshot* to) {
+    const int64_t refused = to->refused;
+    *to = from;
+    to->refused = refused;
+    to->sim_time_s = live_.sim_time_s;
+    to->lag_s = live_.lag_s;
+    to->max_lag_s = live_.max_lag_s;
+  };
+  publish(live_, &snapshot_);
+  for (size_t k = 0; k < live_by_.size(); ++k) publish(live_by_[k], &snapshot_by_[k]);
 }
 
 void OnlineEngine::Finish() {
@@ -432,7 +526,7 @@ void OnlineEngine::Finish() {
   for (auto& act : active_) {
     for (Active& a : act) {
       ++out_.incomplete;
-      ++live_.aborted;
+      Book(out_.requests[a.id].replica, [](MetricsSnapshot& m) { ++m.cut_off; });
       EndStream(a, "the server shut down before this request finished");
     }
     act.clear();

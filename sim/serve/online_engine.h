@@ -58,6 +58,9 @@ struct OnlineOptions {
   // Warn on stderr when the engine falls this far behind the wall clock
   // (wall seconds): the machine cannot keep up with the time scale.
   double lag_warning_s = 0.05;
+  // Keep each replica's metrics too (Snapshot(k)): `serve --replica-ports`
+  // gives each replica its own port and /metrics, as one `vllm serve` each.
+  bool per_replica_metrics = false;
 };
 
 class OnlineEngine {
@@ -80,9 +83,17 @@ class OnlineEngine {
   // From any thread. The engine draws the output length: max_tokens when
   // ignore_eos, else from the scenario's output-length distribution,
   // clamped to [min_tokens, max_tokens] (max_tokens 0: no cap).
+  // `replica`: -1, the scenario's router picks; else that replica takes it
+  // (its own port, behind an external router).
   SubmitResult Submit(int32_t prompt_len, std::vector<uint64_t> block_hashes,
                       int32_t max_tokens, int32_t min_tokens, bool ignore_eos,
-                      std::shared_ptr<TokenStream> stream);
+                      std::shared_ptr<TokenStream> stream, int32_t replica = -1);
+
+  // From any thread: the client of `stream` went away (it disconnected or
+  // its request timed out). The engine aborts its request at the simulated
+  // time it handles this (vLLM: at once, its KV freed; SGLang: at its next
+  // result) and ends the stream with an error. Nothing if it already ended.
+  void Abort(std::shared_ptr<TokenStream> stream);
 
   // Stops taking requests, lets those inside finish for up to drain_s wall
   // seconds, ends the rest with an error, and joins the engine thread.
@@ -90,8 +101,10 @@ class OnlineEngine {
   void Shutdown(double drain_s);
   bool stopping() const { return stopping_.load(); }
 
-  // What /metrics shows, as of the engine's last update.
-  MetricsSnapshot Snapshot() const;
+  // What /metrics shows, as of the engine's last update: the fleet's, or
+  // (per_replica_metrics) replica k's own.
+  MetricsSnapshot Snapshot(int32_t replica = -1) const;
+  int32_t num_replicas() const { return static_cast<int32_t>(replicas_.size()); }
 
   double time_scale() const { return options_.time_scale; }
   // The simulated time now (from the wall clock).
@@ -114,6 +127,7 @@ class OnlineEngine {
     SimTime at = 0;  // simulated time it reached the engine's queue
     int32_t prompt_len = 0, max_tokens = 0, min_tokens = 0;
     bool ignore_eos = false;
+    int32_t replica = -1;  // -1: routed
     std::vector<uint64_t> block_hashes;
     std::shared_ptr<TokenStream> stream;
   };
@@ -146,6 +160,17 @@ class OnlineEngine {
   void SyncLevels();
   size_t Route(Request& r);
   void Release(Active& a, const Request& r);
+  // Books a change to the metrics: the fleet's, and replica k's own when
+  // they are kept (k < 0: the fleet's only).
+  template <typename F>
+  void Book(int32_t k, F f) {
+    f(live_);
+    if (k >= 0 && !live_by_.empty()) f(live_by_[static_cast<size_t>(k)]);
+  }
+  void AbortStream(const std::shared_ptr<TokenStream>& stream);
+  // A request of replica k's active list ended (finished or aborted at
+  // now_): its stream ends, and it leaves the list (index i).
+  void Retire(size_t k, size_t i);
   void EndStream(Active& a, const std::string& error, bool rejected = false);
   // Publishes the snapshot, then applies the staged stream updates.
   void Deliver();
@@ -173,15 +198,18 @@ class OnlineEngine {
 
   std::chrono::steady_clock::time_point start_;
   std::thread thread_;
-  mutable std::mutex mu_;  // guards queue_, inside_, stop_, drain_until_, snapshot_
+  mutable std::mutex mu_;  // guards queue_, aborts_, inside_, stop_, drain_until_, snapshot_
   std::condition_variable cv_;
   std::vector<Pending> queue_;
+  std::vector<std::shared_ptr<TokenStream>> aborts_;  // handled after queue_
   int64_t inside_ = 0;  // submitted and not done
   bool stop_ = false;
   std::chrono::steady_clock::time_point drain_until_;
   std::atomic<bool> stopping_{false};
   MetricsSnapshot snapshot_;  // published copy
   MetricsSnapshot live_;      // the engine thread's
+  // per_replica_metrics: each replica's, live and published.
+  std::vector<MetricsSnapshot> live_by_, snapshot_by_;
   std::chrono::steady_clock::time_point last_lag_warning_{};
 };
 

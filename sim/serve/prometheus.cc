@@ -125,6 +125,9 @@ std::string RenderPrometheus(const MetricsSnapshot& m, const std::string& model_
          static_cast<double>(m.finished_length));
   Sample(&s, "vllm:request_success_total", l + ",finished_reason=\"stop\"",
          static_cast<double>(m.finished_stop));
+  // (vLLM labels every FinishReason: an abort is its client going away.)
+  Sample(&s, "vllm:request_success_total", l + ",finished_reason=\"abort\"",
+         static_cast<double>(m.finished_abort));
   Histogram(&s, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
             l, m.ttft);
   Histogram(&s, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
@@ -142,8 +145,8 @@ std::string RenderPrometheus(const MetricsSnapshot& m, const std::string& model_
   Counter(&s, "servesim:requests_rejected",
           "Requests the engine can never serve (prompt beyond the KV cache).", l,
           static_cast<double>(m.rejected));
-  Counter(&s, "servesim:requests_aborted", "Requests cut off at shutdown.", l,
-          static_cast<double>(m.aborted));
+  Counter(&s, "servesim:requests_cut_off", "Requests cut off at shutdown.", l,
+          static_cast<double>(m.cut_off));
   Counter(&s, "servesim:requests_refused", "Requests refused because the server was full.", l,
           static_cast<double>(m.refused));
   return s;

@@ -28,9 +28,10 @@ struct MetricsSnapshot {
   int64_t prefix_queries = 0, prefix_hits = 0;  // prompt tokens, at admission
   int64_t preemptions = 0;
   int64_t finished_length = 0, finished_stop = 0;  // request_success by reason
+  int64_t finished_abort = 0;  // ended because their clients went away
   int64_t admitted = 0;  // requests the engine took (any outcome)
   int64_t rejected = 0;  // the engine could never serve them (too long)
-  int64_t aborted = 0;   // cut off at shutdown
+  int64_t cut_off = 0;   // cut off at shutdown (not finished by the drain)
   int64_t refused = 0;   // not admitted: the server was full
   PromHistogram ttft, itl, e2e, queue;
   double sim_time_s = 0;  // the simulated clock

@@ -57,7 +57,7 @@ print("ok: 8 streams of 1000 tokens finished across SIGTERM")
 PY
 wait "$pid"; rc=$?
 [ "$rc" -eq 0 ] || fail "exit status $rc"
-grep -q "8 requests admitted: 8 finished, 0 rejected by the engine, 0 cut off" "$dir/out" \
+grep -q "8 requests admitted: 8 finished, 0 rejected by the engine, 0 aborted (their clients went away), 0 cut off" "$dir/out" \
   || fail "summary: $(cat "$dir/out")"
 grep -q "run-level invariants hold" "$dir/out" || fail "invariants: $(cat "$dir/out")"
 # The served run's result JSON: the 8 requests, 1000 tokens each.

@@ -342,6 +342,62 @@ TEST(RunInvariants, UnfinishedInARunThatDrained) {
   EXPECT_VIOLATION(r, "conservation", "");
 }
 
+// Aborted requests (serve's clients going away): each rule can fail alone.
+TEST(RunInvariants, AbortedRequestsThatCouldNotHaveBeen) {
+  {  // sound: ended at its abort, short of its output, counted
+    SimRun r = Simulate(Base());
+    const size_t i = FinishedWith(r.out, 3);
+    Request& q = r.out.requests[i];
+    q.status = RequestStatus::kAborted;
+    q.abort_at = q.last_token;
+    q.finish = q.last_token;
+    --q.num_output;
+    // (its last token's gap leaves the histogram's count one over)
+    ++r.out.aborted;
+    const auto lines = CheckRunInvariants(r.in, r.out);
+    for (const auto& l : lines) {
+      EXPECT_TRUE(l.rfind("tokens: ", 0) == 0 || l.rfind("ttft: ", 0) == 0) << l;
+    }
+  }
+  {  // every token delivered: it finished, it was not aborted
+    SimRun r = Simulate(Base());
+    Request& q = r.out.requests[FinishedWith(r.out, 1)];
+    q.status = RequestStatus::kAborted;
+    q.abort_at = q.finish;
+    ++r.out.aborted;
+    EXPECT_VIOLATION(r, "aborted", "with all");
+  }
+  {  // no abort time, or ended before its abort
+    SimRun r = Simulate(Base());
+    Request& q = r.out.requests[FinishedWith(r.out, 1)];
+    q.status = RequestStatus::kAborted;
+    --q.num_output;
+    ++r.out.aborted;
+    EXPECT_VIOLATION(r, "aborted", "aborted at -1 ns");
+    q.abort_at = q.finish + 1;
+    EXPECT_VIOLATION(r, "aborted", "ended at");
+  }
+  {  // ended before a token it received
+    SimRun r = Simulate(Base());
+    Request& q = r.out.requests[FinishedWith(r.out, 2)];
+    q.status = RequestStatus::kAborted;
+    q.finish = q.abort_at = q.first_token;
+    --q.num_output;
+    ++r.out.aborted;
+    EXPECT_VIOLATION(r, "causality", "aborted at its end");
+  }
+  {  // an abort the counts miss, and an abandoned request left running
+    SimRun r = Simulate(Base());
+    r.out.aborted = 1;
+    EXPECT_VIOLATION(r, "conservation", "out.aborted 1");
+    SimRun s = Simulate(Base());
+    Request& q = s.out.requests[FinishedWith(s.out, 1)];
+    q.abort_at = q.first_token;
+    q.status = RequestStatus::kRunning;
+    EXPECT_VIOLATION(s, "aborted", "still has status");
+  }
+}
+
 TEST(RunInvariants, CountsThatDoNotAddUp) {
   SimRun r = Simulate(Base());
   ++r.out.rejected;

@@ -92,7 +92,7 @@ FAMILIES = {
     "servesim:engine_lag_seconds": "gauge",
     "servesim:engine_lag_max_seconds": "gauge",
     "servesim:requests_rejected": "counter",
-    "servesim:requests_aborted": "counter",
+    "servesim:requests_cut_off": "counter",
     "servesim:requests_refused": "counter",
 }
 HISTOGRAMS = [n for n, t in FAMILIES.items() if t == "histogram"]
@@ -455,7 +455,7 @@ def test_after_the_run_counters_and_histograms_match_the_client(run):
     assert final.kv() == run.idle.kv()
     assert final.success("length") == N and final.success("stop") == 0
     assert final.total("servesim:requests_rejected") == 0
-    assert final.total("servesim:requests_aborted") == 0
+    assert final.total("servesim:requests_cut_off") == 0
     assert final.total("servesim:requests_refused") == 0
     assert final.total("vllm:num_preemptions") == 0  # a tiny fraction of the KV cache
     assert final.total("vllm:prompt_tokens") == sum(s.usage["prompt_tokens"] for s in streams)

@@ -573,5 +573,68 @@ TEST(Serve, ARequestPastItsTimeoutGetsAnErrorOnce) {
   EXPECT_EQ(streamed.done_markers, 1) << streamed.body;
 }
 
+// --replica-ports: one server per replica on one engine; a request sent to
+// replica k's port runs on k whatever the scenario's router would say, and
+// each port's /metrics shows its own replica's (the fleet's is their sum).
+TEST(Serve, ReplicaPortsServeTheirOwnReplicaAndMetrics) {
+  const Scenario sc = testing::MustParse(TestScenario());
+  OnlineOptions eo;
+  eo.time_scale = kScale;
+  eo.check_invariants = true;
+  eo.lag_warning_s = 0;
+  eo.per_replica_metrics = true;
+  OnlineEngine engine(sc.ToSimulationInput(), eo);
+  ASSERT_EQ(engine.num_replicas(), 2);
+  std::vector<std::unique_ptr<HttpServer>> servers;
+  std::vector<std::thread> threads;
+  for (int32_t k = 0; k < 2; ++k) {
+    HttpOptions ho;
+    ho.port = 0;
+    ho.threads = 16;
+    ho.model_name = "test-model";
+    ho.block_size = sc.engine.block_size;
+    ho.replica = k;
+    servers.push_back(std::make_unique<HttpServer>(&engine, ho));
+    ASSERT_TRUE(servers.back()->Bind().ok());
+  }
+  engine.Start();
+  for (auto& h : servers) threads.emplace_back([p = h.get()] { p->Run(); });
+  // Five to replica 1's port, two to replica 0's (round robin would split
+  // seven 4 / 3 the other way).
+  const std::string body = R"({"prompt": "hello", "max_tokens": 6, "ignore_eos": true,
+                               "stream": true})";
+  for (int i = 0; i < 7; ++i) {
+    const Seen seen = Post(servers[i < 5 ? 1 : 0]->Port(), "/v1/completions", body);
+    EXPECT_EQ(seen.status, 200) << seen.body;
+    EXPECT_EQ(seen.tokens, 6);
+  }
+  const MetricsSnapshot m0 = engine.Snapshot(0), m1 = engine.Snapshot(1), all = engine.Snapshot();
+  EXPECT_EQ(m0.admitted, 2);
+  EXPECT_EQ(m1.admitted, 5);
+  EXPECT_EQ(all.admitted, 7);
+  EXPECT_EQ(m0.finished_length, 2);
+  EXPECT_EQ(m1.finished_length, 5);
+  EXPECT_EQ(m0.generation_tokens, 12);
+  EXPECT_EQ(m1.generation_tokens, 30);
+  EXPECT_EQ(m0.ttft.count + m1.ttft.count, all.ttft.count);
+  EXPECT_EQ(m0.itl.count + m1.itl.count, all.itl.count);
+  // Each port's /metrics is its replica's.
+  httplib::Client c1("127.0.0.1", servers[1]->Port());
+  const auto scrape = c1.Get("/metrics");
+  ASSERT_TRUE(scrape);
+  EXPECT_NE(scrape->body.find(R"(vllm:generation_tokens_total{model_name="test-model",engine="0"} 30)"),
+            std::string::npos)
+      << scrape->body;
+  engine.Shutdown(1);
+  for (auto& h : servers) h->Stop(5);
+  for (auto& t : threads) t.join();
+  const SimulationOutput& out = engine.output();
+  ASSERT_EQ(out.requests.size(), 7u);
+  for (const Request& r : out.requests) EXPECT_EQ(r.replica, r.id < 5 ? 1 : 0) << r.id;
+  EXPECT_EQ(out.replicas[0].routed, 2);
+  EXPECT_EQ(out.replicas[1].routed, 5);
+  for (const std::string& line : engine.CheckInvariants()) ADD_FAILURE() << line;
+}
+
 }  // namespace
 }  // namespace servesim
