@@ -85,7 +85,7 @@ StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
   if (n > 0) n = std::max<int64_t>(n, int64_t{kRequestsPerClient} * clients);
   SaturationEstimate e;
   for (int attempt = 0; attempt <= kDoublings; ++attempt, n *= 2) {
-    StatusOr<Scenario> sc = WithClosedLoop(base, clients);
+    StatusOr<Scenario> sc = WithSaturatingLoop(base, clients);
     if (sc.ok() && n > 0) {
       sc = WithNumRequests(*sc, n);
     }

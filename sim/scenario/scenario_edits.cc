@@ -30,6 +30,18 @@ StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n) {
   return Rederive(base, std::move(j));
 }
 
+StatusOr<Scenario> WithSaturatingLoop(const Scenario& base, int n) {
+  nlohmann::json j = base.json;
+  j["workload"]["arrival"] = {{"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
+  j["workload"].erase("max_concurrency");
+  if (base.frontend.enabled) {
+    for (const char* key : {"output_s", "client_turnaround_s", "client_jitter_s"}) {
+      j["frontend"][key] = 0;
+    }
+  }
+  return Rederive(base, std::move(j));
+}
+
 StatusOr<Scenario> WithNumRequests(const Scenario& base, int64_t n) {
   nlohmann::json j = base.json;
   j["workload"]["num_requests"] = n;

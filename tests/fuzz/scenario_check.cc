@@ -86,7 +86,7 @@ void CheckSaturation(const Scenario& sc, const SimulationOutput& out, const RunS
     return;
   }
   const int clients = 2 * sc.engine.max_num_seqs;
-  StatusOr<Scenario> closed = WithClosedLoop(sc, clients);
+  StatusOr<Scenario> closed = WithSaturatingLoop(sc, clients);
   if (!closed.ok()) {
     o->problems.push_back("saturating variant does not parse: " + closed.status().message());
     return;
