@@ -133,9 +133,22 @@ void ParseSglangEngine(const JsonView& v, Scenario* s) {
     graph_bs = std::min<int64_t>(graph_bs, *n);
   }
   const int64_t extend = c.chunked_prefill_size > 0 ? c.chunked_prefill_size : c.max_prefill_tokens;
-  s->gpu_memory_utilization = g.Number("mem_fraction_static",
-                                       DefaultMemFraction(mib, s->tp, extend, graph_bs),
-                                       Range::OpenClosed(0, 1));
+  const double fraction = DefaultMemFraction(mib, s->tp, extend, graph_bs);
+  if (!g.Has("mem_fraction_static") && fraction <= 0) {
+    // SGLang's own rule leaves nothing for weights and KV: it would not start.
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "SGLang's default mem_fraction_static on %s (%.1f GiB) would be %.3f: it "
+                  "reserves 1.5 MiB a token of the largest extend (%lld tokens: %s) beside CUDA "
+                  "graphs and slack; expected a chunked_prefill_size, a smaller "
+                  "max_prefill_tokens, or mem_fraction_static given",
+                  s->gpu.name.c_str(), mib / 1024, fraction, static_cast<long long>(extend),
+                  c.chunked_prefill_size > 0 ? "chunked_prefill_size"
+                                             : "max_prefill_tokens, chunked prefill off");
+    g.FailMessage(c.chunked_prefill_size > 0 ? "chunked_prefill_size" : "max_prefill_tokens", buf);
+  }
+  s->gpu_memory_utilization =
+      g.Number("mem_fraction_static", fraction, Range::OpenClosed(0, 1));
   EngineConfig& e = s->engine;
   e.kind = EngineKind::kSglang;
   e.sglang_ignore_eos = g.Bool("ignore_eos", true);

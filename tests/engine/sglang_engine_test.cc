@@ -50,6 +50,35 @@ double MeanRunning(const SimulationOutput& out) {
   return out.steps.empty() ? 0 : sum / static_cast<double>(out.steps.size());
 }
 
+// SGLang's default mem_fraction_static reserves 1.5 MiB a token of the
+// largest extend: without chunking, a 32768-token max_prefill_tokens takes
+// more than an L40S has, and SGLang would not start. The refusal names the
+// setting and the way out (fuzzer seeds 901420, 902883 met it as a
+// misleading "gpu_memory_utilization -0.0" at /hardware/tp).
+TEST(SglangEngine, ADefaultFractionThatLeavesNoMemoryIsRefusedByName) {
+  const auto l40s = [](const std::string& sglang) {
+    return ParseScenario(Overloaded(R"({"kind": "sglang", "sglang": )" + sglang + "}"), "<test>",
+                         {"hardware.gpu=l40s"});
+  };
+  const auto refused = l40s(R"({"chunked_prefill_size": -1, "max_prefill_tokens": 32768})");
+  ASSERT_FALSE(refused.ok());
+  const std::string& m = refused.status().message();
+  EXPECT_NE(m.find("/engine/sglang/max_prefill_tokens: SGLang's default mem_fraction_static on "
+                   "l40s"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("expected a chunked_prefill_size, a smaller max_prefill_tokens, or "
+                   "mem_fraction_static given"),
+            std::string::npos)
+      << m;
+  // Each way out runs.
+  EXPECT_TRUE(l40s(R"({"chunked_prefill_size": -1, "max_prefill_tokens": 8192})").ok());
+  EXPECT_TRUE(l40s(R"({"chunked_prefill_size": 4096, "max_prefill_tokens": 32768})").ok());
+  EXPECT_TRUE(l40s(R"({"chunked_prefill_size": -1, "max_prefill_tokens": 32768,
+                       "mem_fraction_static": 0.8})")
+                  .ok());
+}
+
 TEST(SglangEngine, RefusesWhatIsNotModelledInOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"kind": "sglang", "max_num_seqs": 8})",

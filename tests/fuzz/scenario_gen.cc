@@ -452,6 +452,13 @@ void ToSglang(Choices& c, json* s) {
   } else if (v.contains("gpu_memory_utilization")) {
     g["mem_fraction_static"] = v["gpu_memory_utilization"];
   }
+  // Without chunking SGLang reserves activations for a whole
+  // max_prefill_tokens extend (1.5 MiB a token), more than a 48 GB GPU has
+  // at 32768 tokens: its default fraction would be negative (refused), so
+  // such an engine states its fraction.
+  if (!v["chunked_prefill"].get<bool>() && !g.contains("mem_fraction_static")) {
+    g["mem_fraction_static"] = 0.85;
+  }
   if (c.Chance(0.5)) {
     g["schedule_policy"] = c.Pick<const char*>({"lof", "lpm", "dfs-weight", "random"});
   }
