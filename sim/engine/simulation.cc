@@ -760,17 +760,8 @@ class Driver {
     CloseWindow();
     out_->input_error = source_.trace_error();
     for (size_t k = 0; k < replicas_.size(); ++k) {
-      const Replica& rep = *replicas_[k];
-      out_->replicas[k].steps = rep.steps();
-      out_->replicas[k].busy_s = ToSeconds(rep.busy_time());
-      out_->replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
-      out_->total_cost += rep.total_cost();
-      if (const Scheduler* sch = rep.vllm_scheduler()) {
-        out_->resume_cached_tokens += sch->resume_cached_tokens();
-        out_->spec += sch->spec_stats();
-        out_->evictions += sch->kv().evictions();
-        AddOffload(rep, *sch, EngineOfReplica(in_, static_cast<int32_t>(k)));
-      }
+      CollectReplicaStats(*replicas_[k], EngineOfReplica(in_, static_cast<int32_t>(k)), now_,
+                          &out_->replicas[k], out_);
     }
     RequestTable& t = out_->requests;
     for (size_t i = retired_chunks_ * RequestTable::kChunk; i < t.size(); ++i) HandOver(i);
@@ -793,22 +784,6 @@ class Driver {
     if (!out_->unstable && !w_.closed_loop && !w_.sessions && !trace_sessions_) {
       JudgeStability();
     }
-  }
-
-  void AddOffload(const Replica& rep, const Scheduler& sch, const EngineConfig& e) {
-    OffloadStats& o = out_->offload;
-    const TransferCounts& t = sch.transfers();
-    o.swap_preemptions += sch.swap_preemptions();
-    o.swap_fallbacks += sch.swap_fallbacks();
-    o.swap_out_blocks += t.swap_out;
-    o.swap_in_blocks += t.swap_in;
-    o.load_blocks += t.load;
-    o.store_blocks += t.store;
-    if (sch.cpu_tier() != nullptr) o.cpu_evictions += sch.cpu_tier()->evictions();
-    const double block = e.kv_block_bytes * e.offload_gpus;
-    o.bytes_to_cpu += static_cast<double>(t.swap_out + t.store) * block;
-    o.bytes_to_gpu += static_cast<double>(t.swap_in + t.load) * block;
-    o.stall += rep.transfer_stall();
   }
 
   // Arrivals see time averages (PASTA): if the number in system seen by the
@@ -897,6 +872,32 @@ int32_t ApiServerCount(const SimulationInput& in) {
 
 SimTime ClientLag(const SimulationInput& in) {
   return in.frontend.enabled ? FromSeconds(in.frontend.output_s) : 0;
+}
+
+void CollectReplicaStats(const Replica& rep, const EngineConfig& e, SimTime end,
+                         ReplicaStats* st, SimulationOutput* out) {
+  st->steps = rep.steps();
+  st->busy_s = ToSeconds(rep.busy_time());
+  st->busy_in_run_s = ToSeconds(rep.busy_time_before(end));
+  out->total_cost += rep.total_cost();
+  const Scheduler* sch = rep.vllm_scheduler();
+  if (sch == nullptr) return;
+  out->resume_cached_tokens += sch->resume_cached_tokens();
+  out->spec += sch->spec_stats();
+  out->evictions += sch->kv().evictions();
+  OffloadStats& o = out->offload;
+  const TransferCounts& t = sch->transfers();
+  o.swap_preemptions += sch->swap_preemptions();
+  o.swap_fallbacks += sch->swap_fallbacks();
+  o.swap_out_blocks += t.swap_out;
+  o.swap_in_blocks += t.swap_in;
+  o.load_blocks += t.load;
+  o.store_blocks += t.store;
+  if (sch->cpu_tier() != nullptr) o.cpu_evictions += sch->cpu_tier()->evictions();
+  const double block = e.kv_block_bytes * e.offload_gpus;
+  o.bytes_to_cpu += static_cast<double>(t.swap_out + t.store) * block;
+  o.bytes_to_gpu += static_cast<double>(t.swap_in + t.load) * block;
+  o.stall += rep.transfer_stall();
 }
 
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k) {

@@ -156,6 +156,14 @@ SimTime ClientLag(const SimulationInput& in);
 
 // The engine settings of replica k (its pool's, when disaggregated).
 const EngineConfig& EngineOfReplica(const SimulationInput& in, int32_t k);
+class Replica;
+struct ReplicaStats;
+struct SimulationOutput;
+// At the end of a run (both drivers: RunSimulation's and serve's): replica
+// `rep`'s counts into *st, and its cost, cache, speculative decoding and
+// KV offload counters added to *out. `end`: the run's end.
+void CollectReplicaStats(const Replica& rep, const EngineConfig& e, SimTime end,
+                         ReplicaStats* st, SimulationOutput* out);
 
 struct ReplicaStats {
   int64_t routed = 0;     // requests sent to this replica

@@ -564,15 +564,7 @@ void OnlineEngine::Finish() {
   rec.Advance(now_);
   if (window_started_) rec.MarkWindowEnd(now_);
   for (size_t k = 0; k < replicas_.size(); ++k) {
-    const Replica& rep = *replicas_[k];
-    out_.replicas[k].steps = rep.steps();
-    out_.replicas[k].busy_s = ToSeconds(rep.busy_time());
-    out_.replicas[k].busy_in_run_s = ToSeconds(rep.busy_time_before(now_));
-    out_.total_cost += rep.total_cost();
-    if (const Scheduler* sch = rep.vllm_scheduler()) {
-      out_.resume_cached_tokens += sch->resume_cached_tokens();
-      out_.evictions += sch->kv().evictions();
-    }
+    CollectReplicaStats(*replicas_[k], in_.engine, now_, &out_.replicas[k], &out_);
   }
   for (const Request& r : out_.requests) {
     if (r.replica >= 0 && r.cached_tokens >= 0) {
