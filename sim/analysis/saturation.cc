@@ -77,8 +77,18 @@ SaturationEstimate SaturationFromRequests(const RequestTable& requests) {
   return e;
 }
 
+int SaturatingClients(const Scenario& s) {
+  int clients = 2 * s.engine.max_num_seqs;
+  // (ApiServerCount's rule: one per replica unless given.)
+  if (s.frontend.enabled) {
+    clients += 2 * (s.frontend.api_servers > 0 ? s.frontend.api_servers
+                                               : std::max(1, s.num_replicas));
+  }
+  return clients;
+}
+
 StatusOr<SaturationEstimate> EstimateSaturation(const Scenario& base) {
-  const int clients = 2 * base.engine.max_num_seqs;
+  const int clients = SaturatingClients(base);
   constexpr int kRequestsPerClient = 50, kDoublings = 2;
   // A trace is replayed as it is: its length is its own.
   int64_t n = base.workload.trace ? 0 : base.workload.num_requests;

@@ -2,10 +2,10 @@
 // queueing-theory overlays use.
 //
 // Definition (the saturating run): the scenario's deployment and lengths
-// under a closed loop of 2 x max_num_seqs clients with no think time. Every
-// client resends the moment its answer arrives, so the scheduler always has
-// more work than max_num_seqs and the replica runs flat out. From its
-// requests:
+// under a closed loop of SaturatingClients clients with no think time and
+// no client time outside the server (WithSaturatingLoop). Every client
+// resends the moment its answer arrives, so the scheduler always has more
+// work than max_num_seqs and the replica runs flat out. From its requests:
 //   t_a = the finish time of the first 10% of finished requests (skips the
 //         start, when all clients prefill at once),
 //   t_b = the last send time (after it clients stop being replaced and the
@@ -46,6 +46,12 @@ struct SaturationEstimate {
   double window_s = 0;
   double output_tokens_per_s = 0;  // in the window
 };
+
+// Clients of the saturating run: 2 x max_num_seqs, and with the frontend
+// on 2 more per API server, so that a slow API server (itself a queue of
+// api_servers servers in front of the engine) is kept busy too when it is
+// the bottleneck.
+int SaturatingClients(const Scenario& s);
 
 // From a saturating run's requests (finished ones are used).
 SaturationEstimate SaturationFromRequests(const RequestTable& requests);

@@ -35,7 +35,7 @@ StatusOr<Scenario> WithSaturatingLoop(const Scenario& base, int n) {
   j["workload"]["arrival"] = {{"process", "closed"}, {"concurrency", n}, {"think_time_s", 0}};
   j["workload"].erase("max_concurrency");
   if (base.frontend.enabled) {
-    for (const char* key : {"output_s", "client_turnaround_s", "client_jitter_s"}) {
+    for (const char* key : {"engine_hop_s", "output_s", "client_turnaround_s", "client_jitter_s"}) {
       j["frontend"][key] = 0;
     }
   }

@@ -27,10 +27,11 @@ StatusOr<Scenario> WithOpenLoop(const Scenario& base, double rate, double bursti
 // A closed loop of n clients with no think time (max_concurrency removed).
 StatusOr<Scenario> WithClosedLoop(const Scenario& base, int n);
 // The closed loop that saturates the deployment, for its service rate mu:
-// n clients with no think time and, with the frontend on, no client-side
-// time either (output streaming, turnaround, jitter are not service: with
-// them a few clients can leave the engine idle and mu comes out low). The
-// API servers' work stays: it is service, and can be the bottleneck.
+// n clients with no think time and, with the frontend on, no time outside
+// the servers either (the hop to the engine core, output streaming,
+// turnaround and jitter are delays, not service: with them a few clients
+// can leave the engine idle and mu comes out low). The API servers' work
+// stays: it is service, and can be the bottleneck.
 StatusOr<Scenario> WithSaturatingLoop(const Scenario& base, int n);
 // workload.num_requests = n.
 StatusOr<Scenario> WithNumRequests(const Scenario& base, int64_t n);

@@ -85,7 +85,7 @@ void CheckSaturation(const Scenario& sc, const SimulationOutput& out, const RunS
       sc.engine.long_prefill_token_threshold > 0) {
     return;
   }
-  const int clients = 2 * sc.engine.max_num_seqs;
+  const int clients = SaturatingClients(sc);
   StatusOr<Scenario> closed = WithSaturatingLoop(sc, clients);
   if (!closed.ok()) {
     o->problems.push_back("saturating variant does not parse: " + closed.status().message());

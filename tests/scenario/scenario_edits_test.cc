@@ -95,6 +95,7 @@ TEST(ScenarioEdits, TheSaturatingLoopLeavesNoClientTimeOutsideTheServer) {
   EXPECT_EQ(sat->frontend.output_s, 0);
   EXPECT_EQ(sat->frontend.client_turnaround_s, 0);
   EXPECT_EQ(sat->frontend.client_jitter_s, 0);
+  EXPECT_EQ(sat->frontend.engine_hop_s, 0);
   EXPECT_EQ(sat->frontend.request_s, 0.001);
   // mu with the frontend's client time is no more than a few percent off
   // mu without a frontend at all (the API server adds its 1 ms a request,
