@@ -175,63 +175,91 @@ TEST(ServeAbort, RandomAbortsOnEveryEngineLoopKeepEveryInvariant) {
 }
 
 // Over HTTP: a streaming client that reads a few tokens and hangs up, and
-// one whose request times out, leave the engine with nothing running.
-TEST(ServeAbort, AClientThatHangsUpOrTimesOutHasItsRequestAborted) {
-  const Scenario sc = testing::MustParse(
-      ServedScenario(R"({"gpu": "h200"})", kLinear, R"({"num_gpu_blocks": 6000})"));
-  OnlineOptions eo;
-  eo.time_scale = 10;
-  eo.check_invariants = true;
-  eo.lag_warning_s = 0;
-  OnlineEngine engine(sc.ToSimulationInput(), eo);
-  HttpOptions ho;
-  ho.port = 0;
-  ho.model_name = "test-model";
-  ho.request_timeout_s = 0.4;
-  ho.block_size = sc.engine.block_size;
-  HttpServer http(&engine, ho);
-  ASSERT_TRUE(http.Bind().ok());
-  engine.Start();
-  std::thread server([&] { http.Run(); });
-  const std::string body =
-      R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true, "stream": true})";
-  {
-    httplib::Client cli("127.0.0.1", http.Port());
-    httplib::Request req;
-    req.method = "POST";
-    req.path = "/v1/completions";
-    req.body = body;
-    req.set_header("Content-Type", "application/json");
-    int chunks = 0;
-    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
-      return ++chunks < 5;  // then hang up
-    };
-    cli.send(req);
-    EXPECT_EQ(chunks, 5);
+// requests that time out (streamed and not), leave the engine with nothing
+// running; /metrics counts them as aborted.
+struct ServedEngine {
+  Scenario sc;
+  std::unique_ptr<OnlineEngine> engine;
+  std::unique_ptr<HttpServer> http;
+  std::thread thread;
+  explicit ServedEngine(double request_timeout_s)
+      : sc(testing::MustParse(
+            ServedScenario(R"({"gpu": "h200"})", kLinear, R"({"num_gpu_blocks": 6000})"))) {
+    OnlineOptions eo;
+    eo.time_scale = 10;
+    eo.check_invariants = true;
+    eo.lag_warning_s = 0;
+    engine = std::make_unique<OnlineEngine>(sc.ToSimulationInput(), eo);
+    HttpOptions ho;
+    ho.port = 0;
+    ho.threads = 8;
+    ho.model_name = "test-model";
+    ho.request_timeout_s = request_timeout_s;
+    ho.block_size = sc.engine.block_size;
+    http = std::make_unique<HttpServer>(engine.get(), ho);
+    EXPECT_TRUE(http->Bind().ok());
+    engine->Start();
+    thread = std::thread([this] { http->Run(); });
   }
-  // The abort lands when the next token cannot be written: well before the
-  // request's 0.4 s timeout would have ended it.
-  EXPECT_TRUE(WaitFor([&] { return engine.Snapshot().finished_abort == 1; }, 0.2));
-  {
-    httplib::Client cli("127.0.0.1", http.Port());
-    const auto res = cli.Post("/v1/completions",
-                              R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true})",
-                              "application/json");
-    ASSERT_TRUE(res);
-    EXPECT_EQ(res->status, 504);
+  // Shuts down; the served run's invariants must hold.
+  void Finish() {
+    engine->Shutdown(1);
+    http->Stop(5);
+    thread.join();
+    for (const std::string& line : engine->CheckInvariants()) ADD_FAILURE() << line;
   }
-  EXPECT_TRUE(WaitFor([&] { return engine.Snapshot().finished_abort == 2; }, 10));
-  const MetricsSnapshot m = engine.Snapshot();
+  bool AbortsReach(int64_t n) {
+    return WaitFor([&] { return engine->Snapshot().finished_abort == n; }, 30);
+  }
+};
+
+TEST(ServeAbort, AClientThatHangsUpHasItsRequestAborted) {
+  ServedEngine srv(/*request_timeout_s=*/600);  // no timeout: the hang-up aborts it
+  httplib::Client cli("127.0.0.1", srv.http->Port());
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true, "stream": true})";
+  req.set_header("Content-Type", "application/json");
+  int chunks = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+    return ++chunks < 5;  // then hang up
+  };
+  cli.send(req);
+  EXPECT_EQ(chunks, 5);
+  // Noticed when its next token cannot be written.
+  EXPECT_TRUE(srv.AbortsReach(1));
+  const MetricsSnapshot m = srv.engine->Snapshot();
   EXPECT_EQ(m.running, 0);
   EXPECT_EQ(m.kv_usage, 0);
   EXPECT_EQ(m.finished_length + m.finished_stop, 0);
-  const std::string metrics = RenderPrometheus(m, "test-model");
-  EXPECT_NE(metrics.find(R"(finished_reason="abort"} 2)"), std::string::npos) << metrics;
-  engine.Shutdown(1);
-  http.Stop(5);
-  server.join();
-  EXPECT_EQ(engine.output().aborted, 2);
-  for (const std::string& line : engine.CheckInvariants()) ADD_FAILURE() << line;
+  EXPECT_NE(RenderPrometheus(m, "test-model").find(R"(finished_reason="abort"} 1)"),
+            std::string::npos);
+  srv.Finish();
+  const SimulationOutput& out = srv.engine->output();
+  EXPECT_EQ(out.aborted, 1);
+  ASSERT_EQ(out.requests.size(), 1u);
+  EXPECT_EQ(out.requests[0].status, RequestStatus::kAborted);
+  EXPECT_LT(out.requests[0].num_output, 20000);
+}
+
+TEST(ServeAbort, RequestsThatTimeOutAreAborted) {
+  ServedEngine srv(/*request_timeout_s=*/0.3);
+  httplib::Client cli("127.0.0.1", srv.http->Port());
+  const std::string body = R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true)";
+  const auto whole = cli.Post("/v1/completions", body + "}", "application/json");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->status, 504);
+  const auto streamed =
+      cli.Post("/v1/completions", body + R"(, "stream": true})", "application/json");
+  ASSERT_TRUE(streamed);
+  EXPECT_NE(streamed->body.find("timed out"), std::string::npos);
+  EXPECT_TRUE(srv.AbortsReach(2));
+  const MetricsSnapshot m = srv.engine->Snapshot();
+  EXPECT_EQ(m.running, 0);
+  EXPECT_EQ(m.kv_usage, 0);
+  srv.Finish();
+  EXPECT_EQ(srv.engine->output().aborted, 2);
 }
 
 }  // namespace
