@@ -201,6 +201,12 @@ struct ServedEngine {
     engine->Start();
     thread = std::thread([this] { http->Run(); });
   }
+  ~ServedEngine() {  // a test that stopped early
+    if (!thread.joinable()) return;
+    engine->Shutdown(0);
+    http->Stop(5);
+    thread.join();
+  }
   // Shuts down; the served run's invariants must hold.
   void Finish() {
     engine->Shutdown(1);
