@@ -8,8 +8,10 @@
 // which the engine thread updates when the simulated step that produced a
 // token ends (the thread sleeps until that step's end in wall time). A
 // request is never lost: it is either refused at Submit, or it ends in its
-// TokenStream as done (finished, rejected by the engine, or cut off at
-// shutdown with an error).
+// TokenStream as done (finished, rejected by the engine, aborted because
+// its client went away, or cut off at shutdown with an error). Each
+// replica may have its own port (HttpOptions::replica): then its requests
+// skip the router and it keeps its own metrics (per_replica_metrics).
 #pragma once
 
 #include <atomic>
