@@ -4,7 +4,11 @@
 // scheduling; a step's sampled tokens are committed before the next.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -374,6 +378,71 @@ TEST(LpmPolicy, SortsByMatchStablyAndNotBeyond128Waiting) {
   for (size_t i = 0; i < many.size(); ++i) EXPECT_EQ(many[i], static_cast<int64_t>(i));
   const std::deque<int64_t> limit = run(128);
   EXPECT_EQ(limit.front(), 2);
+}
+
+// The in-batch check keeps one hash per request (block t - 1's, t blocks
+// making the 32-token threshold) instead of every hash of every prompt: the
+// same order as the check as first written (the run of leading blocks
+// shared with any earlier request, every hash kept), on random queues of
+// chained hashes (a hash names its whole prefix) with shared prefixes of
+// every length and block sizes on both sides of the threshold.
+TEST(LpmPolicy, OneHashPerRequestOrdersAsEveryHashDid) {
+  const auto p = MakeSchedulerPolicy("lpm");
+  std::mt19937_64 rng(7);
+  RequestTable t;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int32_t block_size = std::vector<int32_t>{1, 4, 8, 16, 32, 64}[rng() % 6];
+    const size_t n = 2 + rng() % 40;
+    // Each request: a family (shared leading blocks), how far it follows
+    // it, then its own blocks; chained hashes.
+    std::vector<std::vector<uint64_t>> chains(n);
+    std::vector<int32_t> cached(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t family = rng() % 4;
+      const int32_t follow = static_cast<int32_t>(rng() % 8);
+      const int32_t blocks = static_cast<int32_t>(rng() % 12);
+      uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (int32_t b = 0; b < blocks; ++b) {
+        const uint64_t content = b < follow ? family * 1000 + b : (i + 1) * 1000003 + b;
+        h = (h ^ content) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 29;
+        chains[i].push_back(h);
+      }
+      cached[i] = rng() % 3 == 0 ? static_cast<int32_t>(rng() % 64) : 0;
+    }
+    auto probe = [&](int64_t id) {
+      PrefixMatch m;
+      m.cached_tokens = cached[id];
+      m.hashes = chains[id].data();
+      m.num_hashes = static_cast<int32_t>(chains[id].size());
+      return m;
+    };
+    std::deque<int64_t> q;
+    for (size_t i = 0; i < n; ++i) q.push_back(static_cast<int64_t>(i));
+    // The check as first written.
+    std::vector<std::pair<int64_t, int64_t>> keys;
+    std::set<uint64_t> seen;
+    for (int64_t id : q) {
+      const PrefixMatch m = probe(id);
+      int64_t key = -static_cast<int64_t>(m.cached_tokens);
+      if (m.cached_tokens <= 32) {
+        int32_t shared = 0;
+        while (shared < m.num_hashes && seen.count(m.hashes[shared])) ++shared;
+        if (shared * block_size >= 32) {
+          key = INT64_MAX;
+        } else {
+          seen.insert(m.hashes, m.hashes + m.num_hashes);
+        }
+      }
+      keys.emplace_back(key, id);
+    }
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::deque<int64_t> want;
+    for (const auto& k : keys) want.push_back(k.second);
+    p->OrderWaiting(&q, t, probe, block_size);
+    ASSERT_EQ(q, want) << "trial " << trial << ", block size " << block_size;
+  }
 }
 
 }  // namespace
