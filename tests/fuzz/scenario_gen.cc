@@ -8,6 +8,7 @@
 
 #include "sim/engine/engine_support.h"
 #include "sim/model/model_loader.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::fuzz {
 namespace {
@@ -295,6 +296,38 @@ json Engine(Choices& c, const Shape& shape, bool* prefix_caching) {
   return e;
 }
 
+// BoundTheWork assumes a cache derived from memory holds at most kDerived
+// blocks. Drawn after it, pipeline stages (each GPU holds a stage's
+// weights), fp8 KV and the large deployments derive up to millions (6.2 M
+// for gpt-oss-120b at pp 4), and the per-step check over them ran the
+// fuzzer out of CPU time (seeds 922725, 952455, 954583): such a cache is
+// given as kDerived blocks (or SGLang tokens) instead.
+constexpr double kDerived = 1e6;
+
+void CapTheDerivedCache(json* s) {
+  const json& e = (*s)["engine"];
+  const bool sglang = e.value("kind", "") == "sglang";
+  if (sglang ? e["sglang"].contains("max_total_tokens") : e.contains("num_gpu_blocks")) return;
+  // The cache does not depend on the workload: a one-request one (no trace
+  // read twice).
+  json probe = *s;
+  probe["workload"] = {{"arrival", {{"process", "poisson"}, {"rate", 1}}},
+                       {"input_len", {{"dist", "fixed"}, {"value", 1}}},
+                       {"output_len", {{"dist", "fixed"}, {"value", 1}}},
+                       {"num_requests", 1}};
+  StatusOr<Scenario> sc = ParseScenario(probe.dump(), "<fuzz>", {});
+  if (!sc.ok()) return;  // the check reports the scenario's own refusal
+  if (sglang) {
+    const SglangConfig& g = sc->engine.sglang;
+    if (static_cast<double>(g.max_total_tokens) / g.page_size <= kDerived) return;
+    (*s)["engine"]["sglang"]["max_total_tokens"] = static_cast<int64_t>(kDerived) * g.page_size;
+    return;
+  }
+  if (sc->engine.num_gpu_blocks <= kDerived) return;
+  (*s)["engine"]["num_gpu_blocks"] = static_cast<int64_t>(kDerived);
+  (*s)["engine"].erase("gpu_memory_utilization");
+}
+
 // The per-step KV check walks every block of the cache, so a run costs about
 // steps x blocks: fewer requests (or a shorter duration) when that is large.
 // Steps: each prompt in chunks of the token budget (or the long-prefill
@@ -312,9 +345,9 @@ void BoundTheWork(const Shape& shape, const GeneratorLimits& limits, json* engin
   const double batch = std::min(4.0, engine["max_num_seqs"].get<double>());
   const double per_request = std::ceil(std::max(1.0, shape.mean_prompt) / budget) +
                              std::max(1.0, shape.mean_output) / batch;
-  // Derived from memory: up to ~600k blocks (70B at tp 4, 8-token blocks).
+  // Derived from memory: at most kDerived blocks (CapTheDerivedCache).
   const bool derived = !engine.contains("num_gpu_blocks");
-  const double blocks = derived ? 1e6 : engine["num_gpu_blocks"].get<double>();
+  const double blocks = derived ? kDerived : engine["num_gpu_blocks"].get<double>();
   const double n = static_cast<double>(std::max<int64_t>(1, shape.requests));
   const double steps = n * per_request;
   const double scale = std::min({1.0, kBlockSteps / (steps * blocks), kSteps / steps});
@@ -696,6 +729,7 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
       .pipeline_parallel = pipelined,
   };
   if (c.Chance(0.15) && !Unsupported(as_sglang)) ToSglang(c, &s);
+  CapTheDerivedCache(&s);
   return s;
 }
 
