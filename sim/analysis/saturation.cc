@@ -79,11 +79,9 @@ SaturationEstimate SaturationFromRequests(const RequestTable& requests) {
 
 int SaturatingClients(const Scenario& s) {
   int clients = 2 * s.engine.max_num_seqs;
-  // (ApiServerCount's rule: one per replica unless given.)
-  if (s.frontend.enabled) {
-    clients += 2 * (s.frontend.api_servers > 0 ? s.frontend.api_servers
-                                               : std::max(1, s.num_replicas));
-  }
+  // (Disaggregated, num_replicas counts both pools: two clients for each
+  // instance, more than the API servers need, never fewer.)
+  if (s.frontend.enabled) clients += 2 * ApiServerCount(s.frontend, s.num_replicas);
   return clients;
 }
 

@@ -148,10 +148,13 @@ Status Serve(const ServeOptions& o) {
                   "requests as they arrived over HTTP (time scale %g; latencies in "
                   "simulated seconds)", o.time_scale);
     const RunSummary summary = Summarize(out, engine.input(), what, rate);
-    if (o.report) WriteConsoleReport(*sc, summary, std::cout);
+    // With a port per replica the scenario's router routed nothing.
+    Scenario shown = *sc;
+    if (o.replica_ports) shown.router.name = "external (a port per replica)";
+    if (o.report) WriteConsoleReport(shown, summary, std::cout);
     if (!o.save_result.empty()) {
       Status st = WriteFileWith(o.save_result, [&](std::ostream& os) {
-        os << DumpOutputJson(ResultJson(*sc, summary), 2) << "\n";
+        os << DumpOutputJson(ResultJson(shown, summary), 2) << "\n";
       });
       if (!st.ok()) return st;
     }

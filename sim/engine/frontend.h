@@ -8,6 +8,7 @@
 // clients from staying in phase on a real server.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,13 @@ struct FrontendConfig {
 // (seed, id) alone, so the run's checks can recompute it.
 SimTime ApiWork(const FrontendConfig& config, uint64_t seed, int64_t id,
                 int32_t prompt_len);
+
+// API servers in a deployment whose front replicas (the prefill pool's
+// when disaggregated) number `front_replicas`: as given, else one each
+// (one `vllm serve` per replica).
+inline int32_t ApiServerCount(const FrontendConfig& config, int32_t front_replicas) {
+  return config.api_servers > 0 ? config.api_servers : std::max(1, front_replicas);
+}
 
 // The API servers: each takes the requests it is given first come, first
 // served; a request goes to the one free soonest (ties: the lowest index).

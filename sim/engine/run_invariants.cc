@@ -432,6 +432,13 @@ void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
       v->Add("duration bound", "request %lld created at %lld ns, at or after duration_s", (ll)r.id,
              (ll)r.arrival);
     }
+    // Only a served run's clients go away; a request they left may have
+    // finished first, but no other state is left.
+    if (r.abort_at >= 0 && r.status != RequestStatus::kAborted &&
+        r.status != RequestStatus::kFinished) {
+      v->Add("aborted", "request %lld abandoned at %lld ns still has status %d", (ll)r.id,
+             (ll)r.abort_at, static_cast<int>(r.status));
+    }
     if (r.status == RequestStatus::kFinished) {
       ++finished;
       CheckFinished(r, reps, v);
@@ -465,14 +472,6 @@ void CheckRequests(const SimulationInput& in, const SimulationOutput& out,
            "%lld unfinished (out.rejected %lld, out.aborted %lld, out.incomplete %lld)",
            (ll)n, (ll)finished, (ll)rejected, (ll)aborted, (ll)unfinished, (ll)out.rejected,
            (ll)out.aborted, (ll)out.incomplete);
-  }
-  // Only a served run's clients go away.
-  for (const Request& r : out.requests) {
-    if (r.abort_at >= 0 && r.status != RequestStatus::kAborted &&
-        r.status != RequestStatus::kFinished) {
-      v->Add("aborted", "request %lld abandoned at %lld ns still has status %d", (ll)r.id,
-             (ll)r.abort_at, static_cast<int>(r.status));
-    }
   }
 }
 

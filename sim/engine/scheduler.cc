@@ -331,20 +331,24 @@ int32_t Scheduler::WaitingPass(SimTime now, int32_t budget, int32_t cap,
 }
 
 void Scheduler::Finish(SimTime now, Request& r, std::vector<int64_t>* finished) {
+  End(now, r, RequestStatus::kFinished);
+  finished->push_back(r.id);
+}
+
+void Scheduler::End(SimTime now, Request& r, RequestStatus status) {
   r.finish = now;
-  if (r.status == RequestStatus::kWaiting) {  // stale output completed it
-    waiting_.Erase(r.id);
-  }
-  r.status = RequestStatus::kFinished;
+  // (Waiting: stale output completed it, or its client went away.)
+  if (r.status == RequestStatus::kWaiting) waiting_.Erase(r.id);
+  r.status = status;
   kvm_.DropSwap(r);  // swapped out: its copy is no longer needed
-  if (config_.hold_kv_after_finish) {
+  if (config_.hold_kv_after_finish && status == RequestStatus::kFinished) {
     held_.push_back(r.id);  // freed by ReleaseHeld when its transfer ends
   } else {
     kvm_.Free(r);
   }
   r.block_hashes.clear();
   r.block_hashes.shrink_to_fit();
-  finished->push_back(r.id);
+  // vLLM's has_requests() holds until a following schedule reports it.
   finished_unreported_ = true;
 }
 

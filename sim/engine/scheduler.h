@@ -204,6 +204,10 @@ class Scheduler final : private GroupHost {
   // back; returns the tokens the step delivers (accepted + 1).
   int32_t Verify(const ScheduledSeq& s, Request& r);
   void Finish(SimTime now, Request& r, std::vector<int64_t>* finished);
+  // What finishing and aborting share: out of the waiting queue (not the
+  // running set), status, KV freed (or held: a prefill role's finish), and
+  // vLLM's finished-requests report.
+  void End(SimTime now, Request& r, RequestStatus status);
   // Delivers a step's tokens to one request (Commit's per-sequence part);
   // records its ITL gap unless record_itl is false. True if it finished
   // while running.

@@ -17,9 +17,7 @@ bool Scheduler::Abort(SimTime now, int64_t id) {
   // the group off (Replica::RequireExactCounters) before it aborts.
   SERVESIM_CHECK(!group_.on(), "request %lld aborted with the decode group on",
                  static_cast<long long>(id));
-  if (r.status == RequestStatus::kWaiting) {
-    waiting_.Erase(id);
-  } else {
+  if (r.status != RequestStatus::kWaiting) {  // (End takes it out of the queue)
     SERVESIM_CHECK(r.status == RequestStatus::kRunning,
                    "request %lld aborted in status %d, neither waiting nor running",
                    static_cast<long long>(id), static_cast<int>(r.status));
@@ -28,14 +26,7 @@ bool Scheduler::Abort(SimTime now, int64_t id) {
                    static_cast<long long>(id));
     running_.erase(it);
   }
-  r.status = RequestStatus::kAborted;
-  r.finish = now;
-  kvm_.DropSwap(r);
-  kvm_.Free(r);
-  r.block_hashes.clear();
-  r.block_hashes.shrink_to_fit();
-  // As a finish: vLLM's has_requests() holds until a schedule reports it.
-  finished_unreported_ = true;
+  End(now, r, RequestStatus::kAborted);
   return true;
 }
 

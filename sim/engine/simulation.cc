@@ -866,8 +866,7 @@ class Driver {
 }  // namespace
 
 int32_t ApiServerCount(const SimulationInput& in) {
-  if (in.frontend.api_servers > 0) return in.frontend.api_servers;
-  return std::max(1, in.disagg ? in.disagg->prefill.num_replicas : in.num_replicas);
+  return ApiServerCount(in.frontend, in.disagg ? in.disagg->prefill.num_replicas : in.num_replicas);
 }
 
 SimTime ClientLag(const SimulationInput& in) {

@@ -359,13 +359,8 @@ void OnlineEngine::SyncLevels() {
 void OnlineEngine::OnStepDone(size_t k) {
   finished_.clear();
   replicas_[k]->FinishStep(now_, &finished_);
-  outstanding_[k] -= static_cast<int64_t>(finished_.size());
-  if (!finished_.empty()) {
-    Recorder& rec = out_.recorder;
-    rec.Advance(now_);
-    rec.levels().in_system -= static_cast<int64_t>(finished_.size());
-  }
-  // Every request of this replica: its tokens of this step are released.
+  // Every request of this replica: its tokens of this step are released,
+  // and those the step ended leave (the ids in finished_).
   std::vector<Active>& act = active_[k];
   for (size_t i = 0; i < act.size();) {
     const Request& r = out_.requests[act[i].id];
@@ -384,6 +379,10 @@ void OnlineEngine::Retire(size_t k, size_t i) {
   std::vector<Active>& act = active_[k];
   const Request& r = out_.requests[act[i].id];
   --in_engine_;
+  --outstanding_[k];
+  Recorder& rec = out_.recorder;
+  rec.Advance(now_);
+  --rec.levels().in_system;
   if (r.status == RequestStatus::kAborted) {
     ++out_.aborted;
     Book(r.replica, [](MetricsSnapshot& m) { ++m.finished_abort; });
@@ -404,10 +403,6 @@ void OnlineEngine::AbortStream(const std::shared_ptr<TokenStream>& stream) {
       r.abort_at = now_;
       replicas_[k]->Abort(now_, r.id);
       if (r.done()) {  // vLLM: ended now (SGLang: at its next result)
-        --outstanding_[k];
-        Recorder& rec = out_.recorder;
-        rec.Advance(now_);
-        --rec.levels().in_system;
         Retire(k, i);
         // vLLM schedules again to report it (an idle engine runs an empty
         // step), and the freed blocks may admit a waiting request.

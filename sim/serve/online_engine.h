@@ -171,7 +171,8 @@ class OnlineEngine {
   }
   void AbortStream(const std::shared_ptr<TokenStream>& stream);
   // A request of replica k's active list ended (finished or aborted at
-  // now_): its stream ends, and it leaves the list (index i).
+  // now_): it leaves the engine's counts and the list (index i), and its
+  // stream ends.
   void Retire(size_t k, size_t i);
   void EndStream(Active& a, const std::string& error, bool rejected = false);
   // Publishes the snapshot, then applies the staged stream updates.

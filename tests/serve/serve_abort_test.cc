@@ -20,6 +20,7 @@
 #include "sim/core/rng.h"
 #include "sim/serve/http_server.h"
 #include "sim/serve/online_engine.h"
+#include "tests/serve/served.h"
 #include "tests/test_util.h"
 
 namespace servesim {
@@ -40,15 +41,6 @@ std::string ServedScenario(const std::string& hardware, const std::string& cost,
 const char* const kLinear =
     R"({"type": "linear", "step_s": 0.004, "prefill_token_s": 0.00002, "decode_seq_s": 0.0002})";
 
-bool WaitFor(const std::function<bool()>& done, double seconds) {
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(seconds));
-  while (!done()) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
 
 TEST(ServeAbort, RandomAbortsOnEveryEngineLoopKeepEveryInvariant) {
   const std::string h200 = R"({"gpu": "h200"})";
@@ -121,7 +113,7 @@ TEST(ServeAbort, RandomAbortsOnEveryEngineLoopKeepEveryInvariant) {
       std::this_thread::sleep_until(when);
       engine.Abort(streams[k]);
     }
-    const bool all_done = WaitFor(
+    const bool all_done = testing::WaitFor(
         [&] {
           return std::all_of(streams.begin(), streams.end(), [](const auto& s) {
             std::lock_guard<std::mutex> lock(s->mu);
@@ -177,51 +169,27 @@ TEST(ServeAbort, RandomAbortsOnEveryEngineLoopKeepEveryInvariant) {
 // Over HTTP: a streaming client that reads a few tokens and hangs up, and
 // requests that time out (streamed and not), leave the engine with nothing
 // running; /metrics counts them as aborted.
-struct ServedEngine {
-  Scenario sc;
-  std::unique_ptr<OnlineEngine> engine;
-  std::unique_ptr<HttpServer> http;
-  std::thread thread;
-  explicit ServedEngine(double request_timeout_s)
-      : sc(testing::MustParse(
-            ServedScenario(R"({"gpu": "h200"})", kLinear, R"({"num_gpu_blocks": 6000})"))) {
-    OnlineOptions eo;
-    eo.time_scale = 10;
-    eo.check_invariants = true;
-    eo.lag_warning_s = 0;
-    engine = std::make_unique<OnlineEngine>(sc.ToSimulationInput(), eo);
-    HttpOptions ho;
-    ho.port = 0;
-    ho.threads = 8;
-    ho.model_name = "test-model";
-    ho.request_timeout_s = request_timeout_s;
-    ho.block_size = sc.engine.block_size;
-    http = std::make_unique<HttpServer>(engine.get(), ho);
-    EXPECT_TRUE(http->Bind().ok());
-    engine->Start();
-    thread = std::thread([this] { http->Run(); });
-  }
-  ~ServedEngine() {  // a test that stopped early
-    if (!thread.joinable()) return;
-    engine->Shutdown(0);
-    http->Stop(5);
-    thread.join();
-  }
-  // Shuts down; the served run's invariants must hold.
-  void Finish() {
-    engine->Shutdown(1);
-    http->Stop(5);
-    thread.join();
-    for (const std::string& line : engine->CheckInvariants()) ADD_FAILURE() << line;
-  }
-  bool AbortsReach(int64_t n) {
-    return WaitFor([&] { return engine->Snapshot().finished_abort == n; }, 30);
-  }
-};
+// The served engine's aborts reach n in /metrics.
+bool AbortsReach(const testing::Served& srv, int64_t n) {
+  return testing::WaitFor([&] { return srv.engine->Snapshot().finished_abort == n; }, 30);
+}
+
+// Shuts the server down; the served run's invariants must hold.
+void Finish(testing::Served* srv) {
+  srv->Shutdown(1);
+  for (const std::string& line : srv->engine->CheckInvariants()) ADD_FAILURE() << line;
+}
+
+const std::string& AbortScenario() {
+  static const std::string s =
+      ServedScenario(R"({"gpu": "h200"})", kLinear, R"({"num_gpu_blocks": 6000})");
+  return s;
+}
 
 TEST(ServeAbort, AClientThatHangsUpHasItsRequestAborted) {
-  ServedEngine srv(/*request_timeout_s=*/600);  // no timeout: the hang-up aborts it
-  httplib::Client cli("127.0.0.1", srv.http->Port());
+  // No timeout: only the hang-up can abort it.
+  testing::Served srv(AbortScenario(), 4096, /*request_timeout_s=*/600);
+  httplib::Client cli("127.0.0.1", srv.port);
   httplib::Request req;
   req.method = "POST";
   req.path = "/v1/completions";
@@ -234,14 +202,14 @@ TEST(ServeAbort, AClientThatHangsUpHasItsRequestAborted) {
   cli.send(req);
   EXPECT_EQ(chunks, 5);
   // Noticed when its next token cannot be written.
-  EXPECT_TRUE(srv.AbortsReach(1));
+  EXPECT_TRUE(AbortsReach(srv, 1));
   const MetricsSnapshot m = srv.engine->Snapshot();
   EXPECT_EQ(m.running, 0);
   EXPECT_EQ(m.kv_usage, 0);
   EXPECT_EQ(m.finished_length + m.finished_stop, 0);
   EXPECT_NE(RenderPrometheus(m, "test-model").find(R"(finished_reason="abort"} 1)"),
             std::string::npos);
-  srv.Finish();
+  Finish(&srv);
   const SimulationOutput& out = srv.engine->output();
   EXPECT_EQ(out.aborted, 1);
   ASSERT_EQ(out.requests.size(), 1u);
@@ -250,8 +218,8 @@ TEST(ServeAbort, AClientThatHangsUpHasItsRequestAborted) {
 }
 
 TEST(ServeAbort, RequestsThatTimeOutAreAborted) {
-  ServedEngine srv(/*request_timeout_s=*/0.3);
-  httplib::Client cli("127.0.0.1", srv.http->Port());
+  testing::Served srv(AbortScenario(), 4096, /*request_timeout_s=*/0.3);
+  httplib::Client cli("127.0.0.1", srv.port);
   const std::string body = R"({"prompt": "x", "max_tokens": 20000, "ignore_eos": true)";
   const auto whole = cli.Post("/v1/completions", body + "}", "application/json");
   ASSERT_TRUE(whole);
@@ -260,11 +228,11 @@ TEST(ServeAbort, RequestsThatTimeOutAreAborted) {
       cli.Post("/v1/completions", body + R"(, "stream": true})", "application/json");
   ASSERT_TRUE(streamed);
   EXPECT_NE(streamed->body.find("timed out"), std::string::npos);
-  EXPECT_TRUE(srv.AbortsReach(2));
+  EXPECT_TRUE(AbortsReach(srv, 2));
   const MetricsSnapshot m = srv.engine->Snapshot();
   EXPECT_EQ(m.running, 0);
   EXPECT_EQ(m.kv_usage, 0);
-  srv.Finish();
+  Finish(&srv);
   EXPECT_EQ(srv.engine->output().aborted, 2);
 }
 

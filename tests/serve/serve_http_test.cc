@@ -21,6 +21,7 @@
 
 #include "sim/serve/http_server.h"
 #include "sim/serve/online_engine.h"
+#include "tests/serve/served.h"
 #include "tests/test_util.h"
 
 namespace servesim {
@@ -29,7 +30,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr double kScale = 10;
+using testing::Served;
+constexpr double kScale = testing::kServeScale;
 
 // Two replicas behind a router, prefix caching on, the linear cost model
 // (steps of 4 ms and up, simulated).
@@ -45,43 +47,6 @@ std::string TestScenario(int blocks = 6000, int max_num_seqs = 64) {
       "output_len": {"dist": "uniform", "min": 4, "max": 40}}})";
 }
 
-// The engine and the server, up on a free port.
-struct Served {
-  Scenario sc;  // owns the cost model the engine's input points to
-  std::unique_ptr<OnlineEngine> engine;
-  std::unique_ptr<HttpServer> http;
-  std::thread thread;
-  int port = 0;
-
-  explicit Served(const std::string& scenario, int max_requests = 4096,
-                  double request_timeout_s = 60)
-      : sc(testing::MustParse(scenario)) {
-    OnlineOptions eo;
-    eo.time_scale = kScale;
-    eo.max_requests = max_requests;
-    eo.check_invariants = true;
-    eo.lag_warning_s = 0;
-    engine = std::make_unique<OnlineEngine>(sc.ToSimulationInput(), eo);
-    HttpOptions ho;
-    ho.port = 0;
-    ho.threads = 96;
-    ho.model_name = "test-model";
-    ho.request_timeout_s = request_timeout_s;
-    ho.block_size = sc.engine.block_size;
-    http = std::make_unique<HttpServer>(engine.get(), ho);
-    const Status st = http->Bind();
-    EXPECT_TRUE(st.ok()) << st.message();
-    port = http->Port();
-    engine->Start();
-    thread = std::thread([this] { http->Run(); });
-  }
-  void Shutdown(double drain_s) {
-    engine->Shutdown(drain_s);
-    http->Stop(10);
-    if (thread.joinable()) thread.join();
-  }
-  ~Served() { Shutdown(0); }
-};
 
 // What a client saw of one request.
 struct Seen {
