@@ -12,6 +12,7 @@ class BlockMath {
       : size_(block_size), shift_(ShiftOf(block_size)) {}
 
   int32_t size() const { return size_; }
+  int32_t shift() const { return shift_; }  // log2 of the size, or -1
   // Blocks holding `tokens` (the last one possibly partial).
   int32_t Blocks(int32_t tokens) const {
     if (shift_ >= 0) return (tokens + size_ - 1) >> shift_;

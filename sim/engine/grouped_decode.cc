@@ -13,9 +13,9 @@ GroupedDecode::GroupedDecode(bool on, const EngineConfig& config,
                              std::vector<int64_t>* running, KvCache* kv,
                              SpecDecodeStats* spec_stats)
     : on_(on),
-      spec_(on && config.spec.on() ? std::make_unique<SpecDecodeGroup>(
-                                         config, blocks, requests, running, kv, spec_stats)
-                                   : nullptr),
+      spec_(on && config.spec.on()
+                ? MakeSpecGroup(config, blocks, requests, running, kv, spec_stats)
+                : nullptr),
       finish_in_group_(on && !config.prefix_caching),
       async_(config.async_scheduling),
       blocks_(blocks),

@@ -17,9 +17,9 @@
 // (tests/fuzz/reference_equivalence_test.cc). See scheduler.h for when a
 // request joins and how its last step is handled.
 // Speculative decoding (synchronous, no prefix caching) has its own mode
-// behind the same five points: SpecDecodeGroup (spec_group.h), whose
-// members carry their own counters (a step delivers 1 + accepted drafts)
-// and join when their candidate step commits (Committed).
+// behind the same five points: a SpecGroup (spec_group.h), whose members
+// carry their own counters (a step delivers 1 + accepted drafts) and join
+// when their candidate step commits (Committed).
 #pragma once
 
 #include <cstdint>
@@ -124,7 +124,7 @@ class GroupedDecode {
   void LeaveAll();
 
   bool on_;
-  std::unique_ptr<SpecDecodeGroup> spec_;  // the spec mode, or null
+  std::unique_ptr<SpecGroup> spec_;  // the spec mode, or null
   // Without prefix caching a member stays in the group for its last step
   // and leaves right after it is batched, into finishing_ (counted as
   // running); when the group's part of that step commits it is rebuilt

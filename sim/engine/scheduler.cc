@@ -22,7 +22,7 @@ bool UsesDecodeGroup(const EngineConfig& config) {
   // the CPU tier: not proven equivalent there (swap needs the victim's own
   // block count, and evictions are logged by hash). With prefix caching
   // only requests whose blocks are private join (GroupedDecode::Join).
-  // Speculative decoding's mode (SpecDecodeGroup) holds its members' blocks
+  // Speculative decoding's mode (SpecGroup) holds its members' blocks
   // as a count: without prefix caching (a counted pool), sync steps only.
   return config.decode_group && !config.reference_engine &&
          !config.hold_kv_after_finish &&

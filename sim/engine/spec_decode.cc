@@ -1,6 +1,7 @@
 // Speculative decoding's acceptance draws (see spec_decode.h).
 #include "sim/engine/spec_decode.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/rng.h"
@@ -8,18 +9,17 @@
 namespace servesim {
 namespace {
 
-using spec_detail::Mix;
+// splitmix64's finaliser: a bijective mix of 64 bits.
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 
 // A request's key for its draws: the seed and its id mixed.
 uint64_t DrawKey(uint64_t seed, int64_t id) {
   const uint64_t h = Mix(seed ^ 0x5bd1e9955bd1e995ULL);
   return Mix(h ^ (static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL));
-}
-
-// Uniform in [0, 1) for (seed, request, position), 53 bits.
-double Uniform(uint64_t seed, int64_t id, int32_t position) {
-  return static_cast<double>(spec_detail::DrawHash(DrawKey(seed, id), position) >> 11) *
-         0x1.0p-53;
 }
 
 }  // namespace
@@ -34,14 +34,13 @@ double SpecAcceptanceRate(const SpecDecodeConfig& c, int64_t id) {
 
 int32_t SpecAcceptedDrafts(const SpecDecodeConfig& c, int64_t id, double rate,
                            int32_t first, int32_t drafts) {
-  int32_t a = 0;
-  while (a < drafts && Uniform(c.seed, id, first + a) < rate) ++a;
-  return a;
+  return SpecMemberDraws::For(c, id, rate).Accepted(first, drafts);
 }
 
 SpecMemberDraws SpecMemberDraws::For(const SpecDecodeConfig& c, int64_t id, double rate) {
-  return {.key = DrawKey(c.seed, id),
-          .threshold = static_cast<uint64_t>(std::ceil(rate * 0x1.0p53))};
+  const double t = std::clamp(std::ceil(rate * 0x1.0p15), 0.0, 0x1.0p15);
+  const uint64_t lane = 0x8000 + static_cast<uint64_t>(t) - 1;
+  return {.key = DrawKey(c.seed, id), .bias = lane * 0x0001000100010001ULL};
 }
 
 }  // namespace servesim

@@ -6,8 +6,12 @@
 // was scheduled.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sim/engine/engine_config.h"
 
@@ -40,40 +44,71 @@ int32_t SpecAcceptedDrafts(const SpecDecodeConfig& c, int64_t id, double rate,
                            int32_t first, int32_t drafts);
 
 namespace spec_detail {
-// splitmix64's finaliser: a bijective mix of 64 bits.
-inline uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-// The hash of a draw: the request's key (seed and id mixed), then the
-// output position.
-inline uint64_t DrawHash(uint64_t key, int32_t position) {
-  return Mix(key ^ (static_cast<uint64_t>(static_cast<uint32_t>(position)) +
-                    0xd6e8feb86659fd93ULL));
+// The hash of a request's q-th group of four positions: wyrand's output
+// function (Wang Yi's wyhash family) at the request's key advanced q + 1
+// times -- one 64x64 -> 128-bit product, folded.
+inline uint64_t QuadHash(uint64_t key, int32_t q) {
+  const uint64_t s =
+      key + (static_cast<uint64_t>(static_cast<uint32_t>(q)) + 1) * 0xa0761d6478bd642fULL;
+  const unsigned __int128 m =
+      static_cast<unsigned __int128>(s) * static_cast<unsigned __int128>(s ^ 0xe7037ed1a0b428dbULL);
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
 }
 }  // namespace spec_detail
 
-// The same draws for one request as the speculative decode group makes
-// them, every member every step: the request's part of the hash computed
-// once, the comparison with the rate done on integers. A draw is uniform
-// x * 2^-53 for the hash's top 53 bits x, and x * 2^-53 < rate exactly
-// when x < ceil(rate * 2^53) (scaling by 2^53 is exact). Inline: the
-// group's commit loop runs it.
 struct SpecMemberDraws {
-  uint64_t key = 0;
-  uint64_t threshold = 0;  // accepted: the top 53 bits of a draw below it
+  uint64_t key = 0;   // the seed and the request's id mixed
+  uint64_t bias = 0;  // 0x8000 + t - 1 in every 16-bit lane
   static SpecMemberDraws For(const SpecDecodeConfig& c, int64_t id, double rate);
-  // As SpecAcceptedDrafts. Every draft is drawn, without a branch on the
-  // outcomes (each is a function of its position alone): the count is the
-  // run of leading accepts (drafts <= 64, the scenario's bound on k).
-  int32_t Accepted(int32_t first, int32_t drafts) const {
-    uint64_t accepts = 0;
-    for (int32_t j = 0; j < drafts; ++j) {
-      const uint64_t h = spec_detail::DrawHash(key, first + j);
-      accepts |= static_cast<uint64_t>((h >> 11) < threshold) << j;
+  // Positions 4q .. 4q + 3: bit i set when 4q + i is accepted.
+  uint32_t Quad(int32_t q) const {
+    const uint64_t h = spec_detail::QuadHash(key, q);
+    const uint64_t y = bias - (h & 0x7fff7fff7fff7fffULL);
+    // The lanes' top bits (15, 31, 47, 63) gathered into bits 60 .. 63.
+    constexpr uint64_t kGather = (1ULL << 45) | (1ULL << 30) | (1ULL << 15) | 1ULL;
+    return static_cast<uint32_t>(((y & 0x8000800080008000ULL) * kGather) >> 60);
+  }
+  // Positions 32w .. 32w + 31: bit j set when 32w + j is rejected (the
+  // complement of Quad's, as the decode group reads them). With SSE2,
+  // eight lanes at a time: x > t - 1 as a signed 16-bit comparison.
+  uint32_t Rejects(int32_t w) const {
+#if defined(__SSE2__)
+    const __m128i low15 = _mm_set1_epi16(0x7fff);
+    const __m128i limit = _mm_set1_epi16(static_cast<int16_t>((bias & 0xffff) - 0x8000));
+    uint32_t bits = 0;
+    for (int32_t i = 0; i < 2; ++i) {
+      __m128i x[2];
+      for (int32_t j = 0; j < 2; ++j) {
+        const int32_t q = 8 * w + 4 * i + 2 * j;
+        x[j] = _mm_and_si128(
+            _mm_set_epi64x(static_cast<int64_t>(spec_detail::QuadHash(key, q + 1)),
+                           static_cast<int64_t>(spec_detail::QuadHash(key, q))),
+            low15);
+        x[j] = _mm_cmpgt_epi16(x[j], limit);
+      }
+      bits |= static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(x[0], x[1])))
+              << (16 * i);
     }
-    return static_cast<int32_t>(std::countr_one(accepts));
+    return bits;
+#else
+    uint32_t bits = 0;
+    for (int32_t i = 0; i < 8; ++i) bits |= Quad(8 * w + i) << (4 * i);
+    return ~bits;
+#endif
+  }
+  // As SpecAcceptedDrafts: the run of accepted positions from `first`,
+  // at most `drafts`. Two quads a round (at least five positions: one
+  // round for k <= 4), without a branch on each draw.
+  int32_t Accepted(int32_t first, int32_t drafts) const {
+    int32_t a = 0;
+    for (int32_t p = first;;) {
+      const int32_t q = p >> 2, lane = p & 3;
+      const uint32_t bits = (Quad(q) | Quad(q + 1) << 4) >> lane;
+      const int32_t run = std::countr_one(bits);  // bits past the two are 0
+      a += run;
+      if (a >= drafts || run < 8 - lane) return std::min(a, drafts);
+      p += run;
+    }
   }
 };
 

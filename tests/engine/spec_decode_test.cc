@@ -184,6 +184,51 @@ TEST(SpecDecode, MeanAcceptanceLengthMatchesClosedForm) {
   }
 }
 
+// The four-lane comparison (spec_decode.h) against the plain one it stands
+// for, lane by lane: position 4q + i is accepted when bits 16i .. 16i + 14
+// of q's hash are below ceil(rate * 2^15); and the draws' frequency is the
+// rate, at the edges too (0 never, 1 always, one step above 0).
+TEST(SpecDecode, FourLaneDrawsAreThePlainComparison) {
+  SpecDecodeConfig c;
+  c.seed = 11;
+  for (const double rate : {0.0, 0x1.0p-15, 0.3, 0.7, 0.99999, 1.0}) {
+    SCOPED_TRACE(rate);
+    const SpecMemberDraws d = SpecMemberDraws::For(c, 5, rate);
+    const uint64_t t = static_cast<uint64_t>(std::ceil(rate * 32768));
+    int64_t accepted = 0, drawn = 0;
+    for (int32_t q = 0; q < 20000; ++q) {
+      const uint64_t h = spec_detail::QuadHash(d.key, q);
+      const uint32_t quad = d.Quad(q);
+      for (int32_t i = 0; i < 4; ++i) {
+        const bool plain = ((h >> (16 * i)) & 0x7fff) < t;
+        ASSERT_EQ(((quad >> i) & 1) != 0, plain) << "q " << q << " lane " << i;
+        accepted += plain;
+        ++drawn;
+      }
+      if (q % 8 == 7) {  // a word of 32 positions, as the decode group reads them
+        uint32_t want = 0;
+        for (int32_t i = 0; i < 8; ++i) want |= d.Quad(q - 7 + i) << (4 * i);
+        ASSERT_EQ(~d.Rejects(q / 8), want) << "word " << q / 8;
+      }
+    }
+    EXPECT_NEAR(static_cast<double>(accepted) / drawn, rate, 4 * std::sqrt(0.25 / drawn));
+    // Neighbours independent: a position and the next (in a quad's lanes
+    // and across quads) both accepted at rate^2.
+    int64_t both = 0, pairs = 0;
+    for (int32_t p = 0; p < 80000 - 1; ++p, ++pairs) {
+      both += (d.Quad(p / 4) >> (p % 4) & 1) && (d.Quad((p + 1) / 4) >> ((p + 1) % 4) & 1);
+    }
+    EXPECT_NEAR(static_cast<double>(both) / pairs, rate * rate, 4 * std::sqrt(0.25 / pairs));
+    // The run of accepts from a position, across quads, as one by one.
+    for (int32_t first = 0; first < 300; ++first) {
+      int32_t a = 0;
+      while (a < 9 && ((d.Quad((first + a) / 4) >> ((first + a) % 4)) & 1)) ++a;
+      ASSERT_EQ(d.Accepted(first, 9), a) << first;
+      ASSERT_EQ(d.Accepted(first, 2), std::min(a, 2)) << first;
+    }
+  }
+}
+
 // Per-request rates from Beta(a, b) on their own stream: their mean is
 // a / (a + b), and the traffic (arrivals, lengths) is the one without
 // speculative decoding (common random numbers).

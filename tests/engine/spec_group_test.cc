@@ -1,11 +1,13 @@
-// The decode group's speculative mode (spec_group.h) against the reference
+// The decode group's speculative modes (spec_group.h) against the reference
 // engine (every sequence one by one), scheduler against scheduler in
 // lockstep: the same requests arriving at the same steps, the same step
 // times. Every step must build the same work (tokens, finishes, the draft
 // proposer's inputs, the cost model's shape: verify entries in the same
-// order, decodes as the same count and context sum) and commit the same
-// finishes; at the end every request's counters and the ITL samples agree.
-// Tight budgets, caps and caches make the group leave and rejoin.
+// order -- or, where runs are priced, the same runs -- decodes as the same
+// count and context sum) and commit the same finishes; at the end every
+// request's counters and the ITL samples agree. Tight budgets, caps and
+// caches make the group leave and rejoin; long outputs keep members over
+// many of the calendar's epochs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "sim/engine/scheduler.h"
+#include "sim/engine/spec_calendar_group.h"
 
 namespace servesim {
 namespace {
@@ -23,11 +26,15 @@ struct Variant {
   int32_t batched_tokens;
   int32_t long_prefill;
   int32_t drafts;
+  bool runs = false;  // runs priced: the calendar (or, capped, entries' runs)
+  int32_t block_size = 4;
+  int32_t max_output = 40;
 };
 
 EngineConfig Config(const Variant& v, bool reference) {
   EngineConfig c;
-  c.block_size = 4;
+  c.block_size = v.block_size;
+  c.verify_runs = v.runs;
   c.num_gpu_blocks = v.gpu_blocks;
   c.max_num_seqs = 16;
   c.max_num_batched_tokens = v.batched_tokens;
@@ -41,22 +48,41 @@ EngineConfig Config(const Variant& v, bool reference) {
 }
 
 // The shape as the cost model reads it: entries that are not plain decodes
-// in order, plain decodes as a count and a context sum.
+// in order, plain decodes as a count and a context sum. Where runs are
+// priced, sampling entries of 2 .. k + 1 tokens (verifies, and prefills
+// that look the same to the cost model) and runs as counts and context
+// sums by token count.
 struct CanonicalShape {
   std::vector<std::vector<int32_t>> others;
   int64_t decodes = 0, decode_context = 0;
+  std::vector<int64_t> run_count, run_context;
   bool operator==(const CanonicalShape&) const = default;
 };
 
-CanonicalShape Canonical(const BatchShape& s) {
-  CanonicalShape c{.others = {}, .decodes = s.decode_seqs, .decode_context = s.decode_context};
+CanonicalShape Canonical(const BatchShape& s, const Variant& v) {
+  CanonicalShape c;
+  c.decodes = s.decode_seqs;
+  c.decode_context = s.decode_context;
+  if (v.runs) {
+    c.run_count.assign(v.drafts + 2, 0);
+    c.run_context.assign(v.drafts + 2, 0);
+  }
   for (const SeqWork& q : s.seqs) {
     if (IsDecode(q)) {
       ++c.decodes;
       c.decode_context += q.context_tokens;
+    } else if (v.runs && q.samples && q.new_tokens <= v.drafts + 1) {
+      ++c.run_count[q.new_tokens];
+      c.run_context[q.new_tokens] += q.context_tokens;
     } else {
       c.others.push_back({q.new_tokens, q.context_tokens, q.samples});
     }
+  }
+  for (const SeqRun& r : s.runs) {
+    EXPECT_TRUE(v.runs && r.new_tokens >= 2 && r.new_tokens <= v.drafts + 1) << v.name;
+    if (!v.runs || r.new_tokens < 2 || r.new_tokens > v.drafts + 1) continue;
+    c.run_count[r.new_tokens] += r.count;
+    c.run_context[r.new_tokens] += r.context_sum;
   }
   return c;
 }
@@ -97,7 +123,7 @@ void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps,
   for (int step = 0; step < 5000; ++step) {
     // Arrivals: a few every other step until all are in.
     for (int k = 0; k < 2 && added < kRequests && step % 2 == 0; ++k, ++added) {
-      const int32_t prompt = 1 + next(30), output = 1 + next(40);
+      const int32_t prompt = 1 + next(30), output = 1 + next(v.max_output);
       AddRequest(fast, added, prompt, output);
       AddRequest(ref, added, prompt, output);
     }
@@ -114,7 +140,7 @@ void RunLockstep(const Variant& v, Engine* fast, Engine* ref, int* group_steps,
     ASSERT_EQ(f.preempted, r.preempted) << at;
     ASSERT_EQ(f.admitted, r.admitted) << at;
     ASSERT_EQ(f.num_seqs(), r.num_seqs()) << at;
-    ASSERT_TRUE(Canonical(f.shape) == Canonical(r.shape)) << at;
+    ASSERT_TRUE(Canonical(f.shape, v) == Canonical(r.shape, v)) << at;
     ASSERT_EQ(r.shape.decode_seqs, 0) << at;  // the reference lists everyone
     *group_steps += !f.batch.empty() && f.batch.back().id == kGroupEntry;
     if (stop_at > 0 && *group_steps == stop_at) return;
@@ -139,9 +165,21 @@ TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
       {"tight budget (the group leaves)", 400, 24, 0, 3},
       {"long-prefill cap cuts drafts", 400, 256, 3, 4},
       {"one draft", 60, 64, 0, 1},
+      // Runs priced: the calendar, but where a cap cuts drafts.
+      {"runs: roomy", 400, 256, 0, 3, true},
+      {"runs: tight cache (preemptions)", 40, 256, 0, 3, true},
+      {"runs: tight budget (the group leaves)", 400, 24, 0, 3, true},
+      {"runs: long-prefill cap cuts drafts (entries' runs)", 400, 256, 3, 4, true},
+      {"runs: a cap that cuts none", 400, 256, 5, 4, true},
+      {"runs: one draft", 60, 64, 0, 1, true},
+      {"runs: blocks of 3 (divisions)", 600, 256, 0, 3, true, 3},
+      {"runs: long outputs over many epochs", 4000, 256, 0, 5, true, 16, 400},
+      {"runs: long outputs, tight cache", 300, 256, 0, 5, true, 16, 400},
   };
   int64_t preemptions = 0;
   for (const Variant& v : variants) {
+    const bool calendar = v.runs && v.long_prefill != 3;
+    ASSERT_EQ(SpecCalendarGroup::Fits(Config(v, false)), calendar) << v.name;
     Engine fast(v, false), ref(v, true);
     int group_steps = 0;
     RunLockstep(v, &fast, &ref, &group_steps);
@@ -183,8 +221,10 @@ TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
 // and its blocks theirs, as the reference engine's Add left them (the
 // group used to keep the step's blocks: "kept 2 blocks nobody owns").
 TEST(SpecDecodeGroup, LeavesWithItsStepInFlightAtAnEarlyEnd) {
-  const Variant v = {"roomy", 400, 256, 0, 3};
-  for (const int stop_at : {1, 5, 20, 40}) {
+  for (const Variant& v : {Variant{"roomy", 400, 256, 0, 3},
+                           Variant{"runs: roomy", 400, 256, 0, 3, true},
+                           Variant{"runs: long outputs", 4000, 256, 0, 5, true, 16, 400}})
+  for (const int stop_at : {1, 5, 20, 33, 40}) {
     Engine fast(v, false), ref(v, true);
     int group_steps = 0;
     RunLockstep(v, &fast, &ref, &group_steps, stop_at);
@@ -198,8 +238,8 @@ TEST(SpecDecodeGroup, LeavesWithItsStepInFlightAtAnEarlyEnd) {
     int64_t in_flight = 0;
     for (size_t id = 0; id < ref.reqs.size(); ++id) {
       const Request &a = fast.reqs[id], &b = ref.reqs[id];
-      SCOPED_TRACE("stop at group step " + std::to_string(stop_at) + ", request " +
-                   std::to_string(id));
+      SCOPED_TRACE(std::string(v.name) + ": stop at group step " + std::to_string(stop_at) +
+                   ", request " + std::to_string(id));
       EXPECT_EQ(a.status, b.status);
       EXPECT_EQ(a.num_computed, b.num_computed);
       EXPECT_EQ(a.in_flight, b.in_flight);

@@ -1,0 +1,486 @@
+// The speculative decode group by calendar (see spec_calendar_group.h).
+#include "sim/engine/spec_calendar_group.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/core/check.h"
+#include "sim/engine/grouped_decode.h"
+#include "sim/engine/scheduler.h"
+
+namespace servesim {
+namespace {
+
+// The packed word: accepted drafts in bits 0 .. 27, fresh blocks in
+// 28 .. 45, rejected drafts' blocks in 46 .. 63 (Fits bounds the sums).
+constexpr int kFreshShift = 28, kRejectedShift = 46;
+constexpr uint64_t kAcceptedMask = (1ULL << kFreshShift) - 1;
+constexpr uint64_t kBlocksMask = (1ULL << (kRejectedShift - kFreshShift)) - 1;
+constexpr int32_t kMaxDrafts = 16;  // the bit buffer's bound (k + 1 <= 32)
+
+// Out of line: the walk's loop keeps its state in registers, and refills
+// every dozen steps or so.
+[[gnu::noinline]] uint32_t Rejects(const SpecMemberDraws& draws, int32_t w) {
+  return draws.Rejects(w);
+}
+
+}  // namespace
+
+bool SpecCalendarGroup::Fits(const EngineConfig& config) {
+  const int64_t k = config.spec.num_speculative_tokens;
+  const int64_t cap = config.long_prefill_token_threshold;
+  // A step's sums: accepted <= members * k, blocks <= members * (k + 1).
+  return config.verify_runs && k >= 1 && k <= kMaxDrafts && (cap <= 0 || cap > k) &&
+         static_cast<int64_t>(config.max_num_seqs) * (k + 1) <= static_cast<int64_t>(kBlocksMask);
+}
+
+SpecCalendarGroup::SpecCalendarGroup(const EngineConfig& config, const BlockMath& blocks,
+                                     RequestTable* requests, std::vector<int64_t>* running,
+                                     KvCache* kv, SpecDecodeStats* stats)
+    : spec_config_(config.spec),
+      k_(config.spec.num_speculative_tokens),
+      blocks_(blocks),
+      requests_(requests),
+      running_(running),
+      kv_(kv),
+      stats_(stats),
+      word_(kEpoch, 0),
+      tail_count_(kEpoch * (k_ + 1), 0),
+      tail_context_(kEpoch * (k_ + 1), 0),
+      finish_(kEpoch) {
+  SERVESIM_CHECK(Fits(config) && kv->pool().counted() && !config.async_scheduling,
+                 "the speculative decode calendar needs priced runs, k <= %d, no cap that "
+                 "cuts drafts, a counted pool and sync steps",
+                 kMaxDrafts);
+}
+
+int32_t SpecCalendarGroup::Ask(const Member& m, const State& s) const {
+  return 1 + std::max(0, std::min(k_, m.output_len - s.output - 1));
+}
+
+template <class Sink>
+SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64_t from,
+                                                 int64_t until, Sink& sink) const {
+  if (from >= until || s.output >= m.output_len) return s;
+  // Locals, so that the sink's stores cannot make them reload. The walk
+  // counts in computed tokens: output is computed - offset throughout.
+  const BlockMath blocks = blocks_;
+  const int32_t k = k_, offset = s.computed - s.output;
+  const int32_t done = m.output_len + offset;  // computed at its last token
+  int32_t computed = s.computed, held = s.blocks, most = s.max_delivered - 1;
+  int64_t t = from;
+  // The draws (State::rejects) run to the position whose computed count is
+  // `loaded`.
+  uint64_t rejects = s.rejects;
+  int32_t next_word = s.next_word, loaded = 32 * next_word + offset;
+  const auto refill = [&] {
+    rejects |= static_cast<uint64_t>(Rejects(m.draws, next_word++)) << (loaded - computed);
+    loaded += 32;
+  };
+  // One step: d drafts for positions output .. output + d - 1 (RunningAsk,
+  // DraftTokens), n = d + 1 tokens (Add); Verify keeps the leading
+  // accepted drafts and drops the rest's KV (a + 1 of the n tokens stay
+  // computed); Deliver: a + 1 tokens. Needs the draws of positions up to
+  // output + d (computed + d < loaded).
+  int32_t c = 0, top = 0, keep = 0;
+  const auto step = [&](int32_t d) {
+    const int32_t a = std::countr_zero(rejects | uint64_t{1} << d);  // bit d: a stop
+    rejects >>= a + 1;
+    c = computed;
+    top = blocks.Blocks(c + d + 1);
+    computed = c + a + 1;
+    keep = blocks.Blocks(computed);
+    most = std::max(most, a);
+    return a;
+  };
+  // Every step with k drafts (more than k + 1 tokens left), a refill at a
+  // time, as `step` would take them with d = k, in locals that stay in
+  // registers and with the packed sum's arithmetic in 64 bits; then the
+  // last few, fewer drafts each.
+  const auto full_steps = [&](auto blocks_of) {
+    const uint64_t stop = uint64_t{1} << k;
+    // A walk stays in one epoch (kEpoch slots from slot 0): step t's sums
+    // are at words[t - epoch start].
+    uint64_t* const words = sink.words - (from & ~(kEpoch - 1));
+    for (const int32_t full = done - k - 1; t < until && computed <= full;) {
+      if (computed + k >= loaded) refill();
+      const int64_t last = std::min(full, loaded - k - 1);
+      int64_t at = computed, have = held, a_max = most;
+      uint64_t r = rejects;
+      uint64_t *slot = words + t, *const end = words + until;
+      for (; slot != end && at <= last; ++slot) {
+        const int64_t a = std::countr_zero(r | stop);
+        r >>= a + 1;
+        const int64_t peak = blocks_of(at, k + 1);
+        at += a + 1;
+        const int64_t kept = blocks_of(at, 0);
+        a_max = std::max(a_max, a);
+        *slot += static_cast<uint64_t>(a + ((peak - have) << kFreshShift) +
+                                       ((peak - kept) << kRejectedShift));
+        have = kept;
+      }
+      computed = static_cast<int32_t>(at);
+      held = static_cast<int32_t>(have);
+      most = static_cast<int32_t>(a_max);
+      t = slot - words;
+      rejects = r;
+    }
+  };
+  // Blocks of x + plus tokens (plus: a constant).
+  if (blocks.shift() >= 0) {
+    full_steps([shift = blocks.shift(), up = blocks.size() - 1](int64_t x, int64_t plus) {
+      return (x + (plus + up)) >> shift;
+    });
+  } else {
+    full_steps([size = blocks.size()](int64_t x, int64_t plus) {
+      return (x + (plus + size - 1)) / size;
+    });
+  }
+  if (computed == done) {
+    sink.Finish(t - 1);
+  } else {
+    for (; t < until; ++t) {
+      const int32_t d = std::min(k, done - computed - 1);
+      if (computed + d >= loaded) refill();
+      const int32_t a = step(d);
+      sink.Tail(t, d + 1, c, a, top - held, top - keep);
+      held = keep;
+      if (computed == done) {
+        sink.Finish(t++);
+        break;
+      }
+    }
+  }
+  s.verified |= t > from && s.output + 1 < m.output_len;  // its first step had drafts
+  s.deliveries += static_cast<int32_t>(t - from);
+  s.output = computed - offset;
+  s.computed = computed;
+  s.blocks = held;
+  s.max_delivered = static_cast<uint8_t>(most + 1);
+  s.rejects = rejects;
+  s.next_word = next_word;
+  return s;
+}
+
+// Where a walk's steps go: into a calendar (the group's, or the invariant
+// check's own), or nowhere (a replay).
+struct SpecCalendarGroup::CalendarSink {
+  uint64_t* words;  // full steps' packed sums, written by Walk itself
+  int32_t* tail_count;
+  int64_t* tail_context;
+  std::vector<std::vector<uint32_t>>* finish;
+  int32_t k;
+  uint32_t member;
+  static size_t Slot(int64_t t) { return static_cast<size_t>(t & (kEpoch - 1)); }
+  void Tail(int64_t t, int32_t n, int32_t c, int32_t a, int32_t fresh, int32_t rejected) {
+    words[Slot(t)] += Pack(a, fresh, rejected);
+    const size_t at = Slot(t) * static_cast<size_t>(k + 1) + n;
+    if (n <= k) {
+      ++tail_count[at];
+      tail_context[at] += c;
+    }
+  }
+  void Finish(int64_t t) { (*finish)[Slot(t)].push_back(member); }
+  static uint64_t Pack(int32_t a, int32_t fresh, int32_t rejected) {
+    return static_cast<uint64_t>(a) | static_cast<uint64_t>(fresh) << kFreshShift |
+           static_cast<uint64_t>(rejected) << kRejectedShift;
+  }
+};
+
+struct SpecCalendarGroup::NoSink {
+  uint64_t scratch[kEpoch];  // full steps' sums, thrown away
+  uint64_t* words = scratch;
+  void Tail(int64_t, int32_t, int32_t, int32_t, int32_t, int32_t) {}
+  void Finish(int64_t) {}
+};
+
+void SpecCalendarGroup::Schedule(size_t index, int64_t until) {
+  Member& m = members_[index];
+  CalendarSink sink{word_.data(),  tail_count_.data(), tail_context_.data(),
+                    &finish_,      k_,                 static_cast<uint32_t>(index)};
+  m.ahead = Walk(m, m.base, m.base_step, until, sink);
+}
+
+SpecCalendarGroup::State SpecCalendarGroup::StateAt(const Member& m, int64_t step) const {
+  NoSink none;
+  return Walk(m, m.base, m.base_step, step, none);
+}
+
+void SpecCalendarGroup::Absorb(std::vector<int64_t>* candidates) {
+  RequestTable& reqs = *requests_;
+  joining_ids_.clear();
+  const int64_t epoch_end = (step_ / kEpoch + 1) * kEpoch;
+  for (const int64_t id : *candidates) {
+    const Request& r = reqs[id];
+    // As SpecEntriesGroup::Absorb: its step committed, it drafts from now
+    // on, every token it computed is known, one is left to feed.
+    if (r.status != RequestStatus::kRunning || !r.spec_ready || r.num_output == 0 ||
+        r.num_output >= r.output_len) {
+      continue;
+    }
+    SERVESIM_CHECK(r.in_flight == 0 && r.stale == 0 && r.placeholders == 0 &&
+                       r.num_computed == r.known_tokens() - 1 &&
+                       r.blocks.size() == blocks_.Blocks(r.num_computed),
+                   "request %lld joins the speculative decode group in a bad state",
+                   static_cast<long long>(id));
+    // The rate is stateless: drawn now, it is the one its first verify
+    // would draw (the Request gets it then, as one by one).
+    const float rate = r.spec_rate >= 0
+                           ? r.spec_rate
+                           : static_cast<float>(SpecAcceptanceRate(spec_config_, id));
+    const SpecMemberDraws draws = SpecMemberDraws::For(spec_config_, id, rate);
+    const int32_t word = r.num_output >> 5;
+    const State s{.computed = r.num_computed,
+                  .output = r.num_output,
+                  .blocks = r.blocks.size(),
+                  .deliveries = r.deliveries,
+                  .max_delivered = r.max_delivered,
+                  .verified = r.spec_rate >= 0,
+                  .next_word = word + 1,
+                  .rejects = static_cast<uint64_t>(Rejects(draws, word)) >> (r.num_output & 31)};
+    members_.push_back({.key = r.run_key,
+                        .id = id,
+                        .draws = draws,
+                        .output_len = r.output_len,
+                        .rate = rate,
+                        .measured = r.measured,
+                        .done = false,
+                        .join_step = step_,
+                        .base_step = step_,
+                        .base = s,
+                        .ahead = s});
+    Schedule(members_.size() - 1, epoch_end);
+    ++active_;
+    context_ += r.num_computed;
+    measured_ += r.measured;
+    joining_ids_.push_back(id);
+  }
+  candidates->clear();
+  if (joining_ids_.empty()) return;
+  // Candidates come in batch order, which is running_'s (by key).
+  size_t next = 0;
+  std::erase_if(*running_, [&](int64_t id) {
+    if (next == joining_ids_.size() || joining_ids_[next] != id) return false;
+    ++next;
+    return true;
+  });
+  SERVESIM_CHECK(next == joining_ids_.size(),
+                 "speculative decode group joins out of running order");
+}
+
+SpecCalendarGroup::StepSums SpecCalendarGroup::Sums(size_t slot) const {
+  StepSums x;
+  x.full = active_;
+  x.full_context = context_;
+  x.fresh = static_cast<int64_t>((word_[slot] >> kFreshShift) & kBlocksMask);
+  const size_t at = slot * static_cast<size_t>(k_ + 1);
+  for (int32_t n = 1; n <= k_; ++n) {
+    x.full -= tail_count_[at + n];
+    x.full_context -= tail_context_[at + n];
+    x.tokens += static_cast<int64_t>(n) * tail_count_[at + n];
+  }
+  x.tokens += x.full * (k_ + 1);
+  return x;
+}
+
+bool SpecCalendarGroup::Prepare(int32_t cap,
+                                const std::function<bool(int64_t, int64_t)>& fits) {
+  if (active_ == 0) return false;
+  SERVESIM_CHECK(!step_in_flight_ && (cap <= 0 || cap > k_),
+                 "speculative decode calendar scheduled before its commit, or capped");
+  const StepSums x = Sums(Slot(step_));
+  if (fits(x.tokens, x.fresh)) return true;
+  LeaveAll();  // this step is short: it runs one by one
+  return false;
+}
+
+GroupStepPart SpecCalendarGroup::Append(int32_t budget, const std::vector<ScheduledSeq>&,
+                                        BatchShape* shape) {
+  const size_t slot = Slot(step_);
+  const StepSums x = Sums(slot);
+  const int32_t fresh = static_cast<int32_t>(x.fresh);
+  SERVESIM_CHECK(x.tokens <= budget &&
+                     (fresh <= 0 || kv_->Acquire(fresh, fresh, &group_blocks_)),
+                 "speculative decode group step did not fit");
+  step_in_flight_ = true;
+  const size_t at = slot * static_cast<size_t>(k_ + 1);
+  for (int32_t n = 2; n <= k_ + 1; ++n) {
+    const int64_t count = n <= k_ ? tail_count_[at + n] : x.full;
+    const int64_t context = n <= k_ ? tail_context_[at + n] : x.full_context;
+    if (count > 0) shape->runs.push_back({n, count, context});
+  }
+  // One token, no drafts: its last (no cap cuts drafts here).
+  const int32_t last = tail_count_[at + 1];
+  shape->decode_seqs += last;
+  shape->decode_context += tail_context_[at + 1];
+  const int32_t drafting = active_ - last;
+  return {.tokens = static_cast<int32_t>(x.tokens),
+          .finishing = last,
+          .draft_seqs = drafting,
+          // Each drafts from its context, drafts aside: num_computed + 1.
+          .draft_context = context_ - tail_context_[at + 1] + drafting};
+}
+
+void SpecCalendarGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorder,
+                               std::vector<int64_t>* finished, GroupHost* host) {
+  // Every member's previous token came at the previous commit.
+  if (measured_ > 0) recorder->RecordItlNanos(now - last_commit, measured_);
+  last_group_commit_ = now;
+  step_in_flight_ = false;
+  const size_t slot = Slot(step_);
+  const StepSums x = Sums(slot);
+  const uint64_t word = word_[slot];
+  const int64_t accepted = static_cast<int64_t>(word & kAcceptedMask);
+  const int32_t rejected = static_cast<int32_t>(word >> kRejectedShift);
+  const int32_t last = tail_count_[slot * static_cast<size_t>(k_ + 1) + 1];
+  stats_->drafts += active_ - last;
+  stats_->draft_tokens += x.tokens - active_;
+  stats_->accepted += accepted;
+  context_ += accepted + active_;  // each kept a + 1 of its tokens
+  if (rejected > 0) {
+    group_blocks_.MoveTail(rejected, &scratch_blocks_);
+    kv_->Release(scratch_blocks_);
+    scratch_blocks_.clear();
+  }
+  // Finished members leave, by key (the order of their entries).
+  finishing_.swap(finish_[slot]);
+  std::sort(finishing_.begin(), finishing_.end(),
+            [&](uint32_t a, uint32_t b) { return members_[a].key < members_[b].key; });
+  for (const uint32_t i : finishing_) {
+    Member& m = members_[i];
+    Rebuild(m, m.ahead);
+    m.done = true;
+    --active_;
+    context_ -= m.ahead.computed;
+    measured_ -= m.measured;
+    host->FinishRequest(now, (*requests_)[m.id], finished);
+  }
+  finishing_.clear();
+  ClearSlot(slot);
+  ++step_;
+  if (step_ % kEpoch == 0) NewEpoch();
+}
+
+void SpecCalendarGroup::ClearSlot(size_t slot) {
+  word_[slot] = 0;
+  const size_t at = slot * static_cast<size_t>(k_ + 1);
+  std::fill_n(tail_count_.begin() + static_cast<ptrdiff_t>(at), k_ + 1, 0);
+  std::fill_n(tail_context_.begin() + static_cast<ptrdiff_t>(at), k_ + 1, 0);
+  finish_[slot].clear();
+}
+
+void SpecCalendarGroup::NewEpoch() {
+  std::erase_if(members_, [](const Member& m) { return m.done; });
+  const int64_t end = step_ + kEpoch;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    Member& m = members_[i];
+    m.base = m.ahead;
+    m.base_step = step_;
+    Schedule(i, end);
+  }
+}
+
+void SpecCalendarGroup::Rebuild(const Member& m, const State& s) {
+  Request& r = (*requests_)[m.id];
+  // Sync: a step is in flight only when the run ends before its commit;
+  // its tokens are computed and its blocks held, as Add left them.
+  const int32_t pending = step_in_flight_ && !m.done ? Ask(m, s) : 0;
+  r.num_computed = s.computed + pending;
+  r.num_output = s.output;
+  r.in_flight = pending;
+  r.deliveries = s.deliveries;
+  r.max_delivered = s.max_delivered;
+  if (s.verified) r.spec_rate = m.rate;
+  r.spec_ready = s.output < m.output_len;
+  if (step_ > m.join_step || s.output == m.output_len) r.last_token = last_group_commit_;
+  const int32_t owed = std::max(s.blocks, blocks_.Blocks(r.num_computed)) - r.blocks.size();
+  SERVESIM_CHECK(owed >= 0 && owed <= group_blocks_.size(),
+                 "speculative decode group owes request %lld %d blocks, holds %d",
+                 static_cast<long long>(m.id), owed, group_blocks_.size());
+  group_blocks_.MoveTail(owed, &r.blocks);
+}
+
+void SpecCalendarGroup::LeaveAll() {
+  if (active_ == 0) return;
+  std::erase_if(members_, [](const Member& m) { return m.done; });
+  std::sort(members_.begin(), members_.end(),
+            [](const Member& a, const Member& b) { return a.key < b.key; });
+  std::vector<int64_t>& running = *running_;
+  const size_t old = running.size();
+  for (const Member& m : members_) {
+    Rebuild(m, StateAt(m, step_));
+    running.push_back(m.id);
+  }
+  members_.clear();
+  active_ = 0;
+  context_ = 0;
+  measured_ = 0;
+  step_in_flight_ = false;  // (its members own its tokens now)
+  for (size_t slot = 0; slot < static_cast<size_t>(kEpoch); ++slot) ClearSlot(slot);
+  const RequestTable& reqs = *requests_;
+  std::inplace_merge(running.begin(), running.begin() + static_cast<ptrdiff_t>(old),
+                     running.end(), [&](int64_t a, int64_t b) {
+                       return reqs[a].run_key < reqs[b].run_key;
+                     });
+  SERVESIM_CHECK(group_blocks_.empty(),
+                 "speculative decode group kept %d blocks nobody owns",
+                 group_blocks_.size());
+}
+
+void SpecCalendarGroup::CheckInvariants(
+    const std::function<void(const BlockList&)>& own) const {
+  // After a commit: every member's state, replayed, is a running request's
+  // with the blocks of its known tokens, all but the last computed; the
+  // totals are theirs; and the calendar is their walks from here to the
+  // epoch's end.
+  std::vector<uint64_t> word(kEpoch, 0);
+  std::vector<int32_t> tail_count(tail_count_.size(), 0);
+  std::vector<int64_t> tail_context(tail_context_.size(), 0);
+  std::vector<std::vector<uint32_t>> finish(kEpoch);
+  const int64_t end = (step_ / kEpoch + 1) * kEpoch;
+  int64_t owed = 0, active = 0, context = 0, measured = 0;
+  for (const Member& m : members_) {
+    if (m.done) continue;
+    const Request& r = (*requests_)[m.id];
+    const State s = StateAt(m, step_);
+    SERVESIM_CHECK(r.status == RequestStatus::kRunning && s.output < m.output_len &&
+                       s.computed == r.prompt_len + s.output - 1 &&
+                       s.blocks == blocks_.Blocks(s.computed) && r.blocks.size() <= s.blocks &&
+                       m.base_step <= step_ && m.join_step <= step_,
+                   "speculative decode group member %lld in a bad state",
+                   static_cast<long long>(m.id));
+    own(r.blocks);
+    owed += s.blocks - r.blocks.size();
+    ++active;
+    context += s.computed;
+    measured += m.measured;
+    CalendarSink sink{word.data(), tail_count.data(), tail_context.data(), &finish, k_,
+                      static_cast<uint32_t>(&m - members_.data())};
+    Walk(m, s, step_, end, sink);
+  }
+  own(group_blocks_);
+  SERVESIM_CHECK(owed == group_blocks_.size() && active == active_ && context == context_ &&
+                     measured == measured_,
+                 "speculative decode group holds %d blocks, owes %lld; %d members "
+                 "counted, %lld found",
+                 group_blocks_.size(), static_cast<long long>(owed), active_,
+                 static_cast<long long>(active));
+  for (int64_t t = step_; t < end; ++t) {
+    const size_t slot = Slot(t);
+    std::vector<uint32_t> ids = finish_[slot];
+    std::sort(ids.begin(), ids.end());
+    std::sort(finish[slot].begin(), finish[slot].end());
+    const size_t at = slot * static_cast<size_t>(k_ + 1);
+    SERVESIM_CHECK(word[slot] == word_[slot] && ids == finish[slot] &&
+                       std::equal(tail_count.begin() + static_cast<ptrdiff_t>(at),
+                                  tail_count.begin() + static_cast<ptrdiff_t>(at + k_ + 1),
+                                  tail_count_.begin() + static_cast<ptrdiff_t>(at)) &&
+                       std::equal(tail_context.begin() + static_cast<ptrdiff_t>(at),
+                                  tail_context.begin() + static_cast<ptrdiff_t>(at + k_ + 1),
+                                  tail_context_.begin() + static_cast<ptrdiff_t>(at)),
+                   "speculative decode calendar's step %lld is not its members' walks",
+                   static_cast<long long>(t));
+  }
+}
+
+}  // namespace servesim

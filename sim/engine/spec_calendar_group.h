@@ -1,0 +1,144 @@
+// The speculative decode group for cost models that price runs
+// (EngineConfig::verify_runs): the step's verifies go to the shape as one
+// run per token count (members and summed context), in no order, so the
+// group needs sums, never the members one by one. A member's steps depend
+// on nothing but itself (its draws are stateless, its drafts are
+// min(k, left - 1) -- no cap cuts them here), so they are worked out ahead,
+// each into a calendar of per-step sums:
+//   word    accepted drafts, fresh blocks and rejected drafts' blocks,
+//           packed into one 64-bit sum;
+//   tail    members asking for fewer than k + 1 tokens (their last k
+//           steps), by token count: how many and their summed context;
+//   finish  who delivers its last token.
+// The rest is two running totals, the members and their summed context
+// (every member's context grows by its accepted drafts + 1 a step). A
+// step's plan and commit then cost O(k) plus its finishers, whatever the
+// number of members.
+// Work ahead is bounded: steps are walked an epoch at a time (kEpoch
+// steps, all members at each epoch's start; a joiner to its epoch's end),
+// so the calendar is a ring of kEpoch slots and a member's state at any
+// step is at most kEpoch - 1 steps of replay from where its epoch started
+// -- what leaving, finishing with a step in flight and the invariant
+// check use. The one-by-one rules (Scheduler::RunningAsk, DraftTokens,
+// Add, Verify, Deliver) are Walk's, step for step, with the draws'
+// positions read from a bit buffer 32 at a time (SpecMemberDraws::Rejects).
+// Joining, leaving, ITL and blocks are as in SpecEntriesGroup.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/engine/block_math.h"
+#include "sim/engine/engine_config.h"
+#include "sim/engine/request.h"
+#include "sim/engine/spec_decode.h"
+#include "sim/engine/spec_group.h"
+#include "sim/kv/kv_cache.h"
+#include "sim/metrics/recorder.h"
+
+namespace servesim {
+
+class SpecCalendarGroup final : public SpecGroup {
+ public:
+  // Whether `config` can use it: runs priced, no long-prefill cap that cuts
+  // drafts, k small enough for the bit buffer and the packed sums.
+  static bool Fits(const EngineConfig& config);
+
+  SpecCalendarGroup(const EngineConfig& config, const BlockMath& blocks,
+                    RequestTable* requests, std::vector<int64_t>* running, KvCache* kv,
+                    SpecDecodeStats* stats);
+
+  // SpecGroup:
+  int32_t size() const override { return active_; }
+  void Absorb(std::vector<int64_t>* candidates) override;
+  bool Prepare(int32_t cap, const std::function<bool(int64_t, int64_t)>& fits) override;
+  GroupStepPart Append(int32_t budget, const std::vector<ScheduledSeq>& batch,
+                       BatchShape* shape) override;
+  void Commit(SimTime now, SimTime last_commit, Recorder* recorder,
+              std::vector<int64_t>* finished, GroupHost* host) override;
+  void LeaveAll() override;
+  void CheckInvariants(const std::function<void(const BlockList&)>& own) const override;
+
+ private:
+  static constexpr int64_t kEpoch = 32;  // a power of two
+
+  // A member's counters before a step, and its draws from there on.
+  struct State {
+    int32_t computed, output, blocks, deliveries;
+    uint8_t max_delivered;
+    bool verified;  // a draft verified (its rate is then the request's)
+    // Bit i set if a draft for position output + i would be rejected
+    // (SpecMemberDraws::Rejects), up to position 32 * next_word; zeros
+    // above, never read.
+    int32_t next_word;
+    uint64_t rejects;
+  };
+  struct Member {
+    int64_t key;  // admission order (run_key)
+    int64_t id;
+    SpecMemberDraws draws;
+    int32_t output_len;
+    float rate;
+    bool measured;
+    bool done;           // finished (its place is reused at the next epoch)
+    int64_t join_step;   // the first group step it took part in
+    int64_t base_step;   // `base` is its state before this step
+    State base;
+    State ahead;         // ... at its epoch's end, or when it finished
+  };
+  // One step's sums, as the calendar keeps them.
+  struct StepSums {
+    int64_t tokens = 0, fresh = 0;
+    int64_t full = 0, full_context = 0;  // members asking for k + 1 tokens
+  };
+
+  // Where a walk's steps go (spec_calendar_group.cc).
+  struct CalendarSink;
+  struct NoSink;
+  // Member m's steps [from, until) from state s (before step `from`), or
+  // until it finishes, into `sink`: Full(step, accepted, fresh blocks,
+  // rejected blocks) for a step of k + 1 tokens, Tail(step, n, context,
+  // ...) for one of fewer, Finish(step) for its last. Returns its state
+  // after them.
+  template <class Sink>
+  State Walk(const Member& m, State s, int64_t from, int64_t until, Sink& sink) const;
+  // Walks member `index` from its base to `until`, into the calendar.
+  void Schedule(size_t index, int64_t until);
+  State StateAt(const Member& m, int64_t step) const;  // by replay
+  int32_t Ask(const Member& m, const State& s) const;  // n, uncapped
+  StepSums Sums(size_t slot) const;
+  void ClearSlot(size_t slot);
+  void NewEpoch();  // at a step that starts one: finished members go, all walk
+  // Writes a member's counters back into its Request, with the blocks the
+  // group owes it (with the step in flight: its n tokens too).
+  void Rebuild(const Member& m, const State& s);
+  size_t Slot(int64_t step) const { return static_cast<size_t>(step & (kEpoch - 1)); }
+
+  SpecDecodeConfig spec_config_;
+  int32_t k_;
+  BlockMath blocks_;
+  RequestTable* requests_;
+  std::vector<int64_t>* running_;
+  KvCache* kv_;
+  SpecDecodeStats* stats_;
+  std::vector<Member> members_;  // joined in epoch order; done ones until the next
+  int32_t active_ = 0;           // members not done
+  int64_t context_ = 0;          // their summed context (num_computed)
+  int32_t measured_ = 0;         // ... whose ITL counts
+  int64_t step_ = 0;             // the next group step
+  // The calendar, kEpoch slots: a step's packed word, its tail members by
+  // token count (slot * (k + 1) + n, n = 1 .. k), who finishes in it.
+  std::vector<uint64_t> word_;
+  std::vector<int32_t> tail_count_;
+  std::vector<int64_t> tail_context_;
+  std::vector<std::vector<uint32_t>> finish_;
+  BlockList group_blocks_;  // counted: what the members gained
+  BlockList scratch_blocks_;
+  SimTime last_group_commit_ = -1;
+  bool step_in_flight_ = false;  // Append ran, Commit not yet
+  std::vector<uint32_t> finishing_;  // scratch: a commit's finishers
+  std::vector<int64_t> joining_ids_;
+};
+
+}  // namespace servesim
