@@ -18,6 +18,11 @@ constexpr uint64_t kAcceptedMask = (1ULL << kFreshShift) - 1;
 constexpr uint64_t kBlocksMask = (1ULL << (kRejectedShift - kFreshShift)) - 1;
 constexpr int32_t kMaxDrafts = 16;  // the bit buffer's bound (k + 1 <= 32)
 
+uint64_t PackSums(int64_t accepted, int64_t fresh, int64_t rejected) {
+  return static_cast<uint64_t>(accepted) | static_cast<uint64_t>(fresh) << kFreshShift |
+         static_cast<uint64_t>(rejected) << kRejectedShift;
+}
+
 // Out of line: the walk's loop keeps its state in registers, and refills
 // every dozen steps or so.
 [[gnu::noinline]] uint32_t Rejects(const SpecMemberDraws& draws, int32_t w) {
@@ -47,11 +52,28 @@ SpecCalendarGroup::SpecCalendarGroup(const EngineConfig& config, const BlockMath
       word_(kEpoch, 0),
       tail_count_(kEpoch * (k_ + 1), 0),
       tail_context_(kEpoch * (k_ + 1), 0),
-      finish_(kEpoch) {
+      finish_(kEpoch),
+      full_sums_(FullSums(blocks, k_)) {
   SERVESIM_CHECK(Fits(config) && kv->pool().counted() && !config.async_scheduling,
                  "the speculative decode calendar needs priced runs, k <= %d, no cap that "
                  "cuts drafts, a counted pool and sync steps",
                  kMaxDrafts);
+}
+
+std::vector<uint64_t> SpecCalendarGroup::FullSums(const BlockMath& blocks, int32_t k) {
+  // With c = q * size + r, Blocks(c + x) - Blocks(c) depends on r alone:
+  // ceil((r + x) / size) - ceil(r / size).
+  const int32_t size = blocks.size(), stride = 1 << std::bit_width(static_cast<uint32_t>(k));
+  if (blocks.shift() < 0 || static_cast<int64_t>(size) * stride > 4096) return {};
+  std::vector<uint64_t> table(static_cast<size_t>(size) * stride, 0);
+  for (int32_t r = 0; r < size; ++r) {
+    const int32_t held = blocks.Blocks(r), peak = blocks.Blocks(r + k + 1);
+    for (int32_t a = 0; a <= k; ++a) {
+      table[static_cast<size_t>(r) * stride + a] =
+          PackSums(a, peak - held, peak - blocks.Blocks(r + a + 1));
+    }
+  }
+  return table;
 }
 
 int32_t SpecCalendarGroup::Ask(const Member& m, const State& s) const {
@@ -97,7 +119,7 @@ SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64
   // time, as `step` would take them with d = k, in locals that stay in
   // registers and with the packed sum's arithmetic in 64 bits; then the
   // last few, fewer drafts each.
-  const auto full_steps = [&](auto blocks_of) {
+  const auto full_steps = [&](auto sums_of) {
     const uint64_t stop = uint64_t{1} << k;
     // A walk stays in one epoch (kEpoch slots from slot 0): step t's sums
     // are at words[t - epoch start].
@@ -105,35 +127,34 @@ SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64
     for (const int32_t full = done - k - 1; t < until && computed <= full;) {
       if (computed + k >= loaded) refill();
       const int64_t last = std::min(full, loaded - k - 1);
-      int64_t at = computed, have = held, a_max = most;
+      int64_t at = computed, a_max = most;
       uint64_t r = rejects;
       uint64_t *slot = words + t, *const end = words + until;
       for (; slot != end && at <= last; ++slot) {
         const int64_t a = std::countr_zero(r | stop);
         r >>= a + 1;
-        const int64_t peak = blocks_of(at, k + 1);
+        *slot += sums_of(at, a);
         at += a + 1;
-        const int64_t kept = blocks_of(at, 0);
         a_max = std::max(a_max, a);
-        *slot += static_cast<uint64_t>(a + ((peak - have) << kFreshShift) +
-                                       ((peak - kept) << kRejectedShift));
-        have = kept;
       }
       computed = static_cast<int32_t>(at);
-      held = static_cast<int32_t>(have);
       most = static_cast<int32_t>(a_max);
       t = slot - words;
       rejects = r;
     }
+    held = blocks.Blocks(computed);  // (a member holds its computed tokens' blocks)
   };
-  // Blocks of x + plus tokens (plus: a constant).
-  if (blocks.shift() >= 0) {
-    full_steps([shift = blocks.shift(), up = blocks.size() - 1](int64_t x, int64_t plus) {
-      return (x + (plus + up)) >> shift;
+  if (!full_sums_.empty()) {
+    // The table: by computed % block size and a (FullSums).
+    full_steps([table = full_sums_.data(), mask = blocks.size() - 1,
+                shift = std::bit_width(static_cast<uint32_t>(k)) ](int64_t at, int64_t a) {
+      return table[((at & mask) << shift) | a];
     });
   } else {
-    full_steps([size = blocks.size()](int64_t x, int64_t plus) {
-      return (x + (plus + size - 1)) / size;
+    full_steps([&](int64_t at, int64_t a) {
+      const int64_t peak = blocks.Blocks(static_cast<int32_t>(at) + k + 1);
+      return PackSums(a, peak - blocks.Blocks(static_cast<int32_t>(at)),
+                      peak - blocks.Blocks(static_cast<int32_t>(at + a + 1)));
     });
   }
   if (computed == done) {
@@ -173,7 +194,7 @@ struct SpecCalendarGroup::CalendarSink {
   uint32_t member;
   static size_t Slot(int64_t t) { return static_cast<size_t>(t & (kEpoch - 1)); }
   void Tail(int64_t t, int32_t n, int32_t c, int32_t a, int32_t fresh, int32_t rejected) {
-    words[Slot(t)] += Pack(a, fresh, rejected);
+    words[Slot(t)] += PackSums(a, fresh, rejected);
     const size_t at = Slot(t) * static_cast<size_t>(k + 1) + n;
     if (n <= k) {
       ++tail_count[at];
@@ -181,10 +202,6 @@ struct SpecCalendarGroup::CalendarSink {
     }
   }
   void Finish(int64_t t) { (*finish)[Slot(t)].push_back(member); }
-  static uint64_t Pack(int32_t a, int32_t fresh, int32_t rejected) {
-    return static_cast<uint64_t>(a) | static_cast<uint64_t>(fresh) << kFreshShift |
-           static_cast<uint64_t>(rejected) << kRejectedShift;
-  }
 };
 
 struct SpecCalendarGroup::NoSink {

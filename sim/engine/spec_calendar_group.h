@@ -107,6 +107,10 @@ class SpecCalendarGroup final : public SpecGroup {
   void Schedule(size_t index, int64_t until);
   State StateAt(const Member& m, int64_t step) const;  // by replay
   int32_t Ask(const Member& m, const State& s) const;  // n, uncapped
+  // A full step's packed sums by (computed % block size, accepted): the
+  // table Walk reads for power-of-two block sizes (else empty: it computes
+  // them).
+  static std::vector<uint64_t> FullSums(const BlockMath& blocks, int32_t k);
   StepSums Sums(size_t slot) const;
   void ClearSlot(size_t slot);
   void NewEpoch();  // at a step that starts one: finished members go, all walk
@@ -133,6 +137,7 @@ class SpecCalendarGroup final : public SpecGroup {
   std::vector<int32_t> tail_count_;
   std::vector<int64_t> tail_context_;
   std::vector<std::vector<uint32_t>> finish_;
+  std::vector<uint64_t> full_sums_;  // FullSums
   BlockList group_blocks_;  // counted: what the members gained
   BlockList scratch_blocks_;
   SimTime last_group_commit_ = -1;
