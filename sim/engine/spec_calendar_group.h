@@ -61,7 +61,7 @@ class SpecCalendarGroup final : public SpecGroup {
   void CheckInvariants(const std::function<void(const BlockList&)>& own) const override;
 
  private:
-  static constexpr int64_t kEpoch = 32;  // a power of two
+  static constexpr int64_t kEpoch = 64;  // a power of two
 
   // A member's counters before a step, and its draws from there on.
   struct State {
