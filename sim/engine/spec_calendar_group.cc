@@ -305,8 +305,8 @@ bool SpecCalendarGroup::Prepare(int32_t cap,
   if (active_ == 0) return false;
   SERVESIM_CHECK(!step_in_flight_ && (cap <= 0 || cap > k_),
                  "speculative decode calendar scheduled before its commit, or capped");
-  const StepSums x = Sums(Slot(step_));
-  if (fits(x.tokens, x.fresh)) return true;
+  step_sums_ = Sums(Slot(step_));  // (Append and Commit read them)
+  if (fits(step_sums_.tokens, step_sums_.fresh)) return true;
   LeaveAll();  // this step is short: it runs one by one
   return false;
 }
@@ -314,7 +314,7 @@ bool SpecCalendarGroup::Prepare(int32_t cap,
 GroupStepPart SpecCalendarGroup::Append(int32_t budget, const std::vector<ScheduledSeq>&,
                                         BatchShape* shape) {
   const size_t slot = Slot(step_);
-  const StepSums x = Sums(slot);
+  const StepSums& x = step_sums_;
   const int32_t fresh = static_cast<int32_t>(x.fresh);
   SERVESIM_CHECK(x.tokens <= budget &&
                      (fresh <= 0 || kv_->Acquire(fresh, fresh, &group_blocks_)),
@@ -345,7 +345,7 @@ void SpecCalendarGroup::Commit(SimTime now, SimTime last_commit, Recorder* recor
   last_group_commit_ = now;
   step_in_flight_ = false;
   const size_t slot = Slot(step_);
-  const StepSums x = Sums(slot);
+  const StepSums& x = step_sums_;
   const uint64_t word = word_[slot];
   const int64_t accepted = static_cast<int64_t>(word & kAcceptedMask);
   const int32_t rejected = static_cast<int32_t>(word >> kRejectedShift);

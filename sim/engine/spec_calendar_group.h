@@ -142,6 +142,7 @@ class SpecCalendarGroup final : public SpecGroup {
   BlockList scratch_blocks_;
   SimTime last_group_commit_ = -1;
   bool step_in_flight_ = false;  // Append ran, Commit not yet
+  StepSums step_sums_;           // the step Prepare passed
   std::vector<uint32_t> finishing_;  // scratch: a commit's finishers
   std::vector<int64_t> joining_ids_;
 };
