@@ -44,6 +44,7 @@ SpecCalendarGroup::SpecCalendarGroup(const EngineConfig& config, const BlockMath
                                      KvCache* kv, SpecDecodeStats* stats)
     : spec_config_(config.spec),
       k_(config.spec.num_speculative_tokens),
+      max_num_seqs_(config.max_num_seqs),
       blocks_(blocks),
       requests_(requests),
       running_(running),
@@ -274,6 +275,9 @@ void SpecCalendarGroup::Absorb(std::vector<int64_t>* candidates) {
   }
   candidates->clear();
   if (joining_ids_.empty()) return;
+  // (Fits bounds a step's packed sums by max_num_seqs members.)
+  SERVESIM_CHECK(active_ <= max_num_seqs_, "speculative decode calendar has %d members, "
+                 "more than max_num_seqs %d", active_, max_num_seqs_);
   // Candidates come in batch order, which is running_'s (by key).
   size_t next = 0;
   std::erase_if(*running_, [&](int64_t id) {

@@ -121,6 +121,7 @@ class SpecCalendarGroup final : public SpecGroup {
 
   SpecDecodeConfig spec_config_;
   int32_t k_;
+  int32_t max_num_seqs_;
   BlockMath blocks_;
   RequestTable* requests_;
   std::vector<int64_t>* running_;

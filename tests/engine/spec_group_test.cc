@@ -254,5 +254,27 @@ TEST(SpecDecodeGroup, LeavesWithItsStepInFlightAtAnEarlyEnd) {
   }
 }
 
+// Where the calendar is used: runs priced, no cap that cuts drafts, k
+// within the bit buffer (16), and a step's sums within their packed
+// fields (members * (k + 1) blocks < 2^18); elsewhere the entries' group.
+TEST(SpecCalendarGroup, FitsOnlyWhereItsSumsFit) {
+  const auto config = [](int32_t k, int32_t cap, int32_t seqs, bool runs) {
+    EngineConfig c;
+    c.verify_runs = runs;
+    c.spec.num_speculative_tokens = k;
+    c.long_prefill_token_threshold = cap;
+    c.max_num_seqs = seqs;
+    return c;
+  };
+  EXPECT_TRUE(SpecCalendarGroup::Fits(config(3, 0, 256, true)));
+  EXPECT_FALSE(SpecCalendarGroup::Fits(config(3, 0, 256, false)));
+  EXPECT_TRUE(SpecCalendarGroup::Fits(config(16, 0, 256, true)));
+  EXPECT_FALSE(SpecCalendarGroup::Fits(config(17, 0, 256, true)));
+  EXPECT_FALSE(SpecCalendarGroup::Fits(config(3, 3, 256, true)));  // cuts drafts
+  EXPECT_TRUE(SpecCalendarGroup::Fits(config(3, 4, 256, true)));   // never does
+  EXPECT_TRUE(SpecCalendarGroup::Fits(config(3, 0, 65535, true)));  // 262140 blocks
+  EXPECT_FALSE(SpecCalendarGroup::Fits(config(3, 0, 65536, true)));
+}
+
 }  // namespace
 }  // namespace servesim
