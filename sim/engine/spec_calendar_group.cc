@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <type_traits>
 
 #include "sim/core/check.h"
 #include "sim/engine/grouped_decode.h"
@@ -118,8 +119,8 @@ SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64
   };
   // Every step with k drafts (more than k + 1 tokens left), a refill at a
   // time, as `step` would take them with d = k, in locals that stay in
-  // registers and with the packed sum's arithmetic in 64 bits; then the
-  // last few, fewer drafts each.
+  // registers, each step's packed sums from FullSums' table where there is
+  // one; then the last few, fewer drafts each.
   const auto full_steps = [&](auto sums_of) {
     const uint64_t stop = uint64_t{1} << k;
     // A walk stays in one epoch (kEpoch slots from slot 0): step t's sums
@@ -131,12 +132,20 @@ SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64
       int64_t at = computed, a_max = most;
       uint64_t r = rejects;
       uint64_t *slot = words + t, *const end = words + until;
-      for (; slot != end && at <= last; ++slot) {
-        const int64_t a = std::countr_zero(r | stop);
-        r >>= a + 1;
-        *slot += sums_of(at, a);
-        at += a + 1;
-        a_max = std::max(a_max, a);
+      const auto run = [&](auto track_max) {
+        for (; slot != end && at <= last; ++slot) {
+          const int64_t a = std::countr_zero(r | stop);
+          r >>= a + 1;
+          *slot += sums_of(at, a);
+          at += a + 1;
+          if constexpr (track_max()) a_max = std::max(a_max, a);
+        }
+      };
+      // Most members have delivered k + 1 tokens at once already: no max.
+      if (a_max >= k) {
+        run(std::false_type{});
+      } else {
+        run(std::true_type{});
       }
       computed = static_cast<int32_t>(at);
       most = static_cast<int32_t>(a_max);
@@ -206,7 +215,7 @@ struct SpecCalendarGroup::CalendarSink {
 };
 
 struct SpecCalendarGroup::NoSink {
-  uint64_t scratch[kEpoch];  // full steps' sums, thrown away
+  uint64_t scratch[kEpoch] = {};  // full steps' sums, thrown away
   uint64_t* words = scratch;
   void Tail(int64_t, int32_t, int32_t, int32_t, int32_t, int32_t) {}
   void Finish(int64_t) {}
