@@ -2,6 +2,7 @@
 #include "sim/engine/spec_entries_group.h"
 
 #include <algorithm>
+#include <bit>
 #include <iterator>
 
 #include "sim/core/check.h"
@@ -14,6 +15,7 @@ SpecEntriesGroup::SpecEntriesGroup(const EngineConfig& config, const BlockMath& 
                                  RequestTable* requests, std::vector<int64_t>* running,
                                  KvCache* kv, SpecDecodeStats* stats)
     : spec_(config.spec),
+      buffered_(config.spec.num_speculative_tokens <= 31),
       blocks_(blocks),
       requests_(requests),
       running_(running),
@@ -43,11 +45,19 @@ void SpecEntriesGroup::Absorb(std::vector<int64_t>* candidates) {
                        r.blocks.size() == blocks_.Blocks(r.num_computed),
                    "request %lld joins the speculative decode group in a bad state",
                    static_cast<long long>(id));
-    const SpecMemberDraws draws =
-        r.spec_rate < 0 ? SpecMemberDraws{} : SpecMemberDraws::For(spec_, id, r.spec_rate);
+    // The rate is stateless: drawn now for the draws, it is the one its
+    // first verify draws (the member's `rate` shows it from then, as one
+    // by one).
+    const SpecMemberDraws draws = SpecMemberDraws::For(
+        spec_, id,
+        r.spec_rate >= 0 ? r.spec_rate : static_cast<float>(SpecAcceptanceRate(spec_, id)));
+    const int32_t word = r.num_output >> 5;
     joining_.push_back({r.run_key, id, draws, r.num_computed, r.num_output, r.output_len,
                         r.blocks.size(), 0, r.deliveries, r.spec_rate, r.max_delivered,
-                        r.measured, false});
+                        r.measured, false, word + 1,
+                        buffered_ ? static_cast<uint64_t>(draws.Rejects(word)) >>
+                                        (r.num_output & 31)
+                                  : 0});
     joining_.back().n = Ask(joining_.back());
     joining_ids_.push_back(id);
   }
@@ -172,13 +182,22 @@ void SpecEntriesGroup::Commit(SimTime now, SimTime last_commit, Recorder* record
     m.computed += m.n;
     m.blocks = std::max(m.blocks, blocks_.Blocks(m.computed));
     int32_t a = 0;
+    // Draft j proposes output position num_output + j; the step uses
+    // positions output .. output + a (the last: a rejected draft's or the
+    // bonus token's).
+    if (buffered_) {
+      while (32 * m.next_word - m.output <= d) [[unlikely]] {
+        m.rejects |= static_cast<uint64_t>(m.draws.Rejects(m.next_word))
+                     << (32 * m.next_word - m.output);
+        ++m.next_word;
+      }
+    }
     if (d > 0) {
       if (m.rate < 0) [[unlikely]] {  // its first verify (as Scheduler::Verify)
         m.rate = static_cast<float>(SpecAcceptanceRate(spec_, m.id));
-        m.draws = SpecMemberDraws::For(spec_, m.id, m.rate);
       }
-      // Draft j proposes output position num_output + j.
-      a = m.draws.Accepted(m.output, d);
+      a = buffered_ ? std::countr_zero(m.rejects | uint64_t{1} << d)
+                    : m.draws.Accepted(m.output, d);
       ++drafts;
       draft_tokens += d;
       accepted += a;
@@ -188,6 +207,7 @@ void SpecEntriesGroup::Commit(SimTime now, SimTime last_commit, Recorder* record
       rejected_blocks += m.blocks - keep;
       m.blocks = keep;
     }
+    if (buffered_) m.rejects >>= a + 1;
     m.output += a + 1;
     ++m.deliveries;
     m.max_delivered = static_cast<uint8_t>(std::max<int32_t>(m.max_delivered, a + 1));

@@ -79,7 +79,7 @@ class SpecEntriesGroup final : public SpecGroup {
   struct Member {
     int64_t key;  // admission order (run_key)
     int64_t id;
-    SpecMemberDraws draws;  // set with the rate
+    SpecMemberDraws draws;  // from its rate, drawn when it joins
     // Its counters before the next step (the step in flight adds n).
     int32_t computed, output, output_len;
     int32_t blocks;  // held in all: its own list's, then owed by the group
@@ -90,6 +90,10 @@ class SpecEntriesGroup final : public SpecGroup {
     bool measured;
     bool delivered;  // a group step delivered to it (last_token is then
                      // the latest group commit)
+    // With k <= 31: bit i set if a draft for position output + i would be
+    // rejected (SpecMemberDraws::Rejects), up to position 32 * next_word.
+    int32_t next_word;
+    uint64_t rejects;
   };
   // What the members' next step adds to the plan, in key order.
   // (Add runs for every member every step: inline, and its entries are
@@ -150,6 +154,7 @@ class SpecEntriesGroup final : public SpecGroup {
   void Rebuild(const Member& m);
 
   SpecDecodeConfig spec_;
+  bool buffered_;  // k <= 31: draws read from each member's bit buffer
   BlockMath blocks_;
   RequestTable* requests_;
   std::vector<int64_t>* running_;

@@ -165,6 +165,8 @@ TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
       {"tight budget (the group leaves)", 400, 24, 0, 3},
       {"long-prefill cap cuts drafts", 400, 256, 3, 4},
       {"one draft", 60, 64, 0, 1},
+      {"20 drafts (the bit buffer's two words)", 400, 256, 0, 20},
+      {"33 drafts (no bit buffer)", 400, 256, 0, 33},
       // Runs priced: the calendar, but where a cap cuts drafts.
       {"runs: roomy", 400, 256, 0, 3, true},
       {"runs: tight cache (preemptions)", 40, 256, 0, 3, true},
@@ -175,10 +177,11 @@ TEST(SpecDecodeGroup, MatchesTheReferenceStepByStep) {
       {"runs: blocks of 3 (divisions)", 600, 256, 0, 3, true, 3},
       {"runs: long outputs over many epochs", 4000, 256, 0, 5, true, 16, 400},
       {"runs: long outputs, tight cache", 300, 256, 0, 5, true, 16, 400},
+      {"runs: 20 drafts (entries' runs)", 400, 256, 0, 20, true},
   };
   int64_t preemptions = 0;
   for (const Variant& v : variants) {
-    const bool calendar = v.runs && v.long_prefill != 3;
+    const bool calendar = v.runs && v.long_prefill != 3 && v.drafts <= 16;
     ASSERT_EQ(SpecCalendarGroup::Fits(Config(v, false)), calendar) << v.name;
     Engine fast(v, false), ref(v, true);
     int group_steps = 0;
