@@ -82,115 +82,131 @@ int32_t SpecCalendarGroup::Ask(const Member& m, const State& s) const {
   return 1 + std::max(0, std::min(k_, m.output_len - s.output - 1));
 }
 
+// A walk's moving state, in computed tokens (output is computed - offset
+// throughout); locals of the walk, so that a sink's stores cannot make them
+// reload.
+struct SpecCalendarGroup::Cursor {
+  int64_t t;         // the next step
+  int32_t computed;  // before it
+  int32_t held;      // its blocks (Blocks(computed))
+  int32_t most;      // the most drafts accepted in one step (-1: none)
+  // The draws (State::rejects) run to the position whose computed count
+  // is `loaded`; the next word to read is `next_word`.
+  int32_t next_word, loaded;
+  uint64_t rejects;
+  void Refill(const SpecMemberDraws& draws) {
+    rejects |= static_cast<uint64_t>(Rejects(draws, next_word++)) << (loaded - computed);
+    loaded += 32;
+  }
+};
+
 template <class Sink>
 SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64_t from,
                                                  int64_t until, Sink& sink) const {
   if (from >= until || s.output >= m.output_len) return s;
-  // Locals, so that the sink's stores cannot make them reload. The walk
-  // counts in computed tokens: output is computed - offset throughout.
-  const BlockMath blocks = blocks_;
-  const int32_t k = k_, offset = s.computed - s.output;
+  const int32_t offset = s.computed - s.output;
   const int32_t done = m.output_len + offset;  // computed at its last token
-  int32_t computed = s.computed, held = s.blocks, most = s.max_delivered - 1;
-  int64_t t = from;
-  // The draws (State::rejects) run to the position whose computed count is
-  // `loaded`.
-  uint64_t rejects = s.rejects;
-  int32_t next_word = s.next_word, loaded = 32 * next_word + offset;
-  const auto refill = [&] {
-    rejects |= static_cast<uint64_t>(Rejects(m.draws, next_word++)) << (loaded - computed);
-    loaded += 32;
-  };
-  // One step: d drafts for positions output .. output + d - 1 (RunningAsk,
-  // DraftTokens), n = d + 1 tokens (Add); Verify keeps the leading
-  // accepted drafts and drops the rest's KV (a + 1 of the n tokens stay
-  // computed); Deliver: a + 1 tokens. Needs the draws of positions up to
-  // output + d (computed + d < loaded).
-  int32_t c = 0, top = 0, keep = 0;
-  const auto step = [&](int32_t d) {
-    const int32_t a = std::countr_zero(rejects | uint64_t{1} << d);  // bit d: a stop
-    rejects >>= a + 1;
-    c = computed;
-    top = blocks.Blocks(c + d + 1);
-    computed = c + a + 1;
-    keep = blocks.Blocks(computed);
-    most = std::max(most, a);
-    return a;
-  };
-  // Every step with k drafts (more than k + 1 tokens left), a refill at a
-  // time, as `step` would take them with d = k, in locals that stay in
-  // registers, each step's packed sums from FullSums' table where there is
-  // one; then the last few, fewer drafts each.
-  const auto full_steps = [&](auto sums_of) {
-    const uint64_t stop = uint64_t{1} << k;
-    // A walk stays in one epoch (kEpoch slots from slot 0): step t's sums
-    // are at words[t - epoch start].
-    uint64_t* const words = sink.words - (from & ~(kEpoch - 1));
-    for (const int32_t full = done - k - 1; t < until && computed <= full;) {
-      if (computed + k >= loaded) refill();
-      const int64_t last = std::min(full, loaded - k - 1);
-      int64_t at = computed, a_max = most;
-      uint64_t r = rejects;
-      uint64_t *slot = words + t, *const end = words + until;
-      const auto run = [&](auto track_max) {
-        for (; slot != end && at <= last; ++slot) {
-          const int64_t a = std::countr_zero(r | stop);
-          r >>= a + 1;
-          *slot += sums_of(at, a);
-          at += a + 1;
-          if constexpr (track_max()) a_max = std::max(a_max, a);
-        }
-      };
-      // Most members have delivered k + 1 tokens at once already: no max.
-      if (a_max >= k) {
-        run(std::false_type{});
-      } else {
-        run(std::true_type{});
-      }
-      computed = static_cast<int32_t>(at);
-      most = static_cast<int32_t>(a_max);
-      t = slot - words;
-      rejects = r;
-    }
-    held = blocks.Blocks(computed);  // (a member holds its computed tokens' blocks)
-  };
+  Cursor x{.t = from,
+           .computed = s.computed,
+           .held = s.blocks,
+           .most = s.max_delivered - 1,
+           .next_word = s.next_word,
+           .loaded = 32 * s.next_word + offset,
+           .rejects = s.rejects};
+  // Every step with k drafts (more than k + 1 tokens left), their packed
+  // sums from FullSums' table where there is one; then the last few.
+  // A walk stays in one epoch: step t's sums are at words[t - its start].
+  uint64_t* const words = sink.words - (from & ~(kEpoch - 1));
   if (!full_sums_.empty()) {
-    // The table: by computed % block size and a (FullSums).
-    full_steps([table = full_sums_.data(), mask = blocks.size() - 1,
-                shift = std::bit_width(static_cast<uint32_t>(k)) ](int64_t at, int64_t a) {
-      return table[((at & mask) << shift) | a];
-    });
+    FullSteps(m.draws, done, until, words, &x,
+              [table = full_sums_.data(), mask = blocks_.size() - 1,
+               shift = std::bit_width(static_cast<uint32_t>(k_))](int64_t at, int64_t a) {
+                return table[((at & mask) << shift) | a];
+              });
   } else {
-    full_steps([&](int64_t at, int64_t a) {
-      const int64_t peak = blocks.Blocks(static_cast<int32_t>(at) + k + 1);
-      return PackSums(a, peak - blocks.Blocks(static_cast<int32_t>(at)),
-                      peak - blocks.Blocks(static_cast<int32_t>(at + a + 1)));
-    });
+    FullSteps(m.draws, done, until, words, &x,
+              [blocks = blocks_, k = k_](int64_t at, int64_t a) {
+                const int32_t c = static_cast<int32_t>(at);
+                const int64_t peak = blocks.Blocks(c + k + 1);
+                return PackSums(a, peak - blocks.Blocks(c),
+                                peak - blocks.Blocks(static_cast<int32_t>(at + a + 1)));
+              });
   }
-  if (computed == done) {
-    sink.Finish(t - 1);
+  if (x.computed == done) {
+    sink.Finish(x.t - 1);
   } else {
-    for (; t < until; ++t) {
-      const int32_t d = std::min(k, done - computed - 1);
-      if (computed + d >= loaded) refill();
-      const int32_t a = step(d);
-      sink.Tail(t, d + 1, c, a, top - held, top - keep);
-      held = keep;
-      if (computed == done) {
-        sink.Finish(t++);
-        break;
+    TailSteps(m.draws, done, until, sink, &x);
+  }
+  s.verified |= x.t > from && s.output + 1 < m.output_len;  // its first step had drafts
+  s.deliveries += static_cast<int32_t>(x.t - from);
+  s.output = x.computed - offset;
+  s.computed = x.computed;
+  s.blocks = x.held;
+  s.max_delivered = static_cast<uint8_t>(x.most + 1);
+  s.rejects = x.rejects;
+  s.next_word = x.next_word;
+  return s;
+}
+
+template <class SumsOf>
+void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until,
+                                  uint64_t* words, Cursor* x, SumsOf&& sums_of) const {
+  // As TailSteps' step with d = k, a refill at a time, in registers.
+  const int32_t k = k_;
+  const uint64_t stop = uint64_t{1} << k;
+  for (const int32_t full = done - k - 1; x->t < until && x->computed <= full;) {
+    if (x->computed + k >= x->loaded) x->Refill(draws);
+    const int64_t last = std::min(full, x->loaded - k - 1);
+    int64_t at = x->computed, a_max = x->most;
+    uint64_t r = x->rejects;
+    uint64_t *slot = words + x->t, *const end = words + until;
+    const auto run = [&](auto track_max) {
+      for (; slot != end && at <= last; ++slot) {
+        const int64_t a = std::countr_zero(r | stop);
+        r >>= a + 1;
+        *slot += sums_of(at, a);
+        at += a + 1;
+        if constexpr (track_max()) a_max = std::max(a_max, a);
       }
+    };
+    // Most members have delivered k + 1 tokens at once already: no max.
+    if (a_max >= k) {
+      run(std::false_type{});
+    } else {
+      run(std::true_type{});
+    }
+    x->computed = static_cast<int32_t>(at);
+    x->most = static_cast<int32_t>(a_max);
+    x->t = slot - words;
+    x->rejects = r;
+  }
+  x->held = blocks_.Blocks(x->computed);  // (a member holds its computed tokens' blocks)
+}
+
+template <class Sink>
+void SpecCalendarGroup::TailSteps(const SpecMemberDraws& draws, int32_t done, int64_t until,
+                                  Sink& sink, Cursor* x) const {
+  for (; x->t < until; ++x->t) {
+    // d drafts for positions output .. output + d - 1 (RunningAsk,
+    // DraftTokens), n = d + 1 tokens (Add); Verify keeps the leading
+    // accepted drafts and drops the rest's KV (a + 1 of the n tokens stay
+    // computed); Deliver: a + 1 tokens. Reads the draws of positions up
+    // to output + d.
+    const int32_t d = std::min(k_, done - x->computed - 1);
+    if (x->computed + d >= x->loaded) x->Refill(draws);
+    const int32_t a = std::countr_zero(x->rejects | uint64_t{1} << d);  // bit d: a stop
+    x->rejects >>= a + 1;
+    const int32_t c = x->computed, top = blocks_.Blocks(c + d + 1);
+    x->computed = c + a + 1;
+    const int32_t keep = blocks_.Blocks(x->computed);
+    x->most = std::max(x->most, a);
+    sink.Tail(x->t, d + 1, c, a, top - x->held, top - keep);
+    x->held = keep;
+    if (x->computed == done) {
+      sink.Finish(x->t++);
+      return;
     }
   }
-  s.verified |= t > from && s.output + 1 < m.output_len;  // its first step had drafts
-  s.deliveries += static_cast<int32_t>(t - from);
-  s.output = computed - offset;
-  s.computed = computed;
-  s.blocks = held;
-  s.max_delivered = static_cast<uint8_t>(most + 1);
-  s.rejects = rejects;
-  s.next_word = next_word;
-  return s;
 }
 
 // Where a walk's steps go: into a calendar (the group's, or the invariant

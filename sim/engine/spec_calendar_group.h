@@ -93,16 +93,23 @@ class SpecCalendarGroup final : public SpecGroup {
     int64_t full = 0, full_context = 0;  // members asking for k + 1 tokens
   };
 
-  // Where a walk's steps go (spec_calendar_group.cc).
+  // Where a walk's steps go (spec_calendar_group.cc), and its moving state.
   struct CalendarSink;
   struct NoSink;
+  struct Cursor;
   // Member m's steps [from, until) from state s (before step `from`), or
-  // until it finishes, into `sink`: Full(step, accepted, fresh blocks,
-  // rejected blocks) for a step of k + 1 tokens, Tail(step, n, context,
-  // ...) for one of fewer, Finish(step) for its last. Returns its state
-  // after them.
+  // until it finishes, into `sink`: a step of k + 1 tokens adds its packed
+  // sums to sink.words[step - epoch start] (FullSteps), one of fewer calls
+  // Tail(step, n, context, accepted, fresh blocks, rejected blocks)
+  // (TailSteps), the last calls Finish(step). Returns its state after them.
   template <class Sink>
   State Walk(const Member& m, State s, int64_t from, int64_t until, Sink& sink) const;
+  template <class SumsOf>
+  void FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until, uint64_t* words,
+                 Cursor* x, SumsOf&& sums_of) const;
+  template <class Sink>
+  void TailSteps(const SpecMemberDraws& draws, int32_t done, int64_t until, Sink& sink,
+                 Cursor* x) const;
   // Walks member `index` from its base to `until`, into the calendar.
   void Schedule(size_t index, int64_t until);
   State StateAt(const Member& m, int64_t step) const;  // by replay
