@@ -56,6 +56,14 @@ inline uint64_t QuadHash(uint64_t key, int32_t q) {
 }
 }  // namespace spec_detail
 
+// One request's acceptance draws. The draft for output position p is
+// accepted when a 15-bit uniform x(p) < t = ceil(rate * 2^15): a rate
+// rounded up by less than 3.1e-5. One hash serves four positions, its four
+// 16-bit lanes' low 15 bits (x(4q + i) is lane i of QuadHash(key, q)), and
+// the four comparisons run at once on the lanes: with every lane of `bias`
+// 0x8000 + t - 1 (0x7fff .. 0xffff), bias - x cannot borrow across lanes
+// and has its lane's top bit set exactly when x <= t - 1. Inline: the
+// decode groups' loops run it.
 struct SpecMemberDraws {
   uint64_t key = 0;   // the seed and the request's id mixed
   uint64_t bias = 0;  // 0x8000 + t - 1 in every 16-bit lane
