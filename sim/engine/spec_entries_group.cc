@@ -12,8 +12,8 @@
 namespace servesim {
 
 SpecEntriesGroup::SpecEntriesGroup(const EngineConfig& config, const BlockMath& blocks,
-                                 RequestTable* requests, std::vector<int64_t>* running,
-                                 KvCache* kv, SpecDecodeStats* stats)
+                                   RequestTable* requests, std::vector<int64_t>* running,
+                                   KvCache* kv, SpecDecodeStats* stats)
     : spec_(config.spec),
       buffered_(config.spec.num_speculative_tokens <= 31),
       blocks_(blocks),
@@ -103,7 +103,7 @@ void SpecEntriesGroup::Recount() {
 }
 
 bool SpecEntriesGroup::Prepare(int32_t cap,
-                              const std::function<bool(int64_t, int64_t)>& fits) {
+                               const std::function<bool(int64_t, int64_t)>& fits) {
   if (members_.empty()) return false;
   SERVESIM_CHECK(!step_in_flight_, "speculative decode group scheduled before its commit");
   // A cap below k + 1 may cut drafts: every member asks again, capped.
@@ -117,7 +117,7 @@ bool SpecEntriesGroup::Prepare(int32_t cap,
 }
 
 GroupStepPart SpecEntriesGroup::Append(int32_t budget, const std::vector<ScheduledSeq>& batch,
-                                      BatchShape* shape) {
+                                       BatchShape* shape) {
   const NextStep& x = next_;
   const int32_t fresh = static_cast<int32_t>(x.fresh_blocks);
   SERVESIM_CHECK(x.tokens <= budget &&
@@ -167,7 +167,7 @@ GroupStepPart SpecEntriesGroup::Append(int32_t budget, const std::vector<Schedul
 }
 
 void SpecEntriesGroup::Commit(SimTime now, SimTime last_commit, Recorder* recorder,
-                             std::vector<int64_t>* finished, GroupHost* host) {
+                              std::vector<int64_t>* finished, GroupHost* host) {
   // Every member's previous token came at the previous commit.
   if (measured_ > 0) recorder->RecordItlNanos(now - last_commit, measured_);
   last_group_commit_ = now;
