@@ -191,13 +191,7 @@ void GroupedDecode::Join() {
   candidates_.clear();
   if (joining_.empty()) return;
   // The batch lists running requests in running_'s order.
-  size_t next = 0;
-  std::erase_if(*running_, [&](int64_t id) {
-    if (next == joining_.size() || joining_[next] != id) return false;
-    ++next;
-    return true;
-  });
-  SERVESIM_CHECK(next == joining_.size(), "decode group joins out of running order");
+  SERVESIM_CHECK(EraseSubsequence(running_, joining_), "decode group joins out of running order");
 }
 
 bool GroupedDecode::Commit(SimTime now, Recorder* recorder,

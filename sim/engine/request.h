@@ -280,4 +280,17 @@ class RequestTable {
   size_t size_ = 0;
 };
 
+// Removes `ids`, a subsequence of `list` in its order (members joining a
+// decode group, listed in the running order), from `list`; false if they
+// were not all found in that order.
+inline bool EraseSubsequence(std::vector<int64_t>* list, const std::vector<int64_t>& ids) {
+  size_t next = 0;
+  std::erase_if(*list, [&](int64_t id) {
+    if (next == ids.size() || ids[next] != id) return false;
+    ++next;
+    return true;
+  });
+  return next == ids.size();
+}
+
 }  // namespace servesim

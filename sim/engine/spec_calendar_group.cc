@@ -255,32 +255,17 @@ void SpecCalendarGroup::Absorb(std::vector<int64_t>* candidates) {
   const int64_t epoch_end = (step_ / kEpoch + 1) * kEpoch;
   for (const int64_t id : *candidates) {
     const Request& r = reqs[id];
-    // As SpecEntriesGroup::Absorb: its step committed, it drafts from now
-    // on, every token it computed is known, one is left to feed.
-    if (r.status != RequestStatus::kRunning || !r.spec_ready || r.num_output == 0 ||
-        r.num_output >= r.output_len) {
-      continue;
-    }
-    SERVESIM_CHECK(r.in_flight == 0 && r.stale == 0 && r.placeholders == 0 &&
-                       r.num_computed == r.known_tokens() - 1 &&
-                       r.blocks.size() == blocks_.Blocks(r.num_computed),
-                   "request %lld joins the speculative decode group in a bad state",
-                   static_cast<long long>(id));
-    // The rate is stateless: drawn now, it is the one its first verify
-    // would draw (the Request gets it then, as one by one).
-    const float rate = r.spec_rate >= 0
-                           ? r.spec_rate
-                           : static_cast<float>(SpecAcceptanceRate(spec_config_, id));
+    if (!SpecJoins(r, blocks_)) continue;
+    const float rate = SpecDrawRate(spec_config_, r);
     const SpecMemberDraws draws = SpecMemberDraws::For(spec_config_, id, rate);
-    const int32_t word = r.num_output >> 5;
     const State s{.computed = r.num_computed,
                   .output = r.num_output,
                   .blocks = r.blocks.size(),
                   .deliveries = r.deliveries,
                   .max_delivered = r.max_delivered,
                   .verified = r.spec_rate >= 0,
-                  .next_word = word + 1,
-                  .rejects = static_cast<uint64_t>(Rejects(draws, word)) >> (r.num_output & 31)};
+                  .next_word = (r.num_output >> 5) + 1,
+                  .rejects = draws.RejectsFrom(r.num_output)};
     members_.push_back({.key = r.run_key,
                         .id = id,
                         .draws = draws,
@@ -304,13 +289,7 @@ void SpecCalendarGroup::Absorb(std::vector<int64_t>* candidates) {
   SERVESIM_CHECK(active_ <= max_num_seqs_, "speculative decode calendar has %d members, "
                  "more than max_num_seqs %d", active_, max_num_seqs_);
   // Candidates come in batch order, which is running_'s (by key).
-  size_t next = 0;
-  std::erase_if(*running_, [&](int64_t id) {
-    if (next == joining_ids_.size() || joining_ids_[next] != id) return false;
-    ++next;
-    return true;
-  });
-  SERVESIM_CHECK(next == joining_ids_.size(),
+  SERVESIM_CHECK(EraseSubsequence(running_, joining_ids_),
                  "speculative decode group joins out of running order");
 }
 

@@ -104,6 +104,11 @@ struct SpecMemberDraws {
     return ~bits;
 #endif
   }
+  // Rejects from position `output` to the end of its word (bit 0: output);
+  // the next word to read is (output >> 5) + 1.
+  uint64_t RejectsFrom(int32_t output) const {
+    return static_cast<uint64_t>(Rejects(output >> 5)) >> (output & 31);
+  }
   // As SpecAcceptedDrafts: the run of accepted positions from `first`,
   // at most `drafts`. Two quads a round (at least five positions: one
   // round for k <= 4), without a branch on each draw.

@@ -34,43 +34,20 @@ void SpecEntriesGroup::Absorb(std::vector<int64_t>* candidates) {
   joining_ids_.clear();
   for (const int64_t id : *candidates) {
     const Request& r = reqs[id];
-    // Its step committed: it drafts from now on (spec_ready), every token
-    // it computed is known (sync: nothing in flight), one is left to feed.
-    if (r.status != RequestStatus::kRunning || !r.spec_ready || r.num_output == 0 ||
-        r.num_output >= r.output_len) {
-      continue;
-    }
-    SERVESIM_CHECK(r.in_flight == 0 && r.stale == 0 && r.placeholders == 0 &&
-                       r.num_computed == r.known_tokens() - 1 &&
-                       r.blocks.size() == blocks_.Blocks(r.num_computed),
-                   "request %lld joins the speculative decode group in a bad state",
-                   static_cast<long long>(id));
-    // The rate is stateless: drawn now for the draws, it is the one its
-    // first verify draws (the member's `rate` shows it from then, as one
-    // by one).
-    const SpecMemberDraws draws = SpecMemberDraws::For(
-        spec_, id,
-        r.spec_rate >= 0 ? r.spec_rate : static_cast<float>(SpecAcceptanceRate(spec_, id)));
-    const int32_t word = r.num_output >> 5;
+    if (!SpecJoins(r, blocks_)) continue;
+    // (The member's `rate` shows the rate from its first verify on.)
+    const SpecMemberDraws draws = SpecMemberDraws::For(spec_, id, SpecDrawRate(spec_, r));
     joining_.push_back({r.run_key, id, draws, r.num_computed, r.num_output, r.output_len,
                         r.blocks.size(), 0, r.deliveries, r.spec_rate, r.max_delivered,
-                        r.measured, false, word + 1,
-                        buffered_ ? static_cast<uint64_t>(draws.Rejects(word)) >>
-                                        (r.num_output & 31)
-                                  : 0});
+                        r.measured, false, (r.num_output >> 5) + 1,
+                        buffered_ ? draws.RejectsFrom(r.num_output) : 0});
     joining_.back().n = Ask(joining_.back());
     joining_ids_.push_back(id);
   }
   candidates->clear();
   if (joining_.empty()) return;
   // Candidates come in batch order, which is running_'s (by key).
-  size_t next = 0;
-  std::erase_if(*running_, [&](int64_t id) {
-    if (next == joining_ids_.size() || joining_ids_[next] != id) return false;
-    ++next;
-    return true;
-  });
-  SERVESIM_CHECK(next == joining_ids_.size(),
+  SERVESIM_CHECK(EraseSubsequence(running_, joining_ids_),
                  "speculative decode group joins out of running order");
   for (const Member& m : joining_) measured_ += m.measured;
   const auto by_key = [](const Member& a, const Member& b) { return a.key < b.key; };

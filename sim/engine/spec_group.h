@@ -71,6 +71,15 @@ class SpecGroup {
   virtual void CheckInvariants(const std::function<void(const BlockList&)>& own) const = 0;
 };
 
+// Whether a candidate joins either mode's group once its step committed:
+// it drafts from now on (spec_ready), every token it computed is known
+// (sync: nothing in flight) and one is left to feed. Aborts if it is
+// running with counters that do not say so.
+bool SpecJoins(const Request& r, const BlockMath& blocks);
+// The rate a member's draws use: the request's, or -- stateless -- the
+// one its first verify will draw (the Request gets it then, as one by one).
+float SpecDrawRate(const SpecDecodeConfig& c, const Request& r);
+
 // The mode for `config` (see above). `running`: the scheduler's running
 // list, in admission-key order, which members leave and rejoin; `stats`:
 // its speculative decoding counters, which members' steps add to.
