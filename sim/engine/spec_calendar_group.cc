@@ -18,6 +18,11 @@ constexpr int kFreshShift = 28, kRejectedShift = 46;
 constexpr uint64_t kAcceptedMask = (1ULL << kFreshShift) - 1;
 constexpr uint64_t kBlocksMask = (1ULL << (kRejectedShift - kFreshShift)) - 1;
 constexpr int32_t kMaxDrafts = 16;  // the bit buffer's bound (k + 1 <= 32)
+// FullSums' rows: one per computed % block size, kSumsStride wide (a <= k
+// <= kMaxDrafts), a constant so that the walk's index costs no register.
+constexpr int kSumsShift = 5;
+constexpr int32_t kSumsStride = 1 << kSumsShift;
+static_assert(kSumsStride > kMaxDrafts);
 
 uint64_t PackSums(int64_t accepted, int64_t fresh, int64_t rejected) {
   return static_cast<uint64_t>(accepted) | static_cast<uint64_t>(fresh) << kFreshShift |
@@ -65,8 +70,9 @@ SpecCalendarGroup::SpecCalendarGroup(const EngineConfig& config, const BlockMath
 std::vector<uint64_t> SpecCalendarGroup::FullSums(const BlockMath& blocks, int32_t k) {
   // With c = q * size + r, Blocks(c + x) - Blocks(c) depends on r alone:
   // ceil((r + x) / size) - ceil(r / size).
-  const int32_t size = blocks.size(), stride = 1 << std::bit_width(static_cast<uint32_t>(k));
-  if (blocks.shift() < 0 || static_cast<int64_t>(size) * stride > 4096) return {};
+  // (Block sizes over 512 compute them.)
+  const int32_t size = blocks.size(), stride = kSumsStride;
+  if (blocks.shift() < 0 || size > 512) return {};
   std::vector<uint64_t> table(static_cast<size_t>(size) * stride, 0);
   for (int32_t r = 0; r < size; ++r) {
     const int32_t held = blocks.Blocks(r), peak = blocks.Blocks(r + k + 1);
@@ -100,37 +106,58 @@ struct SpecCalendarGroup::Cursor {
   }
 };
 
+// A full step's packed sums (FullSums): from the table, or computed.
+struct SpecCalendarGroup::TableSums {
+  const uint64_t* table;
+  int64_t mask;  // block size - 1
+  uint64_t operator()(int64_t at, int64_t a) const {
+    return table[((at & mask) << kSumsShift) | a];
+  }
+};
+struct SpecCalendarGroup::ComputedSums {
+  BlockMath blocks;
+  int32_t k;
+  uint64_t operator()(int64_t at, int64_t a) const {
+    const int32_t c = static_cast<int32_t>(at);
+    const int64_t peak = blocks.Blocks(c + k + 1);
+    return PackSums(a, peak - blocks.Blocks(c),
+                    peak - blocks.Blocks(static_cast<int32_t>(at + a + 1)));
+  }
+};
+
+SpecCalendarGroup::Cursor SpecCalendarGroup::Start(const State& s, int64_t from) {
+  return {.t = from,
+          .computed = s.computed,
+          .held = s.blocks,
+          .most = s.max_delivered - 1,
+          .next_word = s.next_word,
+          .loaded = 32 * s.next_word + (s.computed - s.output),
+          .rejects = s.rejects};
+}
+
 template <class Sink>
 SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64_t from,
                                                  int64_t until, Sink& sink) const {
   if (from >= until || s.output >= m.output_len) return s;
+  Cursor x = Start(s, from);
+  return WalkOn(m, s, from, until, sink, &x);
+}
+
+template <class Sink>
+SpecCalendarGroup::State SpecCalendarGroup::WalkOn(const Member& m, State s, int64_t from,
+                                                   int64_t until, Sink& sink,
+                                                   Cursor* cursor) const {
+  Cursor x = *cursor;  // (a local: the sink's stores cannot reach it)
   const int32_t offset = s.computed - s.output;
-  const int32_t done = m.output_len + offset;  // computed at its last token
-  Cursor x{.t = from,
-           .computed = s.computed,
-           .held = s.blocks,
-           .most = s.max_delivered - 1,
-           .next_word = s.next_word,
-           .loaded = 32 * s.next_word + offset,
-           .rejects = s.rejects};
+  const int32_t done = Done(m, s);
   // Every step with k drafts (more than k + 1 tokens left), their packed
   // sums from FullSums' table where there is one; then the last few.
   // A walk stays in one epoch: step t's sums are at words[t - its start].
   uint64_t* const words = sink.words - (from & ~(kEpoch - 1));
   if (!full_sums_.empty()) {
-    FullSteps(m.draws, done, until, words, &x,
-              [table = full_sums_.data(), mask = blocks_.size() - 1,
-               shift = std::bit_width(static_cast<uint32_t>(k_))](int64_t at, int64_t a) {
-                return table[((at & mask) << shift) | a];
-              });
+    FullSteps(m.draws, done, until, words, &x, Table());
   } else {
-    FullSteps(m.draws, done, until, words, &x,
-              [blocks = blocks_, k = k_](int64_t at, int64_t a) {
-                const int32_t c = static_cast<int32_t>(at);
-                const int64_t peak = blocks.Blocks(c + k + 1);
-                return PackSums(a, peak - blocks.Blocks(c),
-                                peak - blocks.Blocks(static_cast<int32_t>(at + a + 1)));
-              });
+    FullSteps(m.draws, done, until, words, &x, ComputedSums{blocks_, k_});
   }
   if (x.computed == done) {
     sink.Finish(x.t - 1);
@@ -148,23 +175,30 @@ SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64
   return s;
 }
 
+SpecCalendarGroup::TableSums SpecCalendarGroup::Table() const {
+  return {full_sums_.data(), blocks_.size() - 1};
+}
+
 template <class SumsOf>
 void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until,
-                                  uint64_t* words, Cursor* x, SumsOf&& sums_of) const {
-  // As TailSteps' step with d = k, a refill at a time, in registers.
+                                  uint64_t* words, Cursor* x, const SumsOf sums_of) const {
+  // As TailSteps' step with d = k, in registers, a run at a time: as in
+  // FullStepsTwo.
   const int32_t k = k_;
   const uint64_t stop = uint64_t{1} << k;
+  const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));
   for (const int32_t full = done - k - 1; x->t < until && x->computed <= full;) {
-    if (x->computed + k >= x->loaded) x->Refill(draws);
-    const int64_t last = std::min(full, x->loaded - k - 1);
+    if (x->loaded - x->computed <= 32) x->Refill(draws);
     int64_t at = x->computed, a_max = x->most;
+    const int64_t last = std::min(full, x->loaded - k - 1);
+    int64_t steps = std::min(until - x->t, ((last - at) >> step_bits) + 1);
     uint64_t r = x->rejects;
-    uint64_t *slot = words + x->t, *const end = words + until;
+    uint64_t* slot = words + x->t;
     const auto run = [&](auto track_max) {
-      for (; slot != end && at <= last; ++slot) {
+      for (; steps > 0; --steps) {
         const int64_t a = std::countr_zero(r | stop);
         r >>= a + 1;
-        *slot += sums_of(at, a);
+        *slot++ += sums_of(at, a);
         at += a + 1;
         if constexpr (track_max()) a_max = std::max(a_max, a);
       }
@@ -181,6 +215,61 @@ void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, in
     x->rejects = r;
   }
   x->held = blocks_.Blocks(x->computed);  // (a member holds its computed tokens' blocks)
+}
+
+template <class SumsOf>
+void SpecCalendarGroup::FullStepsTwo(const SpecMemberDraws& draws1, int32_t full1, Cursor* x1,
+                                     const SpecMemberDraws& draws2, int32_t full2, Cursor* x2,
+                                     int64_t until, uint64_t* words,
+                                     const SumsOf sums_of) const {
+  // FullSteps for two members side by side (`full`: done - k - 1): a
+  // step's draw waits on the step before, so one member's chain leaves the
+  // core idle; two overlap. Stops where either member's full steps end.
+  const int32_t k = k_;
+  const uint64_t stop = uint64_t{1} << k;
+  const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));  // 2^ >= k + 1
+  while (x1->t < until && x2->t < until && x1->computed <= full1 && x2->computed <= full2) {
+    // Refilled early (the buffer takes 32 more at up to 32 left), so that
+    // a run is long: it counts the steps it surely has (each reads at most
+    // k + 1 positions) instead of testing positions at each.
+    if (x1->loaded - x1->computed <= 32) x1->Refill(draws1);
+    if (x2->loaded - x2->computed <= 32) x2->Refill(draws2);
+    int64_t at1 = x1->computed, at2 = x2->computed, most1 = x1->most, most2 = x2->most;
+    const int64_t last1 = std::min(full1, x1->loaded - k - 1);
+    const int64_t last2 = std::min(full2, x2->loaded - k - 1);
+    int64_t steps = std::min({until - std::max(x1->t, x2->t), ((last1 - at1) >> step_bits) + 1,
+                              ((last2 - at2) >> step_bits) + 1});
+    uint64_t r1 = x1->rejects, r2 = x2->rejects;
+    uint64_t *slot1 = words + x1->t, *slot2 = words + x2->t;
+    const auto run = [&](auto track_max) {
+      for (; steps > 0; --steps) {
+        const int64_t a1 = std::countr_zero(r1 | stop), a2 = std::countr_zero(r2 | stop);
+        r1 >>= a1 + 1;
+        r2 >>= a2 + 1;
+        *slot1++ += sums_of(at1, a1);
+        *slot2++ += sums_of(at2, a2);
+        at1 += a1 + 1;
+        at2 += a2 + 1;
+        if constexpr (track_max()) {
+          most1 = std::max(most1, a1);
+          most2 = std::max(most2, a2);
+        }
+      }
+    };
+    if (most1 >= k && most2 >= k) {
+      run(std::false_type{});
+    } else {
+      run(std::true_type{});
+    }
+    x1->t = slot1 - words;
+    x2->t = slot2 - words;
+    x1->computed = static_cast<int32_t>(at1);
+    x2->computed = static_cast<int32_t>(at2);
+    x1->most = static_cast<int32_t>(most1);
+    x2->most = static_cast<int32_t>(most2);
+    x1->rejects = r1;
+    x2->rejects = r2;
+  }
 }
 
 template <class Sink>
@@ -396,13 +485,66 @@ void SpecCalendarGroup::ClearSlot(size_t slot) {
 
 void SpecCalendarGroup::NewEpoch() {
   std::erase_if(members_, [](const Member& m) { return m.done; });
-  const int64_t end = step_ + kEpoch;
-  for (size_t i = 0; i < members_.size(); ++i) {
-    Member& m = members_[i];
+  for (Member& m : members_) {
     m.base = m.ahead;
     m.base_step = step_;
-    Schedule(i, end);
   }
+  const int64_t until = step_ + kEpoch;
+  if (full_sums_.empty()) {
+    for (size_t i = 0; i < members_.size(); ++i) Schedule(i, until);
+    return;
+  }
+  // Schedule(i, until) for each, two at a time: two lanes walk their
+  // members' full steps side by side (FullStepsTwo); a lane whose member
+  // leaves its full steps finishes its walk alone (WalkOn) and takes the
+  // next member.
+  struct Lane {
+    uint32_t index;
+    int32_t full;
+    Cursor x;
+  };
+  size_t next = 0;
+  const auto load = [&](Lane* lane) {
+    for (; next < members_.size(); ++next) {
+      const Member& m = members_[next];
+      if (m.base.output >= m.output_len) continue;  // (Walk's early return)
+      *lane = {static_cast<uint32_t>(next), Done(m, m.base) - k_ - 1, Start(m.base, step_)};
+      ++next;
+      return true;
+    }
+    return false;
+  };
+  const auto finish = [&](Lane* lane) {
+    Member& m = members_[lane->index];
+    CalendarSink sink{word_.data(), tail_count_.data(), tail_context_.data(),
+                      &finish_,     k_,                 lane->index};
+    m.ahead = WalkOn(m, m.base, step_, until, sink, &lane->x);
+  };
+  const auto over = [&](const Lane& lane) {
+    return lane.x.t >= until || lane.x.computed > lane.full;
+  };
+  uint64_t* const words = word_.data() - step_;  // (step_ starts an epoch)
+  const TableSums sums = Table();
+  Lane one, two;
+  bool has_one = load(&one), has_two = has_one && load(&two);
+  while (has_two) {
+    FullStepsTwo(members_[one.index].draws, one.full, &one.x, members_[two.index].draws,
+                 two.full, &two.x, until, words, sums);
+    if (over(one)) {
+      finish(&one);
+      has_one = load(&one);
+    }
+    if (over(two)) {
+      finish(&two);
+      has_two = load(&two);
+    }
+    if (!has_one) {
+      one = two;
+      has_one = has_two;
+      has_two = false;
+    }
+  }
+  if (has_one) finish(&one);
 }
 
 void SpecCalendarGroup::Rebuild(const Member& m, const State& s) {

@@ -104,9 +104,28 @@ class SpecCalendarGroup final : public SpecGroup {
   // (TailSteps), the last calls Finish(step). Returns its state after them.
   template <class Sink>
   State Walk(const Member& m, State s, int64_t from, int64_t until, Sink& sink) const;
+  // Walk in parts: its cursor at `from` (Start), and the walk on from a
+  // cursor that may have moved past `from` (WalkOn).
+  static Cursor Start(const State& s, int64_t from);
+  template <class Sink>
+  State WalkOn(const Member& m, State s, int64_t from, int64_t until, Sink& sink,
+               Cursor* x) const;
+  // A full step's packed sums by (computed, accepted): from FullSums'
+  // table (Table), or computed.
+  struct TableSums;
+  struct ComputedSums;
+  TableSums Table() const;
   template <class SumsOf>
   void FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until, uint64_t* words,
-                 Cursor* x, SumsOf&& sums_of) const;
+                 Cursor* x, SumsOf sums_of) const;
+  template <class SumsOf>
+  void FullStepsTwo(const SpecMemberDraws& draws1, int32_t full1, Cursor* x1,
+                    const SpecMemberDraws& draws2, int32_t full2, Cursor* x2, int64_t until,
+                    uint64_t* words, SumsOf sums_of) const;
+  // Its computed count at its last token.
+  static int32_t Done(const Member& m, const State& s) {
+    return m.output_len + s.computed - s.output;
+  }
   template <class Sink>
   void TailSteps(const SpecMemberDraws& draws, int32_t done, int64_t until, Sink& sink,
                  Cursor* x) const;
