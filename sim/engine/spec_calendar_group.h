@@ -22,6 +22,9 @@
 // check use. The one-by-one rules (Scheduler::RunningAsk, DraftTokens,
 // Add, Verify, Deliver) are Walk's, step for step, with the draws'
 // positions read from a bit buffer 32 at a time (SpecMemberDraws::Rejects).
+// A member's steps are a serial chain (where a step ends decides where the
+// next one's draws start), so an epoch's walks go two members at a time,
+// side by side (NewEpoch, FullStepsTwo): their chains overlap.
 // Joining, leaving, ITL and blocks are as in SpecEntriesGroup.
 #pragma once
 
