@@ -152,8 +152,8 @@ SpecCalendarGroup::State SpecCalendarGroup::WalkOn(const Member& m, State s, int
   const int32_t done = Done(m, s);
   // Every step with k drafts (more than k + 1 tokens left), their packed
   // sums from FullSums' table where there is one; then the last few.
-  // A walk stays in one epoch: step t's sums are at words[t - its start].
-  uint64_t* const words = sink.words - (from & ~(kEpoch - 1));
+  // A walk stays in one epoch: step t's sums are at words[Slot(t)].
+  uint64_t* const words = sink.words;
   if (!full_sums_.empty()) {
     FullSteps(m.draws, done, until, words, &x, Table());
   } else {
@@ -193,7 +193,7 @@ void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, in
     const int64_t last = std::min(full, x->loaded - k - 1);
     int64_t steps = std::min(until - x->t, ((last - at) >> step_bits) + 1);
     uint64_t r = x->rejects;
-    uint64_t* slot = words + x->t;
+    uint64_t *const first = words + Slot(x->t), *slot = first;
     const auto run = [&](auto track_max) {
       for (; steps > 0; --steps) {
         const int64_t a = std::countr_zero(r | stop);
@@ -211,7 +211,7 @@ void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, in
     }
     x->computed = static_cast<int32_t>(at);
     x->most = static_cast<int32_t>(a_max);
-    x->t = slot - words;
+    x->t += slot - first;
     x->rejects = r;
   }
   x->held = blocks_.Blocks(x->computed);  // (a member holds its computed tokens' blocks)
@@ -240,7 +240,8 @@ void SpecCalendarGroup::FullStepsTwo(const SpecMemberDraws& draws1, int32_t full
     int64_t steps = std::min({until - std::max(x1->t, x2->t), ((last1 - at1) >> step_bits) + 1,
                               ((last2 - at2) >> step_bits) + 1});
     uint64_t r1 = x1->rejects, r2 = x2->rejects;
-    uint64_t *slot1 = words + x1->t, *slot2 = words + x2->t;
+    uint64_t *const first1 = words + Slot(x1->t), *const first2 = words + Slot(x2->t);
+    uint64_t *slot1 = first1, *slot2 = first2;
     const auto run = [&](auto track_max) {
       for (; steps > 0; --steps) {
         const int64_t a1 = std::countr_zero(r1 | stop), a2 = std::countr_zero(r2 | stop);
@@ -261,8 +262,8 @@ void SpecCalendarGroup::FullStepsTwo(const SpecMemberDraws& draws1, int32_t full
     } else {
       run(std::true_type{});
     }
-    x1->t = slot1 - words;
-    x2->t = slot2 - words;
+    x1->t += slot1 - first1;
+    x2->t += slot2 - first2;
     x1->computed = static_cast<int32_t>(at1);
     x2->computed = static_cast<int32_t>(at2);
     x1->most = static_cast<int32_t>(most1);
@@ -523,13 +524,12 @@ void SpecCalendarGroup::NewEpoch() {
   const auto over = [&](const Lane& lane) {
     return lane.x.t >= until || lane.x.computed > lane.full;
   };
-  uint64_t* const words = word_.data() - step_;  // (step_ starts an epoch)
   const TableSums sums = Table();
   Lane one, two;
   bool has_one = load(&one), has_two = has_one && load(&two);
   while (has_two) {
     FullStepsTwo(members_[one.index].draws, one.full, &one.x, members_[two.index].draws,
-                 two.full, &two.x, until, words, sums);
+                 two.full, &two.x, until, word_.data(), sums);
     if (over(one)) {
       finish(&one);
       has_one = load(&one);

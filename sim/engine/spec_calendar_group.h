@@ -102,7 +102,7 @@ class SpecCalendarGroup final : public SpecGroup {
   struct Cursor;
   // Member m's steps [from, until) from state s (before step `from`), or
   // until it finishes, into `sink`: a step of k + 1 tokens adds its packed
-  // sums to sink.words[step - epoch start] (FullSteps), one of fewer calls
+  // sums to sink.words[Slot(step)] (FullSteps), one of fewer calls
   // Tail(step, n, context, accepted, fresh blocks, rejected blocks)
   // (TailSteps), the last calls Finish(step). Returns its state after them.
   template <class Sink>
