@@ -493,8 +493,12 @@ void SpecCalendarGroup::NewEpoch() {
   const int64_t until = step_ + kEpoch;
   if (full_sums_.empty()) {
     for (size_t i = 0; i < members_.size(); ++i) Schedule(i, until);
-    return;
+  } else {
+    ScheduleInLanes(until);
   }
+}
+
+void SpecCalendarGroup::ScheduleInLanes(int64_t until) {
   // Schedule(i, until) for each, two at a time: two lanes walk their
   // members' full steps side by side (FullStepsTwo); a lane whose member
   // leaves its full steps finishes its walk alone (WalkOn) and takes the

@@ -134,6 +134,9 @@ class SpecCalendarGroup final : public SpecGroup {
                  Cursor* x) const;
   // Walks member `index` from its base to `until`, into the calendar.
   void Schedule(size_t index, int64_t until);
+  // Schedule for every member from step_ (an epoch's start), FullSums'
+  // table at hand: two at a time, side by side.
+  void ScheduleInLanes(int64_t until);
   State StateAt(const Member& m, int64_t step) const;  // by replay
   int32_t Ask(const Member& m, const State& s) const;  // n, uncapped
   // A full step's packed sums by (computed % block size, accepted): the
