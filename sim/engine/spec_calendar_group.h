@@ -140,8 +140,8 @@ class SpecCalendarGroup final : public SpecGroup {
   State StateAt(const Member& m, int64_t step) const;  // by replay
   int32_t Ask(const Member& m, const State& s) const;  // n, uncapped
   // A full step's packed sums by (computed % block size, accepted): the
-  // table Walk reads for power-of-two block sizes (else empty: it computes
-  // them).
+  // table Walk reads for power-of-two block sizes up to 512 (else empty:
+  // it computes them).
   static std::vector<uint64_t> FullSums(const BlockMath& blocks, int32_t k);
   StepSums Sums(size_t slot) const;
   void ClearSlot(size_t slot);
