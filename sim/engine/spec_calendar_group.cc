@@ -106,6 +106,15 @@ struct SpecCalendarGroup::Cursor {
   }
 };
 
+// A member's walk in ScheduleInLanes: its draws, index, last computed
+// count with a full step (done - k - 1) and cursor.
+struct SpecCalendarGroup::Lane {
+  const SpecMemberDraws* draws;
+  uint32_t index;
+  int32_t full;
+  Cursor x;
+};
+
 // A full step's packed sums (FullSums): from the table, or computed.
 struct SpecCalendarGroup::TableSums {
   const uint64_t* table;
@@ -183,7 +192,7 @@ template <class SumsOf>
 void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until,
                                   uint64_t* words, Cursor* x, const SumsOf sums_of) const {
   // As TailSteps' step with d = k, in registers, a run at a time: as in
-  // FullStepsTwo.
+  // FullStepsLanes.
   const int32_t k = k_;
   const uint64_t stop = uint64_t{1} << k;
   const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));
@@ -217,59 +226,64 @@ void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, in
   x->held = blocks_.Blocks(x->computed);  // (a member holds its computed tokens' blocks)
 }
 
-template <class SumsOf>
-void SpecCalendarGroup::FullStepsTwo(const SpecMemberDraws& draws1, int32_t full1, Cursor* x1,
-                                     const SpecMemberDraws& draws2, int32_t full2, Cursor* x2,
-                                     int64_t until, uint64_t* words,
-                                     const SumsOf sums_of) const {
-  // FullSteps for two members side by side (`full`: done - k - 1): a
-  // step's draw waits on the step before, so one member's chain leaves the
-  // core idle; two overlap. Stops where either member's full steps end.
+template <int N, class SumsOf>
+void SpecCalendarGroup::FullStepsLanes(Lane* lanes, int64_t until, uint64_t* words,
+                                       const SumsOf sums_of) const {
+  // FullSteps for N members side by side: a step's draw waits on the step
+  // before, so one member's chain leaves the core idle; N overlap. Stops
+  // where any member's full steps end.
   const int32_t k = k_;
   const uint64_t stop = uint64_t{1} << k;
   const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));  // 2^ >= k + 1
-  while (x1->t < until && x2->t < until && x1->computed <= full1 && x2->computed <= full2) {
+  const auto going = [&] {
+    for (int i = 0; i < N; ++i) {
+      if (lanes[i].x.t >= until || lanes[i].x.computed > lanes[i].full) return false;
+    }
+    return true;
+  };
+  while (going()) {
     // Refilled early (the buffer takes 32 more at up to 32 left), so that
     // a run is long: it counts the steps it surely has (each reads at most
     // k + 1 positions) instead of testing positions at each.
-    if (x1->loaded - x1->computed <= 32) x1->Refill(draws1);
-    if (x2->loaded - x2->computed <= 32) x2->Refill(draws2);
-    int64_t at1 = x1->computed, at2 = x2->computed, most1 = x1->most, most2 = x2->most;
-    const int64_t last1 = std::min(full1, x1->loaded - k - 1);
-    const int64_t last2 = std::min(full2, x2->loaded - k - 1);
-    int64_t steps = std::min({until - std::max(x1->t, x2->t), ((last1 - at1) >> step_bits) + 1,
-                              ((last2 - at2) >> step_bits) + 1});
-    uint64_t r1 = x1->rejects, r2 = x2->rejects;
-    uint64_t *const first1 = words + Slot(x1->t), *const first2 = words + Slot(x2->t);
-    uint64_t *slot1 = first1, *slot2 = first2;
+    int64_t at[N], most[N], steps = until;
+    uint64_t r[N];
+    uint64_t *first[N], *slot[N];
+    bool saturated = true;
+    for (int i = 0; i < N; ++i) {
+      Cursor& x = lanes[i].x;
+      if (x.loaded - x.computed <= 32) x.Refill(*lanes[i].draws);
+      at[i] = x.computed;
+      most[i] = x.most;
+      r[i] = x.rejects;
+      first[i] = slot[i] = words + Slot(x.t);
+      const int64_t last = std::min(lanes[i].full, x.loaded - k - 1);
+      steps = std::min({steps, until - x.t, ((last - at[i]) >> step_bits) + 1});
+      saturated &= most[i] >= k;
+    }
     const auto run = [&](auto track_max) {
       for (; steps > 0; --steps) {
-        const int64_t a1 = std::countr_zero(r1 | stop), a2 = std::countr_zero(r2 | stop);
-        r1 >>= a1 + 1;
-        r2 >>= a2 + 1;
-        *slot1++ += sums_of(at1, a1);
-        *slot2++ += sums_of(at2, a2);
-        at1 += a1 + 1;
-        at2 += a2 + 1;
-        if constexpr (track_max()) {
-          most1 = std::max(most1, a1);
-          most2 = std::max(most2, a2);
+#pragma GCC unroll 8
+        for (int i = 0; i < N; ++i) {
+          const int64_t a = std::countr_zero(r[i] | stop);
+          r[i] >>= a + 1;
+          *slot[i]++ += sums_of(at[i], a);
+          at[i] += a + 1;
+          if constexpr (track_max()) most[i] = std::max(most[i], a);
         }
       }
     };
-    if (most1 >= k && most2 >= k) {
+    if (saturated) {
       run(std::false_type{});
     } else {
       run(std::true_type{});
     }
-    x1->t += slot1 - first1;
-    x2->t += slot2 - first2;
-    x1->computed = static_cast<int32_t>(at1);
-    x2->computed = static_cast<int32_t>(at2);
-    x1->most = static_cast<int32_t>(most1);
-    x2->most = static_cast<int32_t>(most2);
-    x1->rejects = r1;
-    x2->rejects = r2;
+    for (int i = 0; i < N; ++i) {
+      Cursor& x = lanes[i].x;
+      x.t += slot[i] - first[i];
+      x.computed = static_cast<int32_t>(at[i]);
+      x.most = static_cast<int32_t>(most[i]);
+      x.rejects = r[i];
+    }
   }
 }
 
@@ -499,21 +513,17 @@ void SpecCalendarGroup::NewEpoch() {
 }
 
 void SpecCalendarGroup::ScheduleInLanes(int64_t until) {
-  // Schedule(i, until) for each, two at a time: two lanes walk their
-  // members' full steps side by side (FullStepsTwo); a lane whose member
+  // Schedule(i, until) for each, kLanes at a time: the lanes walk their
+  // members' full steps side by side (FullStepsLanes); a lane whose member
   // leaves its full steps finishes its walk alone (WalkOn) and takes the
-  // next member.
-  struct Lane {
-    uint32_t index;
-    int32_t full;
-    Cursor x;
-  };
+  // next member; the last few (fewer than kLanes) finish alone.
   size_t next = 0;
   const auto load = [&](Lane* lane) {
     for (; next < members_.size(); ++next) {
       const Member& m = members_[next];
       if (m.base.output >= m.output_len) continue;  // (Walk's early return)
-      *lane = {static_cast<uint32_t>(next), Done(m, m.base) - k_ - 1, Start(m.base, step_)};
+      *lane = {&m.draws, static_cast<uint32_t>(next), Done(m, m.base) - k_ - 1,
+               Start(m.base, step_)};
       ++next;
       return true;
     }
@@ -525,30 +535,23 @@ void SpecCalendarGroup::ScheduleInLanes(int64_t until) {
                       &finish_,     k_,                 lane->index};
     m.ahead = WalkOn(m, m.base, step_, until, sink, &lane->x);
   };
-  const auto over = [&](const Lane& lane) {
-    return lane.x.t >= until || lane.x.computed > lane.full;
-  };
   const TableSums sums = Table();
-  Lane one, two;
-  bool has_one = load(&one), has_two = has_one && load(&two);
-  while (has_two) {
-    FullStepsTwo(members_[one.index].draws, one.full, &one.x, members_[two.index].draws,
-                 two.full, &two.x, until, word_.data(), sums);
-    if (over(one)) {
-      finish(&one);
-      has_one = load(&one);
-    }
-    if (over(two)) {
-      finish(&two);
-      has_two = load(&two);
-    }
-    if (!has_one) {
-      one = two;
-      has_one = has_two;
-      has_two = false;
+  Lane lanes[kLanes];
+  int live = 0;
+  while (live < kLanes && load(&lanes[live])) ++live;
+  while (live == kLanes) {
+    FullStepsLanes<kLanes>(lanes, until, word_.data(), sums);
+    for (int i = 0; i < live;) {
+      Lane& lane = lanes[i];
+      if (lane.x.t < until && lane.x.computed <= lane.full) {
+        ++i;
+      } else {
+        finish(&lane);
+        if (!load(&lane)) lane = lanes[--live];  // (then looks at it again)
+      }
     }
   }
-  if (has_one) finish(&one);
+  for (int i = 0; i < live; ++i) finish(&lanes[i]);
 }
 
 void SpecCalendarGroup::Rebuild(const Member& m, const State& s) {

@@ -24,7 +24,7 @@
 // positions read from a bit buffer 32 at a time (SpecMemberDraws::Rejects).
 // A member's steps are a serial chain (where a step ends decides where the
 // next one's draws start), so an epoch's walks go two members at a time,
-// side by side (NewEpoch, FullStepsTwo): their chains overlap.
+// side by side (ScheduleInLanes, FullStepsLanes): their chains overlap.
 // Joining, leaving, ITL and blocks are as in SpecEntriesGroup.
 #pragma once
 
@@ -121,10 +121,11 @@ class SpecCalendarGroup final : public SpecGroup {
   template <class SumsOf>
   void FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until, uint64_t* words,
                  Cursor* x, SumsOf sums_of) const;
-  template <class SumsOf>
-  void FullStepsTwo(const SpecMemberDraws& draws1, int32_t full1, Cursor* x1,
-                    const SpecMemberDraws& draws2, int32_t full2, Cursor* x2, int64_t until,
-                    uint64_t* words, SumsOf sums_of) const;
+  // A member's walk in ScheduleInLanes, kLanes of them side by side.
+  struct Lane;
+  static constexpr int kLanes = 2;  // (3 and 4 ran slower: registers)
+  template <int N, class SumsOf>
+  void FullStepsLanes(Lane* lanes, int64_t until, uint64_t* words, SumsOf sums_of) const;
   // Its computed count at its last token.
   static int32_t Done(const Member& m, const State& s) {
     return m.output_len + s.computed - s.output;
