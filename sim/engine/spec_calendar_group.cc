@@ -113,6 +113,7 @@ struct SpecCalendarGroup::Lane {
   uint32_t index;
   int32_t full;
   Cursor x;
+  bool InFullSteps(int64_t until) const { return x.t < until && x.computed <= full; }
 };
 
 // A full step's packed sums (FullSums): from the table, or computed.
@@ -148,15 +149,13 @@ template <class Sink>
 SpecCalendarGroup::State SpecCalendarGroup::Walk(const Member& m, State s, int64_t from,
                                                  int64_t until, Sink& sink) const {
   if (from >= until || s.output >= m.output_len) return s;
-  Cursor x = Start(s, from);
-  return WalkOn(m, s, from, until, sink, &x);
+  return WalkOn(m, s, from, until, sink, Start(s, from));
 }
 
 template <class Sink>
 SpecCalendarGroup::State SpecCalendarGroup::WalkOn(const Member& m, State s, int64_t from,
                                                    int64_t until, Sink& sink,
-                                                   Cursor* cursor) const {
-  Cursor x = *cursor;  // (a local: the sink's stores cannot reach it)
+                                                   Cursor x) const {
   const int32_t offset = s.computed - s.output;
   const int32_t done = Done(m, s);
   // Every step with k drafts (more than k + 1 tokens left), their packed
@@ -191,55 +190,25 @@ SpecCalendarGroup::TableSums SpecCalendarGroup::Table() const {
 template <class SumsOf>
 void SpecCalendarGroup::FullSteps(const SpecMemberDraws& draws, int32_t done, int64_t until,
                                   uint64_t* words, Cursor* x, const SumsOf sums_of) const {
-  // As TailSteps' step with d = k, in registers, a run at a time: as in
-  // FullStepsLanes.
-  const int32_t k = k_;
-  const uint64_t stop = uint64_t{1} << k;
-  const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));
-  for (const int32_t full = done - k - 1; x->t < until && x->computed <= full;) {
-    if (x->loaded - x->computed <= 32) x->Refill(draws);
-    int64_t at = x->computed, a_max = x->most;
-    const int64_t last = std::min(full, x->loaded - k - 1);
-    int64_t steps = std::min(until - x->t, ((last - at) >> step_bits) + 1);
-    uint64_t r = x->rejects;
-    uint64_t *const first = words + Slot(x->t), *slot = first;
-    const auto run = [&](auto track_max) {
-      for (; steps > 0; --steps) {
-        const int64_t a = std::countr_zero(r | stop);
-        r >>= a + 1;
-        *slot++ += sums_of(at, a);
-        at += a + 1;
-        if constexpr (track_max()) a_max = std::max(a_max, a);
-      }
-    };
-    // Most members have delivered k + 1 tokens at once already: no max.
-    if (a_max >= k) {
-      run(std::false_type{});
-    } else {
-      run(std::true_type{});
-    }
-    x->computed = static_cast<int32_t>(at);
-    x->most = static_cast<int32_t>(a_max);
-    x->t += slot - first;
-    x->rejects = r;
-  }
+  // As TailSteps' step with d = k, a lane of one.
+  Lane lane{&draws, 0, done - k_ - 1, *x};
+  FullStepsLanes<1>(&lane, until, words, sums_of);
+  *x = lane.x;
   x->held = blocks_.Blocks(x->computed);  // (a member holds its computed tokens' blocks)
 }
 
 template <int N, class SumsOf>
 void SpecCalendarGroup::FullStepsLanes(Lane* lanes, int64_t until, uint64_t* words,
                                        const SumsOf sums_of) const {
-  // FullSteps for N members side by side: a step's draw waits on the step
-  // before, so one member's chain leaves the core idle; N overlap. Stops
-  // where any member's full steps end.
+  // Full steps (TailSteps' step with d = k) of N members side by side, in
+  // registers: a step's draw waits on the step before, so one member's
+  // chain leaves the core idle; N overlap. Stops where any member's full
+  // steps end.
   const int32_t k = k_;
   const uint64_t stop = uint64_t{1} << k;
   const int step_bits = static_cast<int>(std::bit_width(static_cast<uint32_t>(k)));  // 2^ >= k + 1
   const auto going = [&] {
-    for (int i = 0; i < N; ++i) {
-      if (lanes[i].x.t >= until || lanes[i].x.computed > lanes[i].full) return false;
-    }
-    return true;
+    return std::all_of(lanes, lanes + N, [&](const Lane& l) { return l.InFullSteps(until); });
   };
   while (going()) {
     // Refilled early (the buffer takes 32 more at up to 32 left), so that
@@ -533,7 +502,7 @@ void SpecCalendarGroup::ScheduleInLanes(int64_t until) {
     Member& m = members_[lane->index];
     CalendarSink sink{word_.data(), tail_count_.data(), tail_context_.data(),
                       &finish_,     k_,                 lane->index};
-    m.ahead = WalkOn(m, m.base, step_, until, sink, &lane->x);
+    m.ahead = WalkOn(m, m.base, step_, until, sink, lane->x);
   };
   const TableSums sums = Table();
   Lane lanes[kLanes];
@@ -543,7 +512,7 @@ void SpecCalendarGroup::ScheduleInLanes(int64_t until) {
     FullStepsLanes<kLanes>(lanes, until, word_.data(), sums);
     for (int i = 0; i < live;) {
       Lane& lane = lanes[i];
-      if (lane.x.t < until && lane.x.computed <= lane.full) {
+      if (lane.InFullSteps(until)) {
         ++i;
       } else {
         finish(&lane);

@@ -112,7 +112,7 @@ class SpecCalendarGroup final : public SpecGroup {
   static Cursor Start(const State& s, int64_t from);
   template <class Sink>
   State WalkOn(const Member& m, State s, int64_t from, int64_t until, Sink& sink,
-               Cursor* x) const;
+               Cursor x) const;
   // A full step's packed sums by (computed, accepted): from FullSums'
   // table (Table), or computed.
   struct TableSums;
