@@ -38,35 +38,6 @@ AttentionShape PrefillShape(const ModelSpec& m, int tp, bool windowed) {
   return s;
 }
 
-double AttendedPairs(double n, double c, int window) {
-  if (window <= 0 || c + n <= window) return n * (c + (n + 1) / 2);
-  const double w = window;
-  if (c >= w) return n * w;
-  const double k = w - c;  // tokens j <= k still see all c + j keys
-  return k * (c + (k + 1) / 2) + (n - k) * w;
-}
-
-void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
-                   AttentionWork* w) {
-  double keys = context_sum + seqs;  // sum of (c + 1)
-  if (s.window > 0) keys = std::min(keys, seqs * (s.window + 1.0));
-  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * keys;
-  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
-              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * seqs;
-  w->items += s.kv_heads * seqs;
-}
-
-void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w) {
-  const double keys = s.window > 0 ? std::min(c + n, s.window + n) : c + n;
-  const double cached = keys - n;  // cached tokens whose latent is up-projected
-  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * AttendedPairs(n, c, s.window) +
-              s.context_flops_per_token * cached;
-  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
-              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * n +
-              2 * s.context_bytes_per_token * cached;
-  w->items += n * s.q_heads;
-}
-
 void AddPrefillRun(const AttentionShape& s, double n, double count, double context_sum,
                    AttentionWork* w) {
   // Sums over the run of keys (c + n), cached tokens (c), new tokens and

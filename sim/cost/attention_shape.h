@@ -21,6 +21,8 @@
 // (new tokens' up-projection is a layer GEMM).
 #pragma once
 
+#include <algorithm>
+
 #include "sim/model/model_spec.h"
 
 namespace servesim {
@@ -40,18 +42,47 @@ struct AttentionShape {
 AttentionShape DecodeShape(const ModelSpec& m, int tp, bool windowed);
 AttentionShape PrefillShape(const ModelSpec& m, int tp, bool windowed);
 
-// FLOPs, bytes and kernel items of a kernel (as AttentionWork in
-// roofline_cost_model.h, whose fields these add to).
-struct AttentionWork;
+// The work of one attention kernel on one GPU shard, for one layer: its
+// FLOPs, bytes and kernel items, which the functions below add to.
+struct AttentionWork {
+  double flops = 0, bytes = 0, items = 0;
+};
+// sum over j = 1..n of min(c + j, window) (window 0: no limit).
+inline double AttendedPairs(double n, double c, int window) {
+  if (window <= 0 || c + n <= window) return n * (c + (n + 1) / 2);
+  const double w = window;
+  if (c >= w) return n * w;
+  const double k = w - c;  // tokens j <= k still see all c + j keys
+  return k * (c + (k + 1) / 2) + (n - k) * w;
+}
+
 // `seqs` decode tokens with contexts summing to context_sum. A windowed
 // layer attends to at most window + 1 keys per token: counted as
 // min(context_sum + seqs, seqs x (window + 1)), exact when every context
 // is on one side of the window and an upper bound otherwise.
-void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
-                   AttentionWork* w);
+// (Inline, as AddPrefillWork: both run for every step, in the cost model
+// and in the work counter.)
+inline void AddDecodeWork(const AttentionShape& s, double seqs, double context_sum,
+                          AttentionWork* w) {
+  double keys = context_sum + seqs;  // sum of (c + 1)
+  if (s.window > 0) keys = std::min(keys, seqs * (s.window + 1.0));
+  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * keys;
+  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
+              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * seqs;
+  w->items += s.kv_heads * seqs;
+}
 // n new tokens after c cached: token j (1..n) attends to c + j keys, or
 // min(c + j, window) in a windowed layer.
-void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w);
+inline void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w) {
+  const double keys = s.window > 0 ? std::min(c + n, s.window + n) : c + n;
+  const double cached = keys - n;  // cached tokens whose latent is up-projected
+  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * AttendedPairs(n, c, s.window) +
+              s.context_flops_per_token * cached;
+  w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
+              s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * n +
+              2 * s.context_bytes_per_token * cached;
+  w->items += n * s.q_heads;
+}
 // `count` sequences of n new tokens each whose contexts sum to
 // context_sum, in a layer without a window: AddPrefillWork's terms are
 // linear in c, so this adds what AddPrefillWork over them one by one adds,
@@ -61,7 +92,5 @@ void AddPrefillRun(const AttentionShape& s, double n, double count, double conte
 // Whether every per-token coefficient of s is an integer and it has no
 // window (what AddPrefillRun's exactness needs).
 bool ExactSums(const AttentionShape& s);
-// sum over j = 1..n of min(c + j, window) (window 0: no limit).
-double AttendedPairs(double n, double c, int window);
 
 }  // namespace servesim

@@ -78,10 +78,6 @@ struct RooflineParams {
 // Marlin's MXFP4 fused-MoE rates, fitted to Hopper's measured rows.
 const KernelRates& MarlinMxfp4Rates();
 
-// The work of one attention kernel on one GPU shard, for one layer.
-struct AttentionWork {
-  double flops = 0, bytes = 0, items = 0;
-};
 // A decode token of a sequence with `context` cached tokens attends to
 // context + 1 keys: 4 q_heads d FLOPs per key (QK^T and PV), reads the
 // K and V of every key, reads q and writes the output. The model's forms

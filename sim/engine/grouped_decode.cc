@@ -25,7 +25,7 @@ GroupedDecode::GroupedDecode(bool on, const EngineConfig& config,
       group_(std::max(1, config.block_size)) {}
 
 bool GroupedDecode::Prepare(int32_t cap,
-                            const std::function<bool(int64_t, int64_t)>& fits) {
+                            StepFitsFn fits) {
   if (spec_) return spec_->Prepare(cap, fits);
   bool whole = false;
   if (!group_.empty()) {

@@ -83,7 +83,7 @@ class GroupedDecode {
   // and the group's `tokens` and `blocks` fit the step (budget, free blocks).
   // cap: the step's long-prefill cap (0: none; it cuts the spec mode's
   // drafts).
-  bool Prepare(int32_t cap, const std::function<bool(int64_t, int64_t)>& fits);
+  bool Prepare(int32_t cap, StepFitsFn fits);
   // The group's step (Prepare returned true), after the running requests
   // (`batch`, so far); `budget` is what they left. Fills the shape's part.
   using Part = GroupStepPart;

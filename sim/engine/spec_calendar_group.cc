@@ -382,7 +382,7 @@ SpecCalendarGroup::StepSums SpecCalendarGroup::Sums(size_t slot) const {
 }
 
 bool SpecCalendarGroup::Prepare(int32_t cap,
-                                const std::function<bool(int64_t, int64_t)>& fits) {
+                                StepFitsFn fits) {
   if (active_ == 0) return false;
   SERVESIM_CHECK(!step_in_flight_ && (cap <= 0 || cap > k_),
                  "speculative decode calendar scheduled before its commit, or capped");

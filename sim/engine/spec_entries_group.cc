@@ -80,7 +80,7 @@ void SpecEntriesGroup::Recount() {
 }
 
 bool SpecEntriesGroup::Prepare(int32_t cap,
-                               const std::function<bool(int64_t, int64_t)>& fits) {
+                               StepFitsFn fits) {
   if (members_.empty()) return false;
   SERVESIM_CHECK(!step_in_flight_, "speculative decode group scheduled before its commit");
   // A cap below k + 1 may cut drafts: every member asks again, capped.

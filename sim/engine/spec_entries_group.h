@@ -67,7 +67,7 @@ class SpecEntriesGroup final : public SpecGroup {
   // SpecGroup:
   int32_t size() const override { return static_cast<int32_t>(members_.size()); }
   void Absorb(std::vector<int64_t>* candidates) override;
-  bool Prepare(int32_t cap, const std::function<bool(int64_t, int64_t)>& fits) override;
+  bool Prepare(int32_t cap, StepFitsFn fits) override;
   GroupStepPart Append(int32_t budget, const std::vector<ScheduledSeq>& batch,
                        BatchShape* shape) override;
   void Commit(SimTime now, SimTime last_commit, Recorder* recorder,

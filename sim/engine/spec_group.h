@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/core/function_ref.h"
 #include "sim/cost/cost_model.h"
 #include "sim/engine/block_math.h"
 #include "sim/engine/engine_config.h"
@@ -32,6 +33,10 @@
 namespace servesim {
 
 class GroupHost;
+
+// Prepare's question to the scheduler: do the running requests' own tokens
+// and blocks and the group's `tokens` and `blocks` fit the step?
+using StepFitsFn = FunctionRef<bool(int64_t tokens, int64_t blocks)>;
 struct ScheduledSeq;
 
 // What a group step adds to the plan.
@@ -55,7 +60,7 @@ class SpecGroup {
   virtual void Absorb(std::vector<int64_t>* candidates) = 0;
   // Before a step: true if every member's step fits (`fits(tokens,
   // blocks)`), else all leave. cap: the step's long-prefill cap (0: none).
-  virtual bool Prepare(int32_t cap, const std::function<bool(int64_t, int64_t)>& fits) = 0;
+  virtual bool Prepare(int32_t cap, StepFitsFn fits) = 0;
   // The group's step (Prepare returned true), after the running pass whose
   // entries are `batch`; `budget` is what they left. Fills the shape's part.
   virtual GroupStepPart Append(int32_t budget, const std::vector<ScheduledSeq>& batch,

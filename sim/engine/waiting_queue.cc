@@ -67,7 +67,7 @@ void WaitingQueue::Take() {
   }
 }
 
-void WaitingQueue::PutBack(const std::vector<int64_t>& ids) {
+void WaitingQueue::PutBackSome(const std::vector<int64_t>& ids) {
   if (keyed_) {
     for (int64_t id : ids) Insert(id);
   } else {

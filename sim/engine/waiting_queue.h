@@ -37,7 +37,9 @@ class WaitingQueue {
   // over, in the order taken (queue order: to the front).
   int64_t Next();
   void Take();
-  void PutBack(const std::vector<int64_t>& ids);
+  void PutBack(const std::vector<int64_t>& ids) {
+    if (!ids.empty()) PutBackSome(ids);  // (most passes skip none)
+  }
 
   // Queue order, for a policy that reorders it (OrderWaiting); not keyed.
   std::deque<int64_t>* queue();
@@ -53,6 +55,7 @@ class WaitingQueue {
 
  private:
   void Insert(int64_t id);  // keyed
+  void PutBackSome(const std::vector<int64_t>& ids);
 
   const SchedulerPolicy* policy_;
   const RequestTable* requests_;

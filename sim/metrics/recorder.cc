@@ -18,16 +18,6 @@ void Recorder::Integrate(SimTime until) {
   }
 }
 
-void Recorder::Advance(SimTime now) {
-  Integrate(now);
-  if (window_open_) {
-    max_.in_system = std::max(max_.in_system, levels_.in_system);
-    max_.waiting = std::max(max_.waiting, levels_.waiting);
-    max_.running = std::max(max_.running, levels_.running);
-    max_.kv_blocks_used = std::max(max_.kv_blocks_used, levels_.kv_blocks_used);
-  }
-}
-
 void Recorder::MarkWindowStart(SimTime now) {
   Integrate(now);
   at_window_start_ = total_;

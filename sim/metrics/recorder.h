@@ -8,6 +8,7 @@
 // from latencies.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,7 +43,17 @@ struct StepStats {
 
 class Recorder {
  public:
-  void Advance(SimTime now);
+  // Inline: the driver calls it several times an event, mostly at the
+  // instant of the call before (nothing to integrate).
+  void Advance(SimTime now) {
+    if (now > last_) Integrate(now);
+    if (window_open_) {
+      max_.in_system = std::max(max_.in_system, levels_.in_system);
+      max_.waiting = std::max(max_.waiting, levels_.waiting);
+      max_.running = std::max(max_.running, levels_.running);
+      max_.kv_blocks_used = std::max(max_.kv_blocks_used, levels_.kv_blocks_used);
+    }
+  }
   // Samples levels every `interval` from t = 0 (piecewise-constant levels,
   // so a sample is the level in force at its instant).
   Levels& levels() { return levels_; }
