@@ -45,9 +45,60 @@ StepWorkCounter::StepWorkCounter(const ModelSpec& m, int tp) {
   decode_windowed_ = DecodeShape(m, shard, true);
   prefill_full_ = PrefillShape(m, shard, false);
   prefill_windowed_ = PrefillShape(m, shard, true);
+  // The products AddPrefillWork and AddDecodeWork add, in their order of
+  // evaluation (so each is the same double).
+  const AttentionShape& p = prefill_full_;
+  const AttentionShape& d = decode_full_;
+  prefill_flops_per_pair_ = 2 * p.q_heads * (p.qk_dim + p.v_dim);
+  decode_flops_per_key_ = 2 * d.q_heads * (d.qk_dim + d.v_dim);
+  scale_sums_ = windowed_layers_ == 0 && p.context_flops_per_token == 0 && ExactSums(p) &&
+                ExactSums(d);
 }
 
-StepWork StepWorkCounter::Count(const BatchShape& batch) const {
+StepWork StepWorkCounter::CountSummed(const BatchShape& batch) const {
+  // CountEach's sums without a window or MLA's latent term: every pair and
+  // key count is an integer (n (c + (n + 1) / 2) is n c + n (n + 1) / 2),
+  // and so is each product with the integral coefficients, so scaling the
+  // sum adds what scaling each term did.
+  const double agg = static_cast<double>(batch.decode_seqs);
+  const double agg_context = static_cast<double>(batch.decode_context);
+  double tokens = agg, context = agg_context, sampled = agg;
+  double decodes = agg, decode_context = agg_context, pairs = 0;
+  for (const SeqWork& s : batch.seqs) {
+    const double n = s.new_tokens, c = s.context_tokens;
+    tokens += n;
+    context += c;
+    sampled += s.samples;
+    if (IsDecode(s)) {
+      decodes += 1;
+      decode_context += c;
+    } else if (n > 0) {
+      pairs += AttendedPairs(n, c, 0);
+    }
+  }
+  for (const SeqRun& r : batch.runs) {
+    const double n = r.new_tokens, count = static_cast<double>(r.count);
+    const double c = static_cast<double>(r.context_sum);
+    tokens += n * count;
+    context += c;
+    sampled += count;
+    pairs += n * c + count * (n * (n + 1) / 2);  // AddPrefillRun's
+  }
+  double full = prefill_flops_per_pair_ * pairs;
+  if (decodes > 0) full += decode_flops_per_key_ * (decode_context + decodes);
+  StepWork w;
+  w.flops = linear_flops_per_token_ * tokens + full_layers_ * full + head_flops_ * sampled;
+  if (batch.empty()) return w;
+  double experts = 0;
+  if (num_experts_ > 1) {
+    experts = expert_bytes_ * ExpectedActiveExperts(num_experts_, top_k_, tokens * group_) /
+              num_experts_;
+  }
+  w.hbm_bytes = weight_bytes_ + experts + kv_bytes_per_token_ * (context + tokens);
+  return w;
+}
+
+StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
   // Every term is an integer or a half-integer far below 2^52: the sums
   // are exact, whatever their order, and the decode aggregate (one token
   // each, attending to c + 1 keys) adds what its sequences would.

@@ -32,7 +32,17 @@ struct StepWork {
 class StepWorkCounter {
  public:
   StepWorkCounter(const ModelSpec& model, int tp);
-  StepWork Count(const BatchShape& batch) const;
+  // Per step (every step of a run): for a model whose attention FLOPs are
+  // exact integer sums (full-context layers, integral coefficients:
+  // ExactSums) the sums of attended keys are taken first and scaled once,
+  // the same bits as CountEach (its products are exact integers too, below
+  // 2^53 in any real step) for a fraction of the work.
+  StepWork Count(const BatchShape& batch) const {
+    return scale_sums_ ? CountSummed(batch) : CountEach(batch);
+  }
+  // Each sequence's attention work in turn (attention_shape.h).
+  StepWork CountEach(const BatchShape& batch) const;
+  StepWork CountSummed(const BatchShape& batch) const;
 
  private:
   double linear_flops_per_token_ = 0, head_flops_ = 0;
@@ -44,6 +54,10 @@ class StepWorkCounter {
   double full_layers_ = 0, windowed_layers_ = 0;
   int window_ = 0;
   AttentionShape decode_full_, decode_windowed_, prefill_full_, prefill_windowed_;
+  // CountSummed's: whether it applies, and the FLOPs per attended key
+  // (prefill: per query-key pair) of the full-context layers.
+  bool scale_sums_ = false;
+  double prefill_flops_per_pair_ = 0, decode_flops_per_key_ = 0;
 };
 
 }  // namespace servesim

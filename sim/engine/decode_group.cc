@@ -9,7 +9,11 @@
 namespace servesim {
 
 int32_t DecodeGroup::PhaseOf(const Member& m) const {
-  const int64_t p = (m.joined_context - m.joined) % block_size_;
+  const int64_t d = m.joined_context - m.joined;
+  // A power-of-two block size: a mask, whose two's-complement result is
+  // the non-negative residue (no 64-bit division per joining member).
+  if ((block_size_ & (block_size_ - 1)) == 0) return static_cast<int32_t>(d & (block_size_ - 1));
+  const int64_t p = d % block_size_;
   return static_cast<int32_t>(p < 0 ? p + block_size_ : p);
 }
 

@@ -110,8 +110,7 @@ bool KvManager::Allocate(Request& r, const KvLookup& l, int32_t fresh, int32_t r
   return ok;
 }
 
-void KvManager::Loaded(Request& r, const KvLookup& l, TransferCounts* t) {
-  if (cpu_ == nullptr) return;
+void KvManager::LoadedWithCpuTier(Request& r, const KvLookup& l, TransferCounts* t) {
   // Loaded before the blocks the acquire evicted are offered to the tier.
   for (int32_t i = l.hits; i < l.hits + l.cpu_hits; ++i) cpu_->Touch(r.block_hashes[i]);
   t->load += l.cpu_hits;

@@ -55,7 +55,9 @@ class KvManager {
   // nothing changed) and the CPU tier's part.
   KvLookup Find(Request& r);
   bool Allocate(Request& r, const KvLookup& l, int32_t fresh, int32_t reserve);
-  void Loaded(Request& r, const KvLookup& l, TransferCounts* t);
+  void Loaded(Request& r, const KvLookup& l, TransferCounts* t) {
+    if (cpu_ != nullptr) LoadedWithCpuTier(r, l, t);  // (nothing without one)
+  }
   // Grows r's block list to cover `tokens` cached tokens; false if the
   // pool is short.
   bool EnsureBlocks(Request& r, int32_t tokens, TransferCounts* t);
@@ -72,6 +74,7 @@ class KvManager {
   PrefixMatch Probe(Request& r);
 
  private:
+  void LoadedWithCpuTier(Request& r, const KvLookup& l, TransferCounts* t);
   // When r's lookup is its shared prefix's chain of hashes, the run
   // PrefixCache memoises for it (-1: no hits); else PrefixCache::kNoRun.
   int32_t SharedRun(const Request& r, int32_t lookup);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <random>
+
 #include "sim/model/model_loader.h"
 #include "sim/report/summary.h"
 #include "tests/test_util.h"
@@ -38,6 +41,49 @@ TEST(StepWork, Llama8BDecodeAndPrefillByHand) {
   const StepWorkCounter w2(m, 2);
   EXPECT_NEAR(w2.Count(prefill).flops, p.flops / 2, 1e-6 * p.flops);
   EXPECT_EQ(w.Count(BatchShape{}).hbm_bytes, 0);
+}
+
+// Count's summed form (keys summed, then scaled once) gives CountEach's
+// bits on every model it applies to, over random steps of prefill chunks,
+// decodes one by one, the decode aggregate and speculative runs; a model
+// with sliding-window layers or MLA is counted each by each.
+TEST(StepWork, SummedCountIsEachCountToTheBit) {
+  std::mt19937_64 rng(7);
+  const auto draw = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
+  for (const char* name : {"llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b",
+                           "gpt-oss-120b", "deepseek-v3"}) {
+    const ModelSpec m = LoadModelSpec(name);
+    for (int tp : {1, 2, 8}) {
+      const StepWorkCounter w(m, tp);
+      for (int trial = 0; trial < 300; ++trial) {
+        BatchShape b;
+        b.decode_seqs = draw(0, 1) ? draw(1, 256) : 0;
+        b.decode_context = b.decode_seqs * draw(1, 4000);
+        for (int64_t k = draw(0, 6); k > 0; --k) {
+          const bool decode = draw(0, 1);
+          b.seqs.push_back({decode ? 1 : static_cast<int32_t>(draw(1, 8192)),
+                            static_cast<int32_t>(draw(0, 131072)),
+                            decode || draw(0, 1) == 1});
+        }
+        if (!m.has_sliding_window() && draw(0, 3) == 0) {  // (runs: no windows)
+          const int64_t count = draw(1, 64);
+          b.runs.push_back({static_cast<int32_t>(draw(2, 5)), count, count * draw(1, 4000)});
+        }
+        const StepWork each = w.CountEach(b);
+        const StepWork counted = w.Count(b);
+        SCOPED_TRACE(std::string(name) + " tp " + std::to_string(tp) + " trial " +
+                     std::to_string(trial));
+        ASSERT_EQ(bits(counted.flops), bits(each.flops));
+        ASSERT_EQ(bits(counted.hbm_bytes), bits(each.hbm_bytes));
+        if (m.sliding_window_layers == 0 && !m.is_mla()) {
+          ASSERT_EQ(bits(w.CountSummed(b).flops), bits(each.flops));
+        }
+      }
+    }
+  }
 }
 
 TEST(StepWork, MoeCountsOnlyActiveExperts) {
