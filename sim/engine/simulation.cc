@@ -620,14 +620,7 @@ class Driver {
     rec.Advance(now_);
     Levels& l = rec.levels();
     l.waiting = l.running = l.kv_blocks_used = l.kv_blocks_cached = l.busy = 0;
-    for (const auto& rep : replicas_) {  // fleet totals
-      const ReplicaLevels r = rep->levels();
-      l.waiting += r.waiting;
-      l.running += r.running;
-      l.kv_blocks_used += r.kv_blocks_used;
-      l.kv_blocks_cached += r.kv_blocks_cached;
-      l.busy += rep->step_running() ? 1 : 0;
-    }
+    for (const auto& rep : replicas_) rep->AddLevels(&l);  // fleet totals
   }
 
   void OnStepDone(size_t k) {

@@ -47,6 +47,13 @@ class VllmReplica final : public Replica {
             static_cast<int64_t>(scheduler_.num_running()), scheduler_.kv().num_used(),
             scheduler_.kv().num_cached_free()};
   }
+  void AddLevels(Levels* l) const override {  // (levels(), field by field)
+    l->waiting += static_cast<int64_t>(scheduler_.num_waiting());
+    l->running += static_cast<int64_t>(scheduler_.num_running());
+    l->kv_blocks_used += scheduler_.kv().num_used();
+    l->kv_blocks_cached += scheduler_.kv().num_cached_free();
+    l->busy += count_ > 0 ? 1 : 0;
+  }
   const KvCache* routing_kv() const override { return &scheduler_.kv(); }
   const Scheduler* vllm_scheduler() const override { return &scheduler_; }
   // (An observer that sees every sequence does it too.)
