@@ -27,15 +27,19 @@ void SortTimes(std::vector<int64_t>& v, size_t max_run = kMaxSortRun);
 // Sorts `values` in place and summarises them.
 SampleStats Summarize(std::vector<double>& values,
                       const std::vector<double>& percentiles);
-// What Summarize gives for ToMillis of each value (the same bits), from
-// the integers: ToMillis never decreases, so their order is the doubles'
-// order, and offset integers need fewer radix passes than doubles. Sorts
-// `ns` in place.
+// Durations in ns, summarised in ms. Order statistics (min, max, median,
+// percentiles) are Summarize's of ToMillis of each value, to the bit; the
+// mean and standard deviation come from exact integer sums (Summarize's,
+// summed in sorted order, differ in the last bits). No sort: the ranks the
+// percentiles read are selected (a histogram of the values, then a sort of
+// the few values in the buckets that hold those ranks). May reorder `ns`.
 SampleStats SummarizeMillis(std::vector<int64_t>& ns,
                             const std::vector<double>& percentiles);
-// What Summarize gives for the doubles whose bits are `bits`, every one
-// >= +0.0 and not NaN (their bits then order as the values do). Sorts
-// `bits` in place.
+// Summarize for the doubles whose bits are `bits`, every one >= +0.0 and
+// not NaN (their bits then order as the values do): its order statistics
+// to the bit, by selection as SummarizeMillis; mean and standard deviation
+// summed in long double (within an ulp or two of its sorted-order sums).
+// May reorder `bits`.
 SampleStats SummarizeNonNegative(std::vector<int64_t>& bits,
                                  const std::vector<double>& percentiles);
 

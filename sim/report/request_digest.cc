@@ -6,7 +6,7 @@
 namespace servesim {
 
 RequestDigest::RequestDigest(const SimulationInput& in)
-    : classes(in.workload.classes.size()), block_size_(in.engine.block_size) {
+    : classes(in.workload.classes.size()), blocks_(in.engine.block_size) {
   frontend = in.frontend.enabled;
   client_lag_ = ClientLag(in);
 }
@@ -47,8 +47,8 @@ void RequestDigest::Add(const Request& r) {
     prompt_tokens_admitted += r.prompt_len;
     cached_prompt_tokens += r.cached_tokens;
     cpu_cached_prompt_tokens += r.cpu_cached_tokens;
-    prompt_full_blocks += r.prompt_len / block_size_;
-    cached_blocks += r.cached_tokens / block_size_;
+    prompt_full_blocks += blocks_.Full(r.prompt_len);
+    cached_blocks += blocks_.Full(r.cached_tokens);
   }
   if (r.status == RequestStatus::kAborted) return;  // its client left (serve)
   if (r.status != RequestStatus::kFinished) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
+#include "sim/engine/block_math.h"
 #include "sim/engine/request.h"
 #include "sim/engine/simulation.h"
 
@@ -139,7 +140,7 @@ class RequestDigest {
   std::vector<SimTime> api_waits, engine_ttfts;
 
  private:
-  int32_t block_size_;
+  BlockMath blocks_;  // (a shift, not two divisions a request)
   SimTime client_lag_ = 0;
 };
 

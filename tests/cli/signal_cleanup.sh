@@ -18,7 +18,8 @@ for sig in TERM INT HUP ABRT; do
     --save-steps "$dir/s.csv" --save-timeline "$dir/t.json" \
     --save-detailed "$dir/d.csv" --save-result "$dir/r.json" 2>/dev/null &
   pid=$!
-  for _ in $(seq 100); do [ -n "$(temps)" ] && break; sleep 0.05; done
+  # (The three are opened one after another: wait for all of them.)
+  for _ in $(seq 100); do [ "$(temps | wc -l)" -eq 3 ] && break; sleep 0.05; done
   [ "$(temps | wc -l)" -eq 3 ] || fail "$sig: expected 3 temporary files, got: $(ls -A "$dir")"
   sleep 0.3
   kill -"$sig" "$pid"
