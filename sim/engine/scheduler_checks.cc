@@ -90,10 +90,14 @@ void Scheduler::CheckInvariants() const {
                    "held request %lld is not finished", static_cast<long long>(id));
     own(r.blocks);
   }
+  size_t waiting = 0;
   waiting_.ForEach([&](int64_t id) {
     SERVESIM_CHECK((*requests_)[id].blocks.empty(), "waiting request %lld holds blocks",
                    static_cast<long long>(id));
+    ++waiting;
   });
+  SERVESIM_CHECK(waiting == waiting_.size(), "waiting queue of %zu requests counts %zu",
+                 waiting, waiting_.size());
   for (int32_t run = 0; run < static_cast<int32_t>(run_holders.size()); ++run) {
     SERVESIM_CHECK(run_holders[run] == fast->run_holders(run),
                    "shared run %d held %d times, says %d", run, run_holders[run],

@@ -24,6 +24,7 @@ void WaitingQueue::Insert(int64_t id) {
 }
 
 void WaitingQueue::PushBack(int64_t id) {
+  ++size_;
   if (keyed_) {
     Insert(id);
   } else {
@@ -32,6 +33,7 @@ void WaitingQueue::PushBack(int64_t id) {
 }
 
 void WaitingQueue::PushFront(int64_t id) {
+  ++size_;
   if (keyed_) {
     Insert(id);
   } else {
@@ -40,6 +42,7 @@ void WaitingQueue::PushFront(int64_t id) {
 }
 
 void WaitingQueue::Erase(int64_t id) {
+  --size_;  // (a request not waiting aborts below)
   if (keyed_) {
     const size_t n = by_key_.erase(policy_->WaitingKeyOf((*requests_)[id]));
     SERVESIM_CHECK(n == 1, "request %lld is not waiting", static_cast<long long>(id));
@@ -58,6 +61,7 @@ int64_t WaitingQueue::Next() {
 }
 
 void WaitingQueue::Take() {
+  --size_;
   if (keyed_) {
     by_key_.erase(by_key_.begin());
   } else if (next_ == 0) {
@@ -68,6 +72,7 @@ void WaitingQueue::Take() {
 }
 
 void WaitingQueue::PutBackSome(const std::vector<int64_t>& ids) {
+  size_ += ids.size();
   if (keyed_) {
     for (int64_t id : ids) Insert(id);
   } else {

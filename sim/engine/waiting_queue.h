@@ -25,7 +25,9 @@ class WaitingQueue {
   // keyed: ordered by policy->WaitingKeyOf (the policy must have one).
   WaitingQueue(const SchedulerPolicy* policy, const RequestTable* requests, bool keyed);
 
-  size_t size() const { return keyed_ ? by_key_.size() : queue_.size(); }
+  // (Counted: the scheduler asks several times a step, the driver every
+  // event, and a deque's size is a computation.)
+  size_t size() const { return size_; }
   bool empty() const { return size() == 0; }
   void PushBack(int64_t id);   // a new request
   void PushFront(int64_t id);  // a preempted one
@@ -63,6 +65,7 @@ class WaitingQueue {
   std::deque<int64_t> queue_;  // not keyed
   size_t next_ = 0;            // not keyed: Next()'s index into queue_
   std::map<WaitingKey, int64_t> by_key_;  // keyed
+  size_t size_ = 0;
 };
 
 }  // namespace servesim

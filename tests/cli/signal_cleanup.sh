@@ -13,13 +13,15 @@ set -m
 fail() { echo "FAIL: $*"; exit 1; }
 temps() { ls -A "$dir" | grep '\.tmp\.'; }
 for sig in TERM INT HUP ABRT; do
-  # Long (2e6 requests); the step rows thinned so the files stay small.
-  "$servesim" run -q --set workload.num_requests=2000000 --save-steps-every 100000 \
+  # Long (4e6 requests, seconds even on a fast machine: it is killed long
+  # before it ends); the step rows thinned so the files stay small.
+  "$servesim" run -q --set workload.num_requests=4000000 --save-steps-every 100000 \
     --save-steps "$dir/s.csv" --save-timeline "$dir/t.json" \
     --save-detailed "$dir/d.csv" --save-result "$dir/r.json" 2>/dev/null &
   pid=$!
   # (The three are opened one after another: wait for all of them.)
-  for _ in $(seq 100); do [ "$(temps | wc -l)" -eq 3 ] && break; sleep 0.05; done
+  # (Up to 20 s: a loaded CI machine may take a while to start it.)
+  for _ in $(seq 400); do [ "$(temps | wc -l)" -eq 3 ] && break; sleep 0.05; done
   [ "$(temps | wc -l)" -eq 3 ] || fail "$sig: expected 3 temporary files, got: $(ls -A "$dir")"
   sleep 0.3
   kill -"$sig" "$pid"
