@@ -168,7 +168,7 @@ class Driver {
     // Requests in the API servers' queues wait as much as the engine's.
     // The engines' waiting: the fleet total SyncLevels keeps (it runs after
     // every call that changes a replica), not a call to each replica per
-    // event (2% of a chat run).
+    // event (2% of a chat run's instructions).
     const int64_t queued = static_cast<int64_t>(pending_.size()) + at_api_servers_ +
                            out_->recorder.levels().waiting;
     if (queued > in_.limits.max_queued) {

@@ -204,6 +204,8 @@ void OrderStats(std::vector<int64_t>& v, int64_t lo, int64_t hi, Value value, Sa
   for (auto& [p, x] : s->percentiles) x = PercentileAt(n, at, p);
 }
 
+// n values' stats with the percentile set named, every value 0 (filled in
+// by the caller; what an empty sample reports).
 SampleStats EmptyStats(size_t n, const std::vector<double>& percentiles) {
   SampleStats s;
   s.count = static_cast<int64_t>(n);
