@@ -144,9 +144,8 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
   const SimTime first_measured = d.first_measured, last_measured = d.last_measured;
   const int64_t measured = d.measured;
 
-  // One metric at a time in one buffer of integers (its ranks selected
-  // in place):
-  // durations in ns (SummarizeMillis), TPOT's doubles by their bits.
+  // One metric at a time in one buffer of integers, its ranks selected in
+  // place: durations in ns (SummarizeMillis), TPOT's doubles by their bits.
   const OutcomeTable& done = d.outcomes;
   const size_t count = done.size();
   std::vector<int64_t> buf;
