@@ -55,57 +55,20 @@ StepWorkCounter::StepWorkCounter(const ModelSpec& m, int tp) {
                 ExactSums(d);
 }
 
-StepWork StepWorkCounter::CountSummed(const BatchShape& batch) const {
-  // CountEach's sums without a window or MLA's latent term: every pair and
-  // key count is an integer (n (c + (n + 1) / 2) is n c + n (n + 1) / 2),
-  // and so is each product with the integral coefficients, so scaling the
-  // sum adds what scaling each term did.
-  const double agg = static_cast<double>(batch.decode_seqs);
-  const double agg_context = static_cast<double>(batch.decode_context);
-  double tokens = agg, context = agg_context, sampled = agg;
-  double decodes = agg, decode_context = agg_context, pairs = 0;
-  for (const SeqWork& s : batch.seqs) {
-    const double n = s.new_tokens, c = s.context_tokens;
-    tokens += n;
-    context += c;
-    sampled += s.samples;
-    if (IsDecode(s)) {
-      decodes += 1;
-      decode_context += c;
-    } else if (n > 0) {
-      pairs += AttendedPairs(n, c, 0);
-    }
-  }
-  for (const SeqRun& r : batch.runs) {
-    const double n = r.new_tokens, count = static_cast<double>(r.count);
-    const double c = static_cast<double>(r.context_sum);
-    tokens += n * count;
-    context += c;
-    sampled += count;
-    pairs += n * c + count * (n * (n + 1) / 2);  // AddPrefillRun's
-  }
-  double full = prefill_flops_per_pair_ * pairs;
-  if (decodes > 0) full += decode_flops_per_key_ * (decode_context + decodes);
-  StepWork w;
-  w.flops = linear_flops_per_token_ * tokens + full_layers_ * full + head_flops_ * sampled;
-  if (batch.empty()) return w;
-  double experts = 0;
-  if (num_experts_ > 1) {
-    experts = expert_bytes_ * ExpectedActiveExperts(num_experts_, top_k_, tokens * group_) /
-              num_experts_;
-  }
-  w.hbm_bytes = weight_bytes_ + experts + kv_bytes_per_token_ * (context + tokens);
-  return w;
-}
-
-StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
+template <bool kSummed>
+StepWork StepWorkCounter::CountAs(const BatchShape& batch) const {
   // Every term is an integer or a half-integer far below 2^52: the sums
   // are exact, whatever their order, and the decode aggregate (one token
   // each, attending to c + 1 keys) adds what its sequences would.
+  // kSummed (no window, no MLA latent term: scale_sums_): every pair and
+  // key count is an integer (n (c + (n + 1) / 2) is n c + n (n + 1) / 2),
+  // and so is each product with the integral coefficients, so scaling the
+  // sums once adds what scaling each term did.
   const double agg = static_cast<double>(batch.decode_seqs);
   const double agg_context = static_cast<double>(batch.decode_context);
   double tokens = agg, context = agg_context, sampled = agg;
   double decodes = agg, decode_context = agg_context;
+  double pairs = 0;          // kSummed: prefill query-key pairs
   double windowed_keys = 0;  // tokens the windowed layers read or write
   AttentionWork full, windowed;
   for (const SeqWork& s : batch.seqs) {
@@ -117,10 +80,14 @@ StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
       decodes += 1;
       decode_context += c;
     } else if (n > 0) {
-      AddPrefillWork(prefill_full_, n, c, &full);
-      if (windowed_layers_ > 0) {
-        AddPrefillWork(prefill_windowed_, n, c, &windowed);
-        windowed_keys += std::min(c + n, window_ + n);
+      if constexpr (kSummed) {
+        pairs += AttendedPairs(n, c, 0);
+      } else {
+        AddPrefillWork(prefill_full_, n, c, &full);
+        if (windowed_layers_ > 0) {
+          AddPrefillWork(prefill_windowed_, n, c, &windowed);
+          windowed_keys += std::min(c + n, window_ + n);
+        }
       }
     }
   }
@@ -131,9 +98,16 @@ StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
     tokens += n * count;
     context += c;
     sampled += count;
-    AddPrefillRun(prefill_full_, n, count, c, &full);
+    if constexpr (kSummed) {
+      pairs += n * c + count * (n * (n + 1) / 2);  // AddPrefillRun's
+    } else {
+      AddPrefillRun(prefill_full_, n, count, c, &full);
+    }
   }
-  if (decodes > 0) {
+  if constexpr (kSummed) {
+    full.flops = prefill_flops_per_pair_ * pairs;
+    if (decodes > 0) full.flops += decode_flops_per_key_ * (decode_context + decodes);
+  } else if (decodes > 0) {
     AddDecodeWork(decode_full_, decodes, decode_context, &full);
     if (windowed_layers_ > 0) {
       AddDecodeWork(decode_windowed_, decodes, decode_context, &windowed);
@@ -152,6 +126,14 @@ StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
   w.hbm_bytes = weight_bytes_ + experts + kv_bytes_per_token_ * (context + tokens) +
                 windowed_kv_bytes_per_token_ * windowed_keys;
   return w;
+}
+
+StepWork StepWorkCounter::CountEach(const BatchShape& batch) const {
+  return CountAs<false>(batch);
+}
+
+StepWork StepWorkCounter::CountSummed(const BatchShape& batch) const {
+  return CountAs<true>(batch);
 }
 
 }  // namespace servesim

@@ -57,6 +57,8 @@ class StepWorkCounter {
   // CountSummed's: whether it applies, and the FLOPs per attended key
   // (prefill: per query-key pair) of the full-context layers.
   bool scale_sums_ = false;
+  template <bool kSummed>
+  StepWork CountAs(const BatchShape& batch) const;
   double prefill_flops_per_pair_ = 0, decode_flops_per_key_ = 0;
 };
 

@@ -24,8 +24,7 @@ GroupedDecode::GroupedDecode(bool on, const EngineConfig& config,
       kv_(kv),
       group_(std::max(1, config.block_size)) {}
 
-bool GroupedDecode::Prepare(int32_t cap,
-                            StepFitsFn fits) {
+bool GroupedDecode::Prepare(int32_t cap, StepFitsFn fits) {
   if (spec_) return spec_->Prepare(cap, fits);
   bool whole = false;
   if (!group_.empty()) {

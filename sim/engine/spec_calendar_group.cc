@@ -381,8 +381,7 @@ SpecCalendarGroup::StepSums SpecCalendarGroup::Sums(size_t slot) const {
   return x;
 }
 
-bool SpecCalendarGroup::Prepare(int32_t cap,
-                                StepFitsFn fits) {
+bool SpecCalendarGroup::Prepare(int32_t cap, StepFitsFn fits) {
   if (active_ == 0) return false;
   SERVESIM_CHECK(!step_in_flight_ && (cap <= 0 || cap > k_),
                  "speculative decode calendar scheduled before its commit, or capped");

@@ -79,8 +79,7 @@ void SpecEntriesGroup::Recount() {
   for (const Member& m : members_) next_.Add(m, blocks_);
 }
 
-bool SpecEntriesGroup::Prepare(int32_t cap,
-                               StepFitsFn fits) {
+bool SpecEntriesGroup::Prepare(int32_t cap, StepFitsFn fits) {
   if (members_.empty()) return false;
   SERVESIM_CHECK(!step_in_flight_, "speculative decode group scheduled before its commit");
   // A cap below k + 1 may cut drafts: every member asks again, capped.

@@ -42,12 +42,12 @@ class VllmReplica final : public Replica {
   SimTime StartStep(SimTime now) override;
   void FinishStep(SimTime now, std::vector<int64_t>* finished) override;
   bool step_running() const override { return count_ > 0; }
-  ReplicaLevels levels() const override {
-    return {static_cast<int64_t>(scheduler_.num_waiting()),
-            static_cast<int64_t>(scheduler_.num_running()), scheduler_.kv().num_used(),
-            scheduler_.kv().num_cached_free()};
+  ReplicaLevels levels() const override {  // (AddLevels' fields)
+    Levels l;
+    AddLevels(&l);
+    return {l.waiting, l.running, l.kv_blocks_used, l.kv_blocks_cached};
   }
-  void AddLevels(Levels* l) const override {  // (levels(), field by field)
+  void AddLevels(Levels* l) const override {
     l->waiting += static_cast<int64_t>(scheduler_.num_waiting());
     l->running += static_cast<int64_t>(scheduler_.num_running());
     l->kv_blocks_used += scheduler_.kv().num_used();

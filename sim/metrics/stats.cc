@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "sim/core/time.h"
 #include "sim/metrics/radix_sort.h"
@@ -213,6 +215,27 @@ SampleStats EmptyStats(size_t n, const std::vector<double>& percentiles) {
   return s;
 }
 
+// The smallest and largest of v (not empty).
+std::pair<int64_t, int64_t> MinMax(const std::vector<int64_t>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {*lo, *hi};
+}
+
+// The mean and population variance of value(x) over v (not empty), in
+// long double, two passes in v's order.
+template <typename Value>
+std::pair<long double, long double> MeanVariance(const std::vector<int64_t>& v, Value value) {
+  const long double n = static_cast<long double>(v.size());
+  long double sum = 0, sq = 0;
+  for (const int64_t x : v) sum += value(x);
+  const long double mean = sum / n;
+  for (const int64_t x : v) {
+    const long double d = value(x) - mean;
+    sq += d * d;
+  }
+  return {mean, sq / n};
+}
+
 }  // namespace
 
 SampleStats SummarizeMillis(std::vector<int64_t>& ns,
@@ -220,18 +243,13 @@ SampleStats SummarizeMillis(std::vector<int64_t>& ns,
   SampleStats s = EmptyStats(ns.size(), percentiles);
   const size_t n = ns.size();
   if (n == 0) return s;
-  int64_t lo = ns[0], hi = ns[0];
-  for (const int64_t x : ns) {
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
+  const auto [lo, hi] = MinMax(ns);
   // Mean and variance from exact sums of the offsets from the smallest
   // (squares summed exactly while they cannot overflow: offsets below 2^40
   // ns, 18 minutes, and fewer than 2^40 values; else in long double).
   const auto offset = [lo](int64_t x) {
     return static_cast<uint64_t>(x) - static_cast<uint64_t>(lo);
   };
-  const long double count = static_cast<long double>(n);
   long double mean_off, var;
   if (offset(hi) < (uint64_t{1} << 40) && n < (uint64_t{1} << 40)) {
     unsigned __int128 sum = 0, squares = 0;
@@ -240,17 +258,12 @@ SampleStats SummarizeMillis(std::vector<int64_t>& ns,
       sum += y;
       squares += static_cast<unsigned __int128>(y) * y;
     }
+    const long double count = static_cast<long double>(n);
     mean_off = static_cast<long double>(sum) / count;
     var = static_cast<long double>(squares) / count - mean_off * mean_off;
   } else {
-    long double sum = 0, sq = 0;
-    for (const int64_t x : ns) sum += static_cast<long double>(offset(x));
-    mean_off = sum / count;
-    for (const int64_t x : ns) {
-      const long double d = static_cast<long double>(offset(x)) - mean_off;
-      sq += d * d;
-    }
-    var = sq / count;
+    std::tie(mean_off, var) =
+        MeanVariance(ns, [&](int64_t x) { return static_cast<long double>(offset(x)); });
   }
   s.mean = static_cast<double>((static_cast<long double>(lo) + mean_off) * 1e-6L);
   s.stddev = static_cast<double>(std::sqrt(std::max(var, 0.0L)) * 1e-6L);
@@ -261,26 +274,15 @@ SampleStats SummarizeMillis(std::vector<int64_t>& ns,
 SampleStats SummarizeNonNegative(std::vector<int64_t>& bits,
                                  const std::vector<double>& percentiles) {
   SampleStats s = EmptyStats(bits.size(), percentiles);
-  const size_t n = bits.size();
-  if (n == 0) return s;
+  if (bits.empty()) return s;
   // Non-negative doubles' bits order as the values do. Mean and variance
-  // in long double (two passes; within an ulp or two of Summarize's).
+  // in long double (within an ulp or two of Summarize's sorted-order sums).
   const auto value = [](int64_t b) { return std::bit_cast<double>(b); };
-  int64_t lo = bits[0], hi = bits[0];
-  long double sum = 0;
-  for (const int64_t b : bits) {
-    lo = std::min(lo, b);
-    hi = std::max(hi, b);
-    sum += value(b);
-  }
-  const long double mean = sum / static_cast<long double>(n);
-  long double sq = 0;
-  for (const int64_t b : bits) {
-    const long double d = value(b) - mean;
-    sq += d * d;
-  }
+  const auto [mean, var] =
+      MeanVariance(bits, [&](int64_t b) { return static_cast<long double>(value(b)); });
   s.mean = static_cast<double>(mean);
-  s.stddev = static_cast<double>(std::sqrt(sq / static_cast<long double>(n)));
+  s.stddev = static_cast<double>(std::sqrt(var));
+  const auto [lo, hi] = MinMax(bits);
   OrderStats(bits, lo, hi, value, &s);
   return s;
 }
