@@ -247,8 +247,9 @@ SampleStats SummarizeMillis(std::vector<int64_t>& ns,
   // Mean and variance from exact sums of the offsets from the smallest
   // (squares summed exactly while they cannot overflow: offsets below 2^40
   // ns, 18 minutes, and fewer than 2^40 values; else in long double).
-  const auto offset = [lo](int64_t x) {
-    return static_cast<uint64_t>(x) - static_cast<uint64_t>(lo);
+  // (A copy of lo: clang 14 cannot capture a structured binding.)
+  const auto offset = [base = lo](int64_t x) {
+    return static_cast<uint64_t>(x) - static_cast<uint64_t>(base);
   };
   long double mean_off, var;
   if (offset(hi) < (uint64_t{1} << 40) && n < (uint64_t{1} << 40)) {
