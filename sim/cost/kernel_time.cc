@@ -6,24 +6,8 @@
 
 namespace servesim {
 
-double SmoothMax(double a, double b, double p) {
-  if (p <= 0) return std::max(a, b);
-  const double hi = std::max(a, b);
-  if (hi <= 0) return 0;
-  // Scaled by the larger term so a large p cannot overflow.
-  const double lo = std::min(a, b) / hi;
-  // p = 1 (terms added; the fitted attention kernels) without pow: pow(x, 1)
-  // is exactly x, so this is the same bits, at a fraction of the cost (two
-  // pow calls per step were ~8% of a chat run).
-  if (p == 1) return hi * (1 + lo);
+double SmoothMaxPow(double hi, double lo, double p) {
   return hi * std::pow(1 + std::pow(lo, p), 1 / p);
-}
-
-double KernelTime(const KernelRates& r, const GpuSpec& gpu, double flops,
-                  double bytes, double items) {
-  const double c = flops / (gpu.GemmPeakFlops(r.fp8_compute) * r.compute_efficiency);
-  const double m = bytes / (gpu.hbm_bytes_per_s * r.memory_efficiency);
-  return r.floor_s + r.per_item_s * items + SmoothMax(c, m, r.crossover_p);
 }
 
 double AllReduceLinkBytesPerS(const GpuSpec& gpu, int gpus) {
