@@ -44,8 +44,8 @@ void AddPrefillRun(const AttentionShape& s, double n, double count, double conte
   // attended pairs (n c + n (n + 1) / 2).
   const double keys = context_sum + count * n;
   const double tokens = count * n;
-  const double pairs = n * context_sum + count * (n * (n + 1) / 2);
-  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * pairs +
+  const double pairs = RunPairs(n, count, context_sum);
+  w->flops += FlopsPerKey(s) * pairs +
               s.context_flops_per_token * context_sum;
   w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
               s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * tokens +

@@ -47,6 +47,10 @@ AttentionShape PrefillShape(const ModelSpec& m, int tp, bool windowed);
 struct AttentionWork {
   double flops = 0, bytes = 0, items = 0;
 };
+// FLOPs per attended key of one token (QK^T and PV): 2 q_heads (qk + v).
+inline double FlopsPerKey(const AttentionShape& s) {
+  return 2 * s.q_heads * (s.qk_dim + s.v_dim);
+}
 // sum over j = 1..n of min(c + j, window) (window 0: no limit).
 inline double AttendedPairs(double n, double c, int window) {
   if (window <= 0 || c + n <= window) return n * (c + (n + 1) / 2);
@@ -66,7 +70,7 @@ inline void AddDecodeWork(const AttentionShape& s, double seqs, double context_s
                           AttentionWork* w) {
   double keys = context_sum + seqs;  // sum of (c + 1)
   if (s.window > 0) keys = std::min(keys, seqs * (s.window + 1.0));
-  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * keys;
+  w->flops += FlopsPerKey(s) * keys;
   w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
               s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * seqs;
   w->items += s.kv_heads * seqs;
@@ -76,7 +80,7 @@ inline void AddDecodeWork(const AttentionShape& s, double seqs, double context_s
 inline void AddPrefillWork(const AttentionShape& s, double n, double c, AttentionWork* w) {
   const double keys = s.window > 0 ? std::min(c + n, s.window + n) : c + n;
   const double cached = keys - n;  // cached tokens whose latent is up-projected
-  w->flops += 2 * s.q_heads * (s.qk_dim + s.v_dim) * AttendedPairs(n, c, s.window) +
+  w->flops += FlopsPerKey(s) * AttendedPairs(n, c, s.window) +
               s.context_flops_per_token * cached;
   w->bytes += s.kv_bytes * s.kv_heads * s.cache_elems * keys +
               s.act_bytes * s.q_heads * (s.qk_dim + s.v_dim) * n +
@@ -89,6 +93,12 @@ inline void AddPrefillWork(const AttentionShape& s, double n, double c, Attentio
 // to the bit when ExactSums(s) (every term then an integer far below 2^53).
 void AddPrefillRun(const AttentionShape& s, double n, double count, double context_sum,
                    AttentionWork* w);
+// Attended pairs of `count` sequences of n new tokens each, contexts
+// summing to context_sum, no window: AttendedPairs summed over them
+// (n c + n (n + 1) / 2 each).
+inline double RunPairs(double n, double count, double context_sum) {
+  return n * context_sum + count * (n * (n + 1) / 2);
+}
 // Whether every per-token coefficient of s is an integer and it has no
 // window (what AddPrefillRun's exactness needs).
 bool ExactSums(const AttentionShape& s);

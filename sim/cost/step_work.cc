@@ -45,12 +45,12 @@ StepWorkCounter::StepWorkCounter(const ModelSpec& m, int tp) {
   decode_windowed_ = DecodeShape(m, shard, true);
   prefill_full_ = PrefillShape(m, shard, false);
   prefill_windowed_ = PrefillShape(m, shard, true);
-  // The products AddPrefillWork and AddDecodeWork add, in their order of
-  // evaluation (so each is the same double).
+  // The coefficients AddPrefillWork and AddDecodeWork scale by (the same
+  // doubles).
   const AttentionShape& p = prefill_full_;
   const AttentionShape& d = decode_full_;
-  prefill_flops_per_pair_ = 2 * p.q_heads * (p.qk_dim + p.v_dim);
-  decode_flops_per_key_ = 2 * d.q_heads * (d.qk_dim + d.v_dim);
+  prefill_flops_per_pair_ = FlopsPerKey(p);
+  decode_flops_per_key_ = FlopsPerKey(d);
   scale_sums_ = windowed_layers_ == 0 && p.context_flops_per_token == 0 && ExactSums(p) &&
                 ExactSums(d);
 }
@@ -99,7 +99,7 @@ StepWork StepWorkCounter::CountAs(const BatchShape& batch) const {
     context += c;
     sampled += count;
     if constexpr (kSummed) {
-      pairs += n * c + count * (n * (n + 1) / 2);  // AddPrefillRun's
+      pairs += RunPairs(n, count, c);
     } else {
       AddPrefillRun(prefill_full_, n, count, c, &full);
     }

@@ -45,6 +45,9 @@ class StepWorkCounter {
   StepWork CountSummed(const BatchShape& batch) const;
 
  private:
+  template <bool kSummed>
+  StepWork CountAs(const BatchShape& batch) const;
+
   double linear_flops_per_token_ = 0, head_flops_ = 0;
   double weight_bytes_ = 0, kv_bytes_per_token_ = 0;  // weights: all but routed experts
   double expert_bytes_ = 0;  // the routed experts on this GPU
@@ -57,8 +60,6 @@ class StepWorkCounter {
   // CountSummed's: whether it applies, and the FLOPs per attended key
   // (prefill: per query-key pair) of the full-context layers.
   bool scale_sums_ = false;
-  template <bool kSummed>
-  StepWork CountAs(const BatchShape& batch) const;
   double prefill_flops_per_pair_ = 0, decode_flops_per_key_ = 0;
 };
 

@@ -23,6 +23,13 @@ class BlockMath {
     if (shift_ >= 0) return tokens >> shift_;
     return tokens / size_;
   }
+  // x mod the size, in [0, size) for any x, negative too (a mask: the
+  // two's-complement result is that residue).
+  int32_t Phase(int64_t x) const {
+    if (shift_ >= 0) return static_cast<int32_t>(x & (size_ - 1));
+    const int64_t p = x % size_;
+    return static_cast<int32_t>(p < 0 ? p + size_ : p);
+  }
 
  private:
   // log2 of a power-of-two block size, else -1.

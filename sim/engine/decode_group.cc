@@ -8,15 +8,6 @@
 
 namespace servesim {
 
-int32_t DecodeGroup::PhaseOf(const Member& m) const {
-  const int64_t d = m.joined_context - m.joined;
-  // A power-of-two block size: a mask, whose two's-complement result is
-  // the non-negative residue (no 64-bit division per joining member).
-  if ((block_size_ & (block_size_ - 1)) == 0) return static_cast<int32_t>(d & (block_size_ - 1));
-  const int64_t p = d % block_size_;
-  return static_cast<int32_t>(p < 0 ? p + block_size_ : p);
-}
-
 void DecodeGroup::PutOnWheel(int32_t slot) {
   const Member& m = slots_[static_cast<size_t>(slot)].m;
   int32_t* at = &head_[Bucket(m.last_step)];
@@ -39,7 +30,7 @@ void DecodeGroup::PullNear() {
 void DecodeGroup::Join(const Member& m) {
   SERVESIM_CHECK(m.last_step >= step_, "decode group member %lld joins after its last step",
                  static_cast<long long>(m.id));
-  const int32_t phase = PhaseOf(m);
+  const int32_t phase = blocks_.Phase(m.joined_context - m.joined);
   ++phase_[static_cast<size_t>(phase)];
   measured_ += m.measured;
   context_sum_ += m.joined_context + (step_ - m.joined);
@@ -101,7 +92,7 @@ int32_t DecodeGroup::BlocksNeeded() const {
   // (p + step) % bs == 0  <=>  p == (bs - step % bs) % bs.
   // step_phase_ == step_ % bs, kept by Advance (no division per step).
   const int32_t s = step_phase_;
-  return phase_[static_cast<size_t>(s == 0 ? 0 : block_size_ - s)];
+  return phase_[static_cast<size_t>(s == 0 ? 0 : blocks_.size() - s)];
 }
 
 }  // namespace servesim

@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/engine/block_math.h"
+
 namespace servesim {
 
 class DecodeGroup {
@@ -48,7 +50,7 @@ class DecodeGroup {
   };
 
   explicit DecodeGroup(int32_t block_size)
-      : block_size_(block_size),
+      : blocks_(block_size),
         phase_(static_cast<size_t>(block_size), 0),
         head_(static_cast<size_t>(kWheel), -1) {}
 
@@ -74,7 +76,7 @@ class DecodeGroup {
   void Advance() {
     context_sum_ += size();
     ++step_;
-    if (++step_phase_ == block_size_) step_phase_ = 0;
+    if (++step_phase_ == blocks_.size()) step_phase_ = 0;
     if (!far_.empty() && far_.front().last_step < step_ + kWheel) PullNear();
   }
 
@@ -95,11 +97,10 @@ class DecodeGroup {
   static size_t Bucket(int64_t step) {
     return static_cast<size_t>(step & (kWheel - 1));
   }
-  int32_t PhaseOf(const Member& m) const;
   void PutOnWheel(int32_t slot);  // into its bucket, by key
   void PullNear();  // far members now due within kWheel steps: onto the wheel
 
-  int32_t block_size_;
+  BlockMath blocks_;  // (its Phase: a member's (joined_context - joined) mod bs)
   std::vector<int32_t> phase_;  // members by (joined_context - joined) mod bs
   std::vector<int32_t> head_;   // kWheel buckets: first slot, -1: empty
   std::vector<Far> far_;        // min-heap on last_step
@@ -109,7 +110,7 @@ class DecodeGroup {
   int32_t measured_ = 0;
   int64_t context_sum_ = 0;
   int64_t step_ = 0;
-  int32_t step_phase_ = 0;  // step_ % block_size_
+  int32_t step_phase_ = 0;  // step_ % block size
 };
 
 }  // namespace servesim

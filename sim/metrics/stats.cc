@@ -41,23 +41,39 @@ void RadixSort(std::vector<T>& v, size_t max_run) {
               [lo](T x) { return OrderKey(x) - lo; });
 }
 
+// The ranks numpy's "linear" percentile p of n > 0 sorted values reads,
+// and the weight of the upper one.
+struct PercentileRanks {
+  size_t lo, hi;
+  double frac;
+};
+PercentileRanks RanksOf(size_t n, double p) {
+  const double rank = p / 100.0 * static_cast<double>(n - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  return {lo, std::min(lo + 1, n - 1), rank - static_cast<double>(lo)};
+}
+
 // numpy's "linear" percentile of the sorted sample at(0) <= ... <= at(n-1).
 template <typename At>
 double PercentileAt(size_t n, const At& at, double p) {
   if (n == 0) return 0.0;
-  const double rank = p / 100.0 * static_cast<double>(n - 1);
-  const size_t lo = static_cast<size_t>(std::floor(rank));
-  const size_t hi = std::min(lo + 1, n - 1);
-  const double frac = rank - static_cast<double>(lo);
-  return at(lo) + (at(hi) - at(lo)) * frac;
+  const PercentileRanks r = RanksOf(n, p);
+  return at(r.lo) + (at(r.hi) - at(r.lo)) * r.frac;
+}
+
+// n values' stats with the percentile set named, every value 0 (filled in
+// by the caller; what an empty sample reports).
+SampleStats EmptyStats(size_t n, const std::vector<double>& percentiles) {
+  SampleStats s;
+  s.count = static_cast<int64_t>(n);
+  for (double p : percentiles) s.percentiles.emplace_back(p, 0.0);
+  return s;
 }
 
 // The statistics of a sorted sample (the mean summed in sorted order).
 template <typename At>
 SampleStats StatsOfSorted(size_t n, const At& at, const std::vector<double>& percentiles) {
-  SampleStats s;
-  s.count = static_cast<int64_t>(n);
-  for (double p : percentiles) s.percentiles.emplace_back(p, 0.0);
+  SampleStats s = EmptyStats(n, percentiles);
   if (n == 0) return s;
   double sum = 0;
   for (size_t i = 0; i < n; ++i) sum += at(i);
@@ -134,7 +150,8 @@ std::vector<int64_t> SelectRanks(std::vector<int64_t>& v, const std::vector<size
     for (size_t k = 0; k < ranks.size(); ++k) out[k] = v[ranks[k]];
     return out;
   };
-  if (n < 4096 || n >= (uint64_t{1} << 32)) return sorted_all();
+  // (Small samples: std::sort's, cheap. Counts are 32-bit.)
+  if (n < kRadixFrom || n >= (uint64_t{1} << 32)) return sorted_all();
   std::vector<uint32_t> count((range >> shift) + 1, 0);  // at most 2^16
   for (const int64_t x : v) ++count[bucket(x)];
   // Each wanted rank's bucket, and its place among the bucket's values.
@@ -186,10 +203,9 @@ void OrderStats(std::vector<int64_t>& v, int64_t lo, int64_t hi, Value value, Sa
   const size_t n = v.size();
   std::vector<size_t> ranks = {0, n - 1};
   const auto add_ranks = [&](double p) {
-    const double rank = p / 100.0 * static_cast<double>(n - 1);
-    const size_t r = static_cast<size_t>(std::floor(rank));
-    ranks.push_back(r);
-    ranks.push_back(std::min(r + 1, n - 1));
+    const PercentileRanks r = RanksOf(n, p);
+    ranks.push_back(r.lo);
+    ranks.push_back(r.hi);
   };
   add_ranks(50);
   for (const auto& [p, unused] : s->percentiles) add_ranks(p);
@@ -204,15 +220,6 @@ void OrderStats(std::vector<int64_t>& v, int64_t lo, int64_t hi, Value value, Sa
   s->min = value(lo);
   s->max = value(hi);
   for (auto& [p, x] : s->percentiles) x = PercentileAt(n, at, p);
-}
-
-// n values' stats with the percentile set named, every value 0 (filled in
-// by the caller; what an empty sample reports).
-SampleStats EmptyStats(size_t n, const std::vector<double>& percentiles) {
-  SampleStats s;
-  s.count = static_cast<int64_t>(n);
-  for (double p : percentiles) s.percentiles.emplace_back(p, 0.0);
-  return s;
 }
 
 // The smallest and largest of v (not empty). A plain loop the compiler

@@ -19,8 +19,8 @@ for sig in TERM INT HUP ABRT; do
     --save-steps "$dir/s.csv" --save-timeline "$dir/t.json" \
     --save-detailed "$dir/d.csv" --save-result "$dir/r.json" 2>/dev/null &
   pid=$!
-  # (The three are opened one after another: wait for all of them.)
-  # (Up to 20 s: a loaded CI machine may take a while to start it.)
+  # The three are opened one after another: wait for all of them, up to
+  # 20 s (a loaded CI machine may take a while to start it).
   for _ in $(seq 400); do [ "$(temps | wc -l)" -eq 3 ] && break; sleep 0.05; done
   [ "$(temps | wc -l)" -eq 3 ] || fail "$sig: expected 3 temporary files, got: $(ls -A "$dir")"
   sleep 0.3

@@ -91,11 +91,12 @@ TEST(Stats, RadixSortedRunsMergedEqualStdSort) {
 // (SummarizeMillis) and non-negative doubles by their bits
 // (SummarizeNonNegative), which select the ranks they read rather than
 // sort, give its order statistics to the bit, and a mean and standard
-// deviation (from exact sums; in long double) within a few units in the
-// last place of its sorted-order sums. Below and above the selection's and the radix sort's thresholds,
-// with ties, narrow and wide ranges (keys over 32 bits: sorted by their
-// top bits, then runs of equal top bits; offsets past 2^40 ns: sums in
-// long double), values piled in one bucket (selection falls back to a sort).
+// deviation (from exact sums; in long double) within 1e-12 and 1e-9
+// relative of its sorted-order sums. Below and above the selection's and
+// the radix sort's thresholds, with ties, narrow and wide ranges (keys
+// over 32 bits: sorted by their top bits, then runs of equal top bits;
+// offsets past 2^40 ns: sums in long double), values piled in one bucket
+// (selection falls back to a sort).
 TEST(Stats, IntegerPathsEqualSummarize) {
   Rng rng(13, "int paths");
   const std::vector<double> ps = {1, 50, 90, 99, 99.9};
