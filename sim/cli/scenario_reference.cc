@@ -141,7 +141,8 @@ constexpr KeyDoc kKeys[] = {
      "default 0)}; synchronous scheduling only."},
     {"cost_model.type", "roofline",
      "roofline, linear, or calibrated (+ profile: a profile JSON, e.g. "
-     "models/profiles/<gpu>-<model>-tp<N>.json)."},
+     "models/profiles/<gpu>-<model>-tp<N>.json; + host_gap_s as the "
+     "roofline's)."},
     {"cost_model (linear)", "all 0",
      "step_s, prefill_token_s, decode_seq_s, kv_token_s: step = step_s + "
      "prefill_token_s x prompt tokens + decode_seq_s x decoding sequences + "
@@ -159,7 +160,8 @@ constexpr KeyDoc kKeys[] = {
      "interconnect_efficiency, allreduce_latency_s (both backends), "
      "custom_allreduce_{latency_s, efficiency, max_bytes}, "
      "nccl_allreduce_{latency_s, efficiency}; step_overhead_s, "
-     "per_sequence_overhead_s. A specific key given with a general one wins."},
+     "per_sequence_overhead_s (host time), host_gap_s (what overlapped host "
+     "work costs a step, 150 us). A specific key given with a general one wins."},
     {"workload.arrival.process", "required",
      "poisson, gamma (+ burstiness), constant, or closed (+ concurrency, "
      "think_time_s)."},

@@ -45,14 +45,15 @@ CalibratedCostModel::CalibratedCostModel(CalibrationProfile profile,
                                          std::string profile_path,
                                          const ModelSpec& model,
                                          const GpuSpec& measured,
-                                         const GpuSpec& target, int tp)
+                                         const GpuSpec& target, int tp, HostTiming host)
     : profile_(std::move(profile)),
       profile_path_(std::move(profile_path)),
       m_(model),
       measured_(measured),
       target_(target),
       tp_(tp),
-      projected_(measured.name != target.name) {
+      projected_(measured.name != target.name),
+      host_(host) {
   if (profile_.model != model.name || profile_.tp != tp ||
       profile_.ops.size() != kNumProfileOps) {
     std::fprintf(stderr,
@@ -64,8 +65,10 @@ CalibratedCostModel::CalibratedCostModel(CalibrationProfile profile,
 }
 
 std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
-    const JsonView& cfg, const ModelSpec& model, const GpuSpec& gpu, int tp) {
-  cfg.AllowKeys({"type", "profile"});
+    const JsonView& cfg, const ModelSpec& model, const GpuSpec& gpu, int tp, HostWork host) {
+  cfg.AllowKeys({"type", "profile", "host_gap_s"});
+  HostTiming timing{.work = host};
+  timing.gap_s = cfg.Number("host_gap_s", timing.gap_s, Range::Closed(0, 1));
   const std::string path = cfg.RequireString("profile");
   if (model.is_moe()) {
     cfg.FailMessage("type", model.name +
@@ -98,7 +101,7 @@ std::unique_ptr<CostModel> CalibratedCostModel::FromConfig(
   }
   const GpuSpec measured = LoadGpuSpec(p.gpu);
   return std::make_unique<CalibratedCostModel>(std::move(p), path, model,
-                                               measured, gpu, tp);
+                                               measured, gpu, tp, timing);
 }
 
 CostModelError CalibratedCostModel::Error() const {
@@ -182,7 +185,7 @@ StepCost CalibratedCostModel::StepTime(const BatchShape& batch) const {
   }
   cost.comm_s = layers * 2 * AllReduceTime(static_cast<double>(tokens));
   cost.other_s = layers * Op(ProfileOp::kElementwise, m);
-  cost.overhead_s = profile_.step_overhead_s;
+  cost.overhead_s = host_.Charged(profile_.step_overhead_s, cost.Total());
   return cost;
 }
 
@@ -209,6 +212,10 @@ std::string CalibratedCostModel::Describe() const {
   if (projected_) {
     os << "; PROJECTED from " << measured_.name << " to " << target_.name
        << " (±" << err << " from the fit error, plus the projection's own)";
+  }
+  if (host_.work == HostWork::kOverlapped) {
+    os << "; host " << profile_.step_overhead_s * 1e6 << " us a step, overlapped with the GPU ("
+       << host_.gap_s * 1e6 << " us between steps)";
   }
   os << ")";
   return os.str();

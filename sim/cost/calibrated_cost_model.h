@@ -29,12 +29,15 @@ class CalibratedCostModel : public CostModel {
   // for `model` at `tp` (FromConfig checks this; here it is an invariant).
   CalibratedCostModel(CalibrationProfile profile, std::string profile_path,
                       const ModelSpec& model, const GpuSpec& measured,
-                      const GpuSpec& target, int tp);
-  // Reads {"type": "calibrated", "profile": PATH}; PATH is resolved like
-  // other data paths (working directory, then the repository root).
+                      const GpuSpec& target, int tp, HostTiming host = {});
+  // Reads {"type": "calibrated", "profile": PATH, "host_gap_s": S}; PATH
+  // is resolved like other data paths (working directory, then the
+  // repository root). The profile's step_overhead_s is host time, run as
+  // `host` says.
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg,
                                                const ModelSpec& model,
-                                               const GpuSpec& gpu, int tp);
+                                               const GpuSpec& gpu, int tp,
+                                               HostWork host);
 
   StepCost StepTime(const BatchShape& batch) const override;
   std::string Describe() const override;
@@ -55,6 +58,7 @@ class CalibratedCostModel : public CostModel {
   GpuSpec measured_, target_;
   int tp_;
   bool projected_;
+  HostTiming host_;
 };
 
 }  // namespace servesim

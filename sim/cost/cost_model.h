@@ -5,6 +5,7 @@
 // (including prefix-cache hits). The cost model knows nothing of schedulers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,6 +102,31 @@ struct CostModelError {
   double worst() const { return prefill > decode ? prefill : decode; }
 };
 
+// When the engine does a step's host work (scheduling, input preparation,
+// output processing): between GPU steps (vLLM --no-async-scheduling,
+// SGLang --disable-overlap-schedule), or while the GPU runs the step before
+// (vLLM's async scheduling, SGLang's overlap scheduler). Overlapped, the
+// host shows only as the gap between steps, or as its excess over the
+// GPU's step when it is the slower of the two. Cost models whose overhead
+// is host time (roofline, calibrated) charge it this way; a linear model's
+// per-step constant is not host time and is always charged.
+enum class HostWork { kBetweenSteps, kOverlapped };
+
+struct HostTiming {
+  HostWork work = HostWork::kBetweenSteps;
+  // The GPU's idle time between overlapped steps. UNCERTAIN: the one
+  // public figure found is 150-170 us between CUDA-graph decode steps
+  // once vLLM's V1 scheduler ran one step ahead (Llama-2-7B, batch 256;
+  // vllm-project/vllm#11133, down from 5-6 ms), so 150 us.
+  double gap_s = 1.5e-4;
+  // What a step of `device_s` on the GPU is charged for `host_s` of host
+  // work (never more than host_s).
+  double Charged(double host_s, double device_s) const {
+    if (work == HostWork::kBetweenSteps) return host_s;
+    return std::max(std::min(gap_s, host_s), host_s - device_s);
+  }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -122,8 +148,12 @@ class CostModel {
 // Builds the cost model named by cfg["type"] ("linear", "roofline" or
 // "calibrated").
 // Throws ConfigError naming the JSON path for bad or unknown parameters.
+// `host` says when the engine runs the host's work (EngineConfig's
+// async_scheduling); cfg's host_gap_s, where the model takes it, sets the
+// gap.
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,
-                                         const GpuSpec& gpu, int tp);
+                                         const GpuSpec& gpu, int tp,
+                                         HostWork host);
 
 }  // namespace servesim

@@ -9,7 +9,8 @@ namespace servesim {
 
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,
-                                         const GpuSpec& gpu, int tp) {
+                                         const GpuSpec& gpu, int tp,
+                                         HostWork host) {
   const std::string type =
       cfg.Choice("type", "", {"linear", "roofline", "calibrated"});
   // A deployment that cannot shard the model is invalid whichever cost model
@@ -19,9 +20,9 @@ std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
   }
   if (type == "linear") return LinearCostModel::FromConfig(cfg);
   if (type == "calibrated") {
-    return CalibratedCostModel::FromConfig(cfg, model, gpu, tp);
+    return CalibratedCostModel::FromConfig(cfg, model, gpu, tp, host);
   }
-  return RooflineCostModel::FromConfig(cfg, model, gpu, tp);
+  return RooflineCostModel::FromConfig(cfg, model, gpu, tp, host);
 }
 
 }  // namespace servesim

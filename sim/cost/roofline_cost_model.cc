@@ -112,6 +112,7 @@ void ReadHostAndAllReduceKeys(const JsonView& cfg, RooflineParams* p) {
   Read(cfg, "nccl_allreduce_latency_s", &ar->nccl_latency_s, kLatency);
   Read(cfg, "nccl_allreduce_efficiency", &ar->nccl_efficiency, kEff);
   Read(cfg, "step_overhead_s", &p->step_overhead_s, kLatency);
+  Read(cfg, "host_gap_s", &p->host.gap_s, kLatency);
   // 1 ms per sequence is 10x what vLLM v0 spent (vllm#6801).
   Read(cfg, "per_sequence_overhead_s", &p->per_sequence_overhead_s,
        Range::Closed(0, 1e-3));
@@ -295,7 +296,8 @@ RooflineParams RooflineParams::Kernels() {
   // that CPU work). Per sequence: vLLM v0 took ~20 ms at batch 200, i.e.
   // ~100 us per sequence (vllm-project/vllm#6801, 2024-08-08); v1's
   // persistent batch updates only what changed, so 1 us per sequence
-  // (0.26 ms at 256) is assumed, to within a factor of a few.
+  // (0.26 ms at 256) is assumed, to within a factor of a few. Under async
+  // scheduling most of it overlaps the GPU (HostTiming, cost_model.h).
   p.step_overhead_s = 3e-4;
   p.per_sequence_overhead_s = 1e-6;
   // fp8, fitted the same way to the fp8 rows of the same tables (gemm.csv
@@ -469,7 +471,7 @@ void AddPrefillAttention(const ModelSpec& m, int tp, double n, double c,
 std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
                                                          const ModelSpec& model,
                                                          const GpuSpec& gpu,
-                                                         int tp) {
+                                                         int tp, HostWork host) {
   cfg.AllowKeys(
       {"type", "preset",
        // GEMMs
@@ -511,7 +513,7 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
        "custom_allreduce_max_bytes", "nccl_allreduce_latency_s",
        "nccl_allreduce_efficiency",
        // host
-       "step_overhead_s", "per_sequence_overhead_s"});
+       "step_overhead_s", "per_sequence_overhead_s", "host_gap_s"});
   const std::string preset =
       cfg.Choice("preset", "kernels", {"kernels", "datasheet"});
   RooflineParams p = preset == "datasheet" ? RooflineParams::Datasheet()
@@ -519,6 +521,7 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
   ReadKernelKeys(cfg, &p);
   ReadElementwiseKeys(cfg, &p.elementwise);
   ReadHostAndAllReduceKeys(cfg, &p);
+  p.host.work = host;
   if (const std::string why = TensorParallelProblem(model, tp); !why.empty()) {
     cfg.FailMessage("", why);
   }
@@ -759,8 +762,9 @@ StepCost RooflineCostModel::StepTime(const BatchShape& batch) const {
   }
   cost.comm_s = Memo(2, tokens);  // after attention and MLP
   cost.other_s = Memo(3, tokens);
-  cost.overhead_s =
-      p_.step_overhead_s + p_.per_sequence_overhead_s * static_cast<double>(seqs);
+  // Last: overlapped host work is charged against the GPU's time.
+  cost.overhead_s = p_.host.Charged(
+      p_.step_overhead_s + p_.per_sequence_overhead_s * static_cast<double>(seqs), cost.Total());
   return cost;
 }
 
@@ -811,7 +815,11 @@ std::string RooflineCostModel::Describe() const {
        << p_.allreduce.nccl_efficiency;
   }
   os << "; host " << p_.step_overhead_s * 1e6 << " us + "
-     << p_.per_sequence_overhead_s * 1e6 << " us/seq)";
+     << p_.per_sequence_overhead_s * 1e6 << " us/seq";
+  if (p_.host.work == HostWork::kOverlapped) {
+    os << ", overlapped with the GPU (" << p_.host.gap_s * 1e6 << " us between steps)";
+  }
+  os << ")";
   return os.str();
 }
 

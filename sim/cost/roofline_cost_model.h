@@ -59,6 +59,7 @@ struct RooflineParams {
   AllReduceParams allreduce;
   double step_overhead_s = 0;          // host time per step
   double per_sequence_overhead_s = 0;  // host time per scheduled sequence
+  HostTiming host;                     // between steps, or overlapped (gap)
   std::string preset = "kernels";
   std::string generation = "hopper";  // whose measured kernels set the constants
 
@@ -113,7 +114,8 @@ class RooflineCostModel : public CostModel {
   // FromConfig in roofline_cost_model.cc for every key and its range.
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg,
                                                const ModelSpec& model,
-                                               const GpuSpec& gpu, int tp);
+                                               const GpuSpec& gpu, int tp,
+                                               HostWork host);
 
   StepCost StepTime(const BatchShape& batch) const override;
   bool PricesRuns() const override { return prices_runs_; }

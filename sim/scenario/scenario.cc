@@ -332,6 +332,13 @@ void ParseEngine(const JsonView& root, Scenario* s) {
 
 // hardware.pp > 1: one cost model per distinct stage (the middle stages
 // of equal layer counts share one), and the link between stages.
+// The engine overlaps a step's host work with the GPU's previous step
+// under vLLM's async scheduling and SGLang's overlap scheduler (both set
+// async_scheduling; parsed before the cost model).
+HostWork HostWorkOf(const EngineConfig& e) {
+  return e.async_scheduling ? HostWork::kOverlapped : HostWork::kBetweenSteps;
+}
+
 std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenario& s) {
   if (v.Choice("type", "", {"linear", "roofline", "calibrated"}) == "linear") {
     v.Fail("type", "\"roofline\" or \"calibrated\" with hardware.pp > 1 (a linear "
@@ -351,7 +358,7 @@ std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenar
         model = stages[j];
       }
     }
-    if (!model) model = MakeCostModel(v, stage, s.gpu, s.tp);
+    if (!model) model = MakeCostModel(v, stage, s.gpu, s.tp, HostWorkOf(s.engine));
     specs.push_back(stage);
     stages.push_back(std::move(model));
   }
@@ -375,7 +382,7 @@ void ParseCostModel(const JsonView& root, const JsonView& pool, Scenario* s) {
                      : root.Has("cost_model") ? root.Object("cost_model")
                                               : JsonView(def, root.file(), "/cost_model");
   s->cost_model = s->pp > 1 ? MakePipelineCostModel(v, *s)
-                            : MakeCostModel(v, s->model, s->gpu, s->tp);
+                            : MakeCostModel(v, s->model, s->gpu, s->tp, HostWorkOf(s->engine));
   s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
 

@@ -16,7 +16,8 @@ std::unique_ptr<CostModel> Make(const std::string& profile,
                                 const std::string& gpu = "h200") {
   nlohmann::json cfg = {{"type", "calibrated"}, {"profile", profile}};
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
-                       LoadModelSpec(model), LoadGpuSpec(gpu), tp);
+                       LoadModelSpec(model), LoadGpuSpec(gpu), tp,
+                       HostWork::kBetweenSteps);
 }
 
 // Profiles fitted on noise-free roofline timings without a launch
@@ -71,7 +72,8 @@ TEST(CalibratedCostModelTest, PredictsCloseToTheRooflineItWasFittedOn) {
   nlohmann::json rc = {{"type", "roofline"}, {"preset", "datasheet"}};
   const auto roof =
       MakeCostModel(JsonView(rc, "s.json", "/cost_model"),
-                    LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), 1);
+                    LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), 1,
+                    HostWork::kBetweenSteps);
   for (const BatchShape& b :
        {Mixed(1, 1000, 0, 0), Mixed(32, 3000, 0, 0), Mixed(256, 1200, 0, 0),
         Mixed(0, 0, 2048, 0), Mixed(0, 0, 700, 9000),

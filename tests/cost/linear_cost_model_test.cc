@@ -12,7 +12,8 @@ namespace {
 
 std::unique_ptr<CostModel> Make(const nlohmann::json& cfg, int tp = 1) {
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
-                       LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), tp);
+                       LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), tp,
+                       HostWork::kBetweenSteps);
 }
 
 std::string ErrorOf(const nlohmann::json& cfg, int tp = 1) {

@@ -33,7 +33,8 @@ std::unique_ptr<CostModel> Make(
     const std::string& model, int tp = 1,
     nlohmann::json cfg = {{"type", "roofline"}, {"preset", "datasheet"}}) {
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
-                       LoadModelSpec(model), LoadGpuSpec("h200"), tp);
+                       LoadModelSpec(model), LoadGpuSpec("h200"), tp,
+                       HostWork::kBetweenSteps);
 }
 
 BatchShape Decode(int batch, int context) {
@@ -227,7 +228,8 @@ TEST(RooflineTest, RunsPriceExactlyAsTheirMembersOneByOne) {
     const ModelSpec m = LoadModelSpec(c.model);
     const GpuSpec g = LoadGpuSpec(c.gpu);
     const auto model = MakeCostModel(
-        JsonView(nlohmann::json{{"type", "roofline"}}, "s.json", "/cost_model"), m, g, c.tp);
+        JsonView(nlohmann::json{{"type", "roofline"}}, "s.json", "/cost_model"), m, g, c.tp,
+        HostWork::kBetweenSteps);
     ASSERT_TRUE(model->PricesRuns());
     const StepWorkCounter counter(m, c.tp);
     for (int trial = 0; trial < 50; ++trial) {
@@ -263,7 +265,7 @@ TEST(RooflineTest, RunsPriceExactlyAsTheirMembersOneByOne) {
   }
   const auto windowed = MakeCostModel(
       JsonView(nlohmann::json{{"type", "roofline"}}, "s.json", "/cost_model"),
-      LoadModelSpec("gpt-oss-120b"), LoadGpuSpec("h100-sxm"), 1);
+      LoadModelSpec("gpt-oss-120b"), LoadGpuSpec("h100-sxm"), 1, HostWork::kBetweenSteps);
   EXPECT_FALSE(windowed->PricesRuns());
 }
 

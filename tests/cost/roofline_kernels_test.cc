@@ -26,7 +26,7 @@ std::unique_ptr<CostModel> Make(const std::string& model, int tp,
                                 const GpuSpec* gpu = nullptr) {
   return MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
                        LoadModelSpec(model), gpu ? *gpu : LoadGpuSpec("h200"),
-                       tp);
+                       tp, HostWork::kBetweenSteps);
 }
 
 BatchShape Decode(int batch, int context) {

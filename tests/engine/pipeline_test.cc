@@ -90,8 +90,9 @@ TEST(Pipeline, StageCostsAddUpToTheWholeModel) {
     const std::string rest = R"(, "workload": {"arrival": {"process": "poisson", "rate": 1},
         "input_len": {"dist": "fixed", "value": 8}, "output_len": {"dist": "fixed", "value": 8},
         "num_requests": 1}})";
-    const Scenario whole = MustParse(
-        R"({"model": "llama-3.1-8b", "hardware": {"gpu": "h200"}, "cost_model": )" + cm + rest);
+    // Synchronous, as a pipeline runs (its host work between steps).
+    const Scenario whole = MustParse(R"({"model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
+        "engine": {"async_scheduling": false}, "cost_model": )" + cm + rest);
     const Scenario piped = MustParse(R"({"model": "llama-3.1-8b",
         "hardware": {"gpu": "h200", "pp": 3}, "cost_model": )" + cm + rest);
     const PipelineCostModel* p = AsPipeline(piped.cost_model.get());
