@@ -41,18 +41,21 @@ CLI::Validator PositiveOrInf() {
       "", "number > 0 or inf");
 }
 
-// vLLM's RandomDataset takes range_ratio in [0, 1).
+// vLLM's RandomDataset takes range_ratio in [0, 1), SGLang's in [0, 1]
+// (CheckBenchFlags tells them apart).
 CLI::Validator RangeRatio() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
         char* end = nullptr;
         const double x = std::strtod(value.c_str(), &end);
         const bool whole = !value.empty() && end == value.c_str() + value.size();
-        if (whole && x >= 0 && x < 1) return "";
-        return "expected a number in [0, 1), got \"" + value + "\"";
+        if (whole && x >= 0 && x <= 1) return "";
+        return "expected a number in [0, 1], got \"" + value + "\"";
       },
-      "", "number in [0, 1)");
+      "", "number in [0, 1]");
 }
+
+bool SglangStyle(const BenchFlags& f) { return f.range_ratio_style.value_or("vllm") == "sglang"; }
 
 template <typename T>
 void Optional(CLI::App* app, const std::string& name, std::optional<T>* into,
@@ -65,8 +68,17 @@ void Optional(CLI::App* app, const std::string& name, std::optional<T>* into,
 // A length flag's distribution: fixed, or uniform integers as vLLM's
 // RandomDataset draws them, [floor(L(1-r)), ceil(L(1+r))], the output's
 // low end at least 1; an input range reaching 0 is an error, as in vLLM.
+// SGLang's bench_serving draws [max(floor(L r), 1), L] (its output's low
+// end may be 0 there; a request here generates at least one token), so
+// its default r = 0 is uniform in [1, L] and r = 1 is fixed.
 StatusOr<nlohmann::json> Lengths(const std::string& flag, int64_t len, double ratio,
-                                 bool output) {
+                                 bool output, bool sglang) {
+  if (sglang) {
+    const int64_t lo = std::max<int64_t>(
+        1, static_cast<int64_t>(std::floor(static_cast<double>(len) * ratio)));
+    if (lo >= len) return nlohmann::json{{"dist", "fixed"}, {"value", len}};
+    return nlohmann::json{{"dist", "uniform"}, {"min", lo}, {"max", len}};
+  }
   if (ratio == 0) return nlohmann::json{{"dist", "fixed"}, {"value", len}};
   int64_t lo = static_cast<int64_t>(std::floor(static_cast<double>(len) * (1 - ratio)));
   const int64_t hi = static_cast<int64_t>(std::ceil(static_cast<double>(len) * (1 + ratio)));
@@ -95,7 +107,8 @@ int64_t PositiveInteger(const nlohmann::json& j, const char* key) {
 
 bool BenchFlags::any() const {
   return request_rate || burstiness || num_prompts || max_concurrency || random_input_len ||
-         random_output_len || isl || osl || random_range_ratio || !goodput.empty();
+         random_output_len || isl || osl || random_range_ratio || range_ratio_style ||
+         !goodput.empty();
 }
 
 void AddBenchFlags(CLI::App* run, BenchFlags* f) {
@@ -121,8 +134,15 @@ void AddBenchFlags(CLI::App* run, BenchFlags* f) {
            "vllm bench serve: output tokens (workload.output_len)", NumberIn(1, max_len));
   Optional(run, "--osl", &f->osl, "The same as --random-output-len", NumberIn(1, max_len));
   Optional(run, "--random-range-ratio", &f->random_range_ratio,
-           "vllm bench serve: lengths uniform in [floor(L(1-r)), ceil(L(1+r))]; 0: fixed",
+           "vllm bench serve: lengths uniform in [floor(L(1-r)), ceil(L(1+r))], r < 1; 0: "
+           "fixed",
            RangeRatio());
+  Optional(run, "--range-ratio-style", &f->range_ratio_style,
+           "How --random-range-ratio spreads lengths: vllm (vllm bench serve, the default) or "
+           "sglang (python -m sglang.bench_serving, and vLLM's benchmark_serving.py before "
+           "0.9, as InferenceMAX runs it): uniform in [max(floor(L r), 1), L]; r = 1: fixed, "
+           "r = 0 or none: [1, L]",
+           CLI::IsMember({"vllm", "sglang"}));
   run->add_option("--goodput", f->goodput,
                   "vllm bench serve: SLOs in ms, e.g. --goodput ttft:500 tpot:50 e2el:2000; "
                   "fills request_goodput (metrics.goodput)")
@@ -174,6 +194,16 @@ Status CheckBenchFlags(const BenchFlags& f) {
         "--random-range-ratio: expected --random-input-len or --random-output-len to "
         "apply it to");
   }
+  if (f.range_ratio_style && !(f.isl || f.random_input_len || f.osl || f.random_output_len)) {
+    return Status::Error(
+        "--range-ratio-style: expected --random-input-len or --random-output-len to "
+        "apply it to");
+  }
+  if (f.random_range_ratio && *f.random_range_ratio >= 1 && !SglangStyle(f)) {
+    return Status::Error("--random-range-ratio " + Fmt("%g", *f.random_range_ratio) +
+                         ": expected a number in [0, 1) (vllm bench serve's lengths "
+                         "[L(1-r), L(1+r)]); with --range-ratio-style sglang, r = 1 is fixed");
+  }
   if (f.request_rate && std::isnan(RateOrInf(*f.request_rate))) {
     return Status::Error("--request-rate: expected a number > 0 or inf, got \"" +
                          *f.request_rate + "\"");
@@ -202,13 +232,14 @@ Status ApplyBenchFlags(const BenchFlags& f, nlohmann::json* scenario) {
   if (f.num_prompts) w["num_requests"] = *f.num_prompts;
 
   const double ratio = f.random_range_ratio.value_or(0);
+  const bool sglang = SglangStyle(f);
   if (auto len = f.isl ? f.isl : f.random_input_len) {
-    auto d = Lengths(f.isl ? "--isl" : "--random-input-len", *len, ratio, false);
+    auto d = Lengths(f.isl ? "--isl" : "--random-input-len", *len, ratio, false, sglang);
     if (!d.ok()) return d.status();
     w["input_len"] = *d;
   }
   if (auto len = f.osl ? f.osl : f.random_output_len) {
-    auto d = Lengths(f.osl ? "--osl" : "--random-output-len", *len, ratio, true);
+    auto d = Lengths(f.osl ? "--osl" : "--random-output-len", *len, ratio, true, sglang);
     if (!d.ok()) return d.status();
     w["output_len"] = *d;
   }
@@ -296,6 +327,7 @@ Status CheckBenchFlagsAgainstSets(const BenchFlags& f,
       {f.random_output_len.has_value(), "--random-output-len", "workload.output_len"},
       {f.osl.has_value(), "--osl", "workload.output_len"},
       {f.random_range_ratio.has_value(), "--random-range-ratio", "workload.input_len"},
+      {f.range_ratio_style.has_value(), "--range-ratio-style", "workload.input_len"},
       {!f.goodput.empty(), "--goodput", "metrics.goodput"},
   };
   for (const std::string& set : sets) {

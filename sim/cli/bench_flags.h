@@ -14,6 +14,9 @@
 //   --random-input-len/--isl L,        workload.input_len/output_len: fixed,
 //   --random-output-len/--osl L,       or uniform integers in
 //   --random-range-ratio r             [floor(L(1-r)), ceil(L(1+r))]
+//   --range-ratio-style sglang         ... or, as sglang.bench_serving (and
+//                                      vLLM's benchmark_serving.py before
+//                                      0.9) draw them, [max(floor(L r), 1), L]
 //   --goodput ttft:MS tpot:MS e2el:MS  metrics.goodput
 #pragma once
 
@@ -37,6 +40,7 @@ struct BenchFlags {
   std::optional<int64_t> num_prompts, max_concurrency;
   std::optional<int64_t> random_input_len, random_output_len, isl, osl;
   std::optional<double> random_range_ratio;
+  std::optional<std::string> range_ratio_style;  // "vllm" (default) or "sglang"
   std::vector<std::string> goodput;  // "ttft:500", ...
 
   bool any() const;

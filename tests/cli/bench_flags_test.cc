@@ -179,6 +179,52 @@ TEST(BenchFlags, LengthsFixedOrVllmUniform) {
   EXPECT_EQ(hi, 1365);
 }
 
+// SGLang's bench_serving (and vLLM's benchmark_serving.py before 0.9, the
+// client InferenceMAX runs) draws [max(floor(L r), 1), L]: r = 0.8 on
+// 1024 is 819..1024, r = 1 is fixed, r = 0 (its default) is 1..L; r = 1
+// is refused in vLLM's style, where it would reach length 0.
+TEST(BenchFlags, SglangRangeRatioIsBelowTheLength) {
+  BenchFlags f;
+  f.isl = 1024;
+  f.osl = 1024;
+  f.random_range_ratio = 0.8;
+  f.range_ratio_style = "sglang";
+  Scenario sc = MustWith(f);
+  EXPECT_EQ(sc.json["workload"]["input_len"],
+            nlohmann::json({{"dist", "uniform"}, {"min", 819}, {"max", 1024}}));
+  EXPECT_EQ(sc.json["workload"]["output_len"], sc.json["workload"]["input_len"]);
+  Rng rng(7, "lengths");
+  int32_t lo = 1 << 30, hi = 0;
+  double sum = 0;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) {
+    const int32_t x = sc.workload.output_len->Sample(rng);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    sum += x;
+  }
+  EXPECT_EQ(lo, 819);
+  EXPECT_EQ(hi, 1024);
+  EXPECT_NEAR(sum / n, (819 + 1024) / 2.0, 1.0);  // sd 59 / sqrt(n) = 0.19
+  f.random_range_ratio = 1;
+  EXPECT_EQ(MustWith(f).json["workload"]["input_len"],
+            nlohmann::json({{"dist", "fixed"}, {"value", 1024}}));
+  f.random_range_ratio.reset();
+  f.osl = 1;
+  sc = MustWith(f);
+  EXPECT_EQ(sc.json["workload"]["input_len"],
+            nlohmann::json({{"dist", "uniform"}, {"min", 1}, {"max", 1024}}));
+  EXPECT_EQ(sc.json["workload"]["output_len"], nlohmann::json({{"dist", "fixed"}, {"value", 1}}));
+  f.range_ratio_style = "vllm";
+  f.random_range_ratio = 1;
+  EXPECT_NE(CheckBenchFlags(f).message().find("--random-range-ratio 1: expected a number in [0, 1)"),
+            std::string::npos);
+  BenchFlags alone;
+  alone.range_ratio_style = "sglang";
+  EXPECT_NE(CheckBenchFlags(alone).message().find("--range-ratio-style: expected"),
+            std::string::npos);
+}
+
 TEST(BenchFlags, NumPromptsAndGoodputAfterSet) {
   BenchFlags f;
   f.num_prompts = 1000;
