@@ -311,6 +311,13 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
   } else if (sc.workload.input_len) {
     os << "  lengths: input " << sc.workload.input_len->Describe()
        << "\n           output " << sc.workload.output_len->Describe() << "\n";
+    if (sc.workload.closed_loop && !sc.workload.sessions && sc.workload.think_time_s == 0 &&
+        sc.workload.output_len->Constant()) {
+      os << "  note: every output has the same length, so these clients stay in phase (each "
+            "round's prompts are prefilled together); clients whose lengths vary drift apart "
+            "(--random-range-ratio; sglang.bench_serving and InferenceMAX's client: "
+            "--range-ratio-style sglang). docs/engine/frontend.md\n";
+    }
   } else {
     os << "  lengths: from "
        << (sc.workload.trace ? "the trace" : "the prefix model") << "\n";

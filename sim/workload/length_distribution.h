@@ -29,6 +29,9 @@ class LengthDistribution {
   virtual int32_t Max() const = 0;
   // e.g. "lognormal(median=120, p99=2048; mu=4.787, sigma=1.222) in [1, 32768]"
   virtual std::string Describe() const = 0;
+  // Whether every draw is the same length (a closed loop of such outputs
+  // keeps its clients in phase; the report says so).
+  virtual bool Constant() const { return false; }
 };
 
 // Throws ConfigError naming the JSON path (or CSV file and line for

@@ -32,6 +32,7 @@ class FixedLengths : public LengthDistribution {
   std::string Describe() const override {
     return "fixed(" + std::to_string(value_) + "), " + clamp_.Describe();
   }
+  bool Constant() const override { return true; }
 
  private:
   int32_t value_;
@@ -51,6 +52,7 @@ class UniformLengths : public LengthDistribution {
     return "uniform(" + std::to_string(range_.min) + ".." +
            std::to_string(range_.max) + " inclusive), " + range_.Describe();
   }
+  bool Constant() const override { return range_.min == range_.max; }
 
  private:
   LengthClamp range_;
