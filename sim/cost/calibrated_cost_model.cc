@@ -213,9 +213,8 @@ std::string CalibratedCostModel::Describe() const {
     os << "; PROJECTED from " << measured_.name << " to " << target_.name
        << " (±" << err << " from the fit error, plus the projection's own)";
   }
-  if (host_.work == HostWork::kOverlapped) {
-    os << "; host " << profile_.step_overhead_s * 1e6 << " us a step, overlapped with the GPU ("
-       << host_.gap_s * 1e6 << " us between steps)";
+  if (const std::string overlap = host_.Described(); !overlap.empty()) {
+    os << "; host " << profile_.step_overhead_s * 1e6 << " us a step, " << overlap;
   }
   os << ")";
   return os.str();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,6 +125,15 @@ struct HostTiming {
   double Charged(double host_s, double device_s) const {
     if (work == HostWork::kBetweenSteps) return host_s;
     return std::max(std::min(gap_s, host_s), host_s - device_s);
+  }
+  // The cost-model line's words for it: "overlapped with the GPU (150 us
+  // between steps)", or empty between steps.
+  std::string Described() const {
+    if (work == HostWork::kBetweenSteps) return "";
+    char text[80];
+    std::snprintf(text, sizeof text, "overlapped with the GPU (%.3g us between steps)",
+                  gap_s * 1e6);
+    return text;
   }
 };
 

@@ -816,9 +816,7 @@ std::string RooflineCostModel::Describe() const {
   }
   os << "; host " << p_.step_overhead_s * 1e6 << " us + "
      << p_.per_sequence_overhead_s * 1e6 << " us/seq";
-  if (p_.host.work == HostWork::kOverlapped) {
-    os << ", overlapped with the GPU (" << p_.host.gap_s * 1e6 << " us between steps)";
-  }
+  if (const std::string overlap = p_.host.Described(); !overlap.empty()) os << ", " << overlap;
   os << ")";
   return os.str();
 }
