@@ -53,7 +53,8 @@ inline RunSummary RunScenario(const Scenario& sc, SimulationOutput* keep = nullp
   return s;
 }
 
-// A scenario with the linear cost model, for exact and queueing checks.
+// A scenario with the linear cost model, for exact and queueing checks:
+// a pure queue (no frontend), so a request reaches the engine at its send.
 // `workload` and `engine` are JSON object bodies. Keys of `engine` replace
 // the defaults here (a key given twice in one object is an error).
 inline std::string LinearScenario(const std::string& cost,
@@ -66,7 +67,7 @@ inline std::string LinearScenario(const std::string& cost,
   if (!engine.empty()) e.update(nlohmann::json::parse("{" + engine + "}"));
   return R"({"seed": 7, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
              "cost_model": {"type": "linear", )" + cost + R"(},
-             "engine": )" + e.dump() + R"(,
+             "engine": )" + e.dump() + R"(, "frontend": {"enabled": false},
              "workload": {)" + workload + "}}";
 }
 

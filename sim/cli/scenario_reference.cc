@@ -232,12 +232,15 @@ constexpr KeyDoc kKeys[] = {
      "the run's duration (run --goodput ttft:500 sets it)."},
     {"limits.max_queued", "100000",
      "Stop the run (unstable) when more requests than this are queued."},
-    {"frontend.enabled", "false",
+    {"frontend.enabled", "true",
      "The request path outside the scheduler, as vLLM's API server runs it: "
      "each request is tokenized first come, first served before the engine "
      "core has it, every token reaches the client output_s after the engine "
      "made it, and closed-loop clients turn around before their next send. "
-     "TTFT and E2E are then the client's; the engine's are reported beside them."},
+     "TTFT and E2E are then the client's; the engine's are reported beside them. "
+     "false: a pure queue, the engine's figures from the send (teaching "
+     "scenarios, queueing-theory checks); `serve` always runs it off (its "
+     "HTTP path is real)."},
     {"frontend.request_s", "0.0005", "API-server work per request (HTTP, validation, chat template)."},
     {"frontend.prompt_token_s", "5e-06", "API-server work per prompt token (tokenization)."},
     {"frontend.work_cv", "0.3",

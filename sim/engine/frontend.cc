@@ -29,4 +29,10 @@ SimTime ApiServers::EngineArrival(SimTime now, SimTime work) {
   return *server + hop_;
 }
 
+SimTime ApiServers::BusyUntil(SimTime end) const {
+  SimTime past_end = 0;
+  for (SimTime free : free_at_) past_end += std::max<SimTime>(0, free - end);
+  return busy_ - past_end;
+}
+
 }  // namespace servesim

@@ -17,7 +17,7 @@
 namespace servesim {
 
 struct FrontendConfig {
-  bool enabled = false;
+  bool enabled = false;  // a scenario turns it on unless told not to
   // API server, per request: HTTP, validation, chat template; and per
   // prompt token (tokenization). One FIFO per server.
   double request_s = 0.0005;
@@ -61,7 +61,10 @@ class ApiServers {
   // A request sent at `now` needing `work` of an API server: when the
   // engine core has it. Requests must be given in order of `now`.
   SimTime EngineArrival(SimTime now, SimTime work);
-  SimTime busy() const { return busy_; }  // summed over servers
+  // API-server work done by `end`, summed over servers. Every request was
+  // sent by then, so a server's work past `end` runs without a gap from
+  // `end` to its free time; an overloaded run leaves that part out.
+  SimTime BusyUntil(SimTime end) const;
 
  private:
   SimTime hop_;

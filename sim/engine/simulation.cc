@@ -746,7 +746,7 @@ class Driver {
 
   void Finish() {
     out_->end_time = now_;
-    if (api_) out_->api_busy_s = ToSeconds(api_->busy());
+    if (api_) out_->api_busy_s = ToSeconds(api_->BusyUntil(now_));
     out_->client_lag = output_lag_;
     out_->session_turns_dropped.waiting_at_end = turns_waiting_ + (FirstTurnPending() ? 1 : 0);
     out_->session_turns_read = static_cast<int64_t>(request_of_record_.size());

@@ -797,9 +797,11 @@ void ParseLimits(const JsonView& root, Scenario* s) {
   s->limits.max_queued = l.Integer("max_queued", 100000, Range::Closed(1, 1e9));
 }
 
-// The request path outside the scheduler (sim/engine/frontend.h); off
-// unless /frontend/enabled is true.
+// The request path outside the scheduler (sim/engine/frontend.h): on
+// unless /frontend/enabled is false, so TTFT and E2E are what a benchmark
+// client measures.
 void ParseFrontend(const JsonView& root, Scenario* s) {
+  s->frontend.enabled = true;
   if (!root.Has("frontend")) return;
   const JsonView f = root.Object("frontend");
   f.AllowKeys({"enabled", "request_s", "prompt_token_s", "work_cv", "api_servers",
@@ -807,7 +809,7 @@ void ParseFrontend(const JsonView& root, Scenario* s) {
                "output_s", "client_turnaround_s", "client_jitter_s"});
   FrontendConfig& c = s->frontend;
   const Range seconds = Range::Closed(0, 60);
-  c.enabled = f.Bool("enabled", false);
+  c.enabled = f.Bool("enabled", c.enabled);
   c.request_s = f.Number("request_s", c.request_s, seconds);
   c.prompt_token_s = f.Number("prompt_token_s", c.prompt_token_s, Range::Closed(0, 0.01));
   c.work_cv = f.Number("work_cv", c.work_cv, Range::Closed(0, 10));

@@ -3,7 +3,8 @@
 # vLLM would: the completed requests meeting every --goodput SLO over the
 # run's duration. The count is redone here by hand from the per-request
 # CSV (TPOT = (E2E - TTFT) / (output tokens - 1), 0 for one token; the
-# duration from the first arrival to the last finish), not by servesim.
+# duration from the first arrival to the last answer the client read:
+# send + E2E, as finish_s is the engine's), not by servesim.
 # Usage: bench_flags_goodput.sh SERVESIM OUT_DIR (run from the repository root).
 set -euo pipefail
 servesim=$1
@@ -18,7 +19,8 @@ hand_count() {  # CSV TTFT_MS TPOT_MS
       tpot = tokens > 1 ? (e2el - ttft) / (tokens - 1) : 0
       if (ttft <= ttft_slo && tpot <= tpot_slo) good++
       if (first == "" || $8 < first) first = $8
-      if ($12 > last) last = $12
+      end = $9 + $14 / 1000
+      if (end > last) last = end
     }
     END { printf "%d %d %.12g\n", good, n, good / (last - first) }' "$1"
 }

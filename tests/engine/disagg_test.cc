@@ -36,6 +36,7 @@ std::string DisaggScenario(const std::string& prefill_engine, bool async,
                  "input_len": {"dist": "fixed", "value": 10},
                  "output_len": {"dist": "fixed", "value": 3}, "num_requests": 2)" +
          extra_workload + R"(},
+    "frontend": {"enabled": false},
     "disaggregation": {"prefill": {"replicas": 1)" + prefill_engine + R"(},
                        "decode": {"replicas": 1},
                        "link": {"gb_per_s": 1.31072, "latency_us": 500}}})";

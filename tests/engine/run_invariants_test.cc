@@ -562,7 +562,8 @@ TEST(RunInvariants, MaxConcurrencyOneBehavesLikeOneRequestAlone) {
   const std::vector<std::string> sets = {
       "workload.input_len={\"dist\":\"fixed\",\"value\":1000}",
       "workload.output_len={\"dist\":\"fixed\",\"value\":100}",
-      "workload.arrival.rate=100", "workload.max_concurrency=1"};
+      "workload.arrival.rate=100", "workload.max_concurrency=1",
+      "frontend.enabled=false"};  // the engine alone: the same work each time
   auto with = [&](int n) {
     std::vector<std::string> s = sets;
     s.push_back("workload.num_requests=" + std::to_string(n));

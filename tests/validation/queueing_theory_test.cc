@@ -91,6 +91,7 @@ TEST_P(SglangPollaczekKhinchine, MeanWaitMatchesWithinThreePercent) {
   const Scenario sc = testing::MustParse(
       std::string(R"({"seed": 7, "model": "llama-3.1-8b", "hardware": {"gpu": "h200"},
         "cost_model": {"type": "linear", "prefill_token_s": 1e-5},
+        "frontend": {"enabled": false},
         "engine": {"kind": "sglang", "sglang": {"max_running_requests": 1,
           "chunked_prefill_size": -1, "max_total_tokens": 500000,
           "disable_overlap_schedule": )") + (c.overlap ? "false" : "true") + R"(}},

@@ -53,6 +53,9 @@ def scenario(f, trace):
             "long_prefill_token_threshold": v["long_prefill_token_threshold"] or 0,
             "watermark": v["watermark"]},
         "cost_model": {"type": "linear", "step_s": 0.001},
+        # The fixtures time vLLM's scheduler from each request's arrival in
+        # the engine: no request path before it.
+        "frontend": {"enabled": False},
         "workload": {"trace": {"path": trace, "format": "jsonl",
                                "timestamp_unit": "us"}},
         "metrics": {"warmup_requests": 0}}
