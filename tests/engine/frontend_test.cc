@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/engine/frontend.h"
 #include "sim/engine/run_invariants.h"
 #include "tests/test_util.h"
 #include "tests/workload/trace_test_util.h"
@@ -68,6 +69,33 @@ TEST(Frontend, ApiServersAreFirstComeFirstServed) {
   SimulationOutput off;
   RunScenario(MustParse(ThreeRequests()), &off, true);
   for (const Request& r : off.requests) EXPECT_EQ(r.engine_arrival, r.send);
+}
+
+// The busy share counts the work done by the run's end: three 2 ms jobs
+// sent at 0 on one server run 0-2, 2-4 and 4-6 ms, so by 3 ms it has
+// worked 3 ms (an overloaded run's share stays at most 100%); on two
+// servers, 0-2, 0-2 and 2-4 ms: 5 ms of work by 3 ms.
+TEST(Frontend, ApiBusyIsTheWorkDoneByTheEnd) {
+  FrontendConfig c;
+  ApiServers one(c, 1), two(c, 2);
+  for (int i = 0; i < 3; ++i) {
+    one.EngineArrival(0, FromSeconds(0.002));
+    two.EngineArrival(0, FromSeconds(0.002));
+  }
+  EXPECT_EQ(one.BusyUntil(FromSeconds(0.003)), FromSeconds(0.003));
+  EXPECT_EQ(one.BusyUntil(FromSeconds(0.010)), FromSeconds(0.006));
+  EXPECT_EQ(two.BusyUntil(FromSeconds(0.003)), FromSeconds(0.005));
+  EXPECT_EQ(two.BusyUntil(FromSeconds(0.004)), FromSeconds(0.006));
+}
+
+// A scenario has the frontend unless it says otherwise; the engine's own
+// input (SimulationInput built in code) does not.
+TEST(Frontend, OnByDefaultInAScenario) {
+  const std::string plain = EmbeddedDefaultScenario();  // no "frontend" key
+  EXPECT_TRUE(MustParse(plain).frontend.enabled);
+  EXPECT_FALSE(MustParse(plain, {"frontend.enabled=false"}).frontend.enabled);
+  EXPECT_FALSE(MustParse(ThreeRequests()).frontend.enabled);  // LinearScenario: a pure queue
+  EXPECT_FALSE(FrontendConfig().enabled);
 }
 
 // The summary's TTFT and E2E are the client's (engine time + output_s -
