@@ -69,10 +69,18 @@ void RequestDigest::Add(const Request& r) {
   slot_waits |= r.send != r.arrival;
   outcomes.push_back({r.arrival, r.send, r.first_scheduled, r.first_token + client_lag_,
                       r.finish + client_lag_, r.output_len, r.request_class});
-  if (frontend) {
-    api_waits.push_back(r.engine_arrival - r.send);
-    engine_ttfts.push_back(r.first_token - r.engine_arrival);
-  }
+  if (frontend) api_waits.push_back(r.engine_arrival - r.send);
+}
+
+std::vector<SimTime> RequestDigest::EngineTtfts() const {
+  std::vector<SimTime> ttfts(api_waits.size());
+  size_t i = 0;
+  outcomes.ForEachChunk([&](const OutcomeTable::Chunk& c, size_t n) {
+    for (size_t j = 0; j < n; ++j, ++i) {
+      ttfts[i] = c.first_token[j] - client_lag_ - c.send[j] - api_waits[i];
+    }
+  });
+  return ttfts;
 }
 
 }  // namespace servesim

@@ -135,9 +135,12 @@ class RequestDigest {
   // stopped first), for the backlog (arrival_window.h).
   std::vector<SimTime> unfinished_arrivals;
   // With a frontend, per completed request (outcome order): from its send
-  // to the engine core having it, and its TTFT as the engine sees it.
+  // to the engine core having it. (Its TTFT as the engine sees it follows:
+  // the client's less output_s less this wait; see EngineTtfts.)
   bool frontend = false;
-  std::vector<SimTime> api_waits, engine_ttfts;
+  std::vector<SimTime> api_waits;
+  // The completed requests' TTFTs as the engine sees them (outcome order).
+  std::vector<SimTime> EngineTtfts() const;
 
  private:
   BlockMath blocks_;  // (a shift, not two divisions a request)

@@ -118,10 +118,10 @@ RunSummary Summarize(const SimulationOutput& out, const SimulationInput& in,
     f.enabled = true;
     f.api_servers = ApiServerCount(in);
     f.output_ms = in.frontend.output_s * 1e3;
-    std::vector<int64_t> ns = d.api_waits;
-    f.to_engine_ms = SummarizeMillis(ns, in.metrics.percentiles);
-    ns = d.engine_ttfts;
+    std::vector<int64_t> ns = d.EngineTtfts();
     f.engine_ttft_ms = SummarizeMillis(ns, in.metrics.percentiles);
+    ns.assign(d.api_waits.begin(), d.api_waits.end());
+    f.to_engine_ms = SummarizeMillis(ns, in.metrics.percentiles);
     if (out.end_time > 0) {
       f.api_busy_fraction = out.api_busy_s / (f.api_servers * ToSeconds(out.end_time));
     }
