@@ -241,8 +241,8 @@ constexpr KeyDoc kKeys[] = {
      "false: a pure queue, the engine's figures from the send (teaching "
      "scenarios, queueing-theory checks); `serve` always runs it off (its "
      "HTTP path is real)."},
-    {"frontend.request_s", "0.0005", "API-server work per request (HTTP, validation, chat template)."},
-    {"frontend.prompt_token_s", "5e-06", "API-server work per prompt token (tokenization)."},
+    {"frontend.request_s", "0.0012", "API-server work per request (HTTP, validation, chat template, the tokenizer call)."},
+    {"frontend.prompt_token_s", "1e-06", "API-server work per prompt token (tokenization)."},
     {"frontend.work_cv", "0.3",
      "Coefficient of variation of each request's API-server work (a gamma factor of mean 1)."},
     {"frontend.api_servers", "0 (one per replica)",

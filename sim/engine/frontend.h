@@ -18,10 +18,14 @@ namespace servesim {
 
 struct FrontendConfig {
   bool enabled = false;  // a scenario turns it on unless told not to
-  // API server, per request: HTTP, validation, chat template; and per
-  // prompt token (tokenization). One FIFO per server.
-  double request_s = 0.0005;
-  double prompt_token_s = 5e-6;
+  // API server, per request: HTTP, validation, chat template and the
+  // tokenizer call; and per prompt token (tokenization). One FIFO per
+  // server. A DGX H100's CPU tokenizes about 1k tokens a ms (10.7 ms for a
+  // 10k-token input; vllm-project/vllm issue 19012); 131-token chat
+  // prompts took 1.3-2.8 ms (tenstorrent/tt-inference-server issue 2173),
+  // so about 1.2 ms is per request.
+  double request_s = 0.0012;
+  double prompt_token_s = 1e-6;
   // The work varies from request to request (the same prompt length takes
   // 1.3-2.8 ms in tenstorrent/tt-inference-server issue 2173's log): a
   // gamma factor of mean 1 and this coefficient of variation. Without it,
