@@ -150,15 +150,23 @@ double PrefillSeqsPerPrefillStep(const std::vector<std::string>& sets) {
   return static_cast<double>(seqs) / static_cast<double>(steps);
 }
 
+// The mechanism, with API-server work of 5.5 ms a request (0.5 ms + 5 us
+// x 1000 tokens, CV 0.3): a spread that is a fair part of the 22 ms
+// prefill step. At the defaults (2.2 ms a request) the spread is too small
+// to split the groups of this loop (docs/engine/frontend.md: a long
+// prefill step absorbs any spread shorter than itself).
 TEST(Frontend, ClosedLoopClientsDriftOutOfPhase) {
+  const std::vector<std::string> slow_api = {
+      "frontend.enabled=true", "frontend.request_s=0.0005", "frontend.prompt_token_s=0.000005"};
   const double lockstep = PrefillSeqsPerPrefillStep({});
-  const double drifting = PrefillSeqsPerPrefillStep({"frontend.enabled=true"});
+  const double drifting = PrefillSeqsPerPrefillStep(slow_api);
   EXPECT_GE(lockstep, 3.9);
   EXPECT_LE(drifting, 3.0) << "lockstep " << lockstep;
   // An explicit jitter on the clients' turnaround does it as well.
-  const double jittered = PrefillSeqsPerPrefillStep(
-      {"frontend.enabled=true", "frontend.client_jitter_s=0.01"});
+  const double jittered = PrefillSeqsPerPrefillStep(With(slow_api, "frontend.client_jitter_s=0.01"));
   EXPECT_LE(jittered, 3.0);
+  // At the defaults the groups hold.
+  EXPECT_GE(PrefillSeqsPerPrefillStep({"frontend.enabled=true"}), 3.5);
 }
 
 TEST(Frontend, KeysAreChecked) {
