@@ -29,8 +29,9 @@ struct FrontendConfig {
   // The work varies from request to request (the same prompt length takes
   // 1.3-2.8 ms in tenstorrent/tt-inference-server issue 2173's log): a
   // gamma factor of mean 1 and this coefficient of variation. Without it,
-  // clients that finish together reach the engine in one step together
-  // again, and a closed loop with fixed lengths never leaves lockstep.
+  // clients that finish together keep their exact spacing; with it they
+  // may leave a fixed-length closed loop's lockstep, but only where the
+  // spread is a fair part of a step (docs/engine/frontend.md).
   double work_cv = 0.3;
   int32_t api_servers = 0;       // 0: one per replica (one `vllm serve` each)
   double engine_hop_s = 0.0002;  // API server -> engine core
