@@ -45,8 +45,7 @@ OnlineEngine::OnlineEngine(SimulationInput in, OnlineOptions options)
   in_.workload.sessions.reset();
   in_.workload.trace.reset();
   in_.workload.classes.clear();
-  in_.frontend = FrontendConfig();
-  in_.frontend.enabled = false;  // the server's own HTTP path is the real one
+  in_.frontend = FrontendConfig();  // off: the server's own HTTP path is the real one
   in_.check_invariants = options_.check_invariants;
   in_.record_steps = options_.check_invariants;
   in_.num_replicas = std::max(1, in_.num_replicas);
