@@ -48,6 +48,7 @@ EngineKernels KernelsOf(const std::string& engine, const std::string& gpu_dir,
   k.gemm_fp8 = "sglang_sgl_kernel_fp8_scaled_mm";
   k.prefill_compute_is_kv_dtype = true;
   k.custom_allreduce = "SGLang_CustomAllReduce_graph";
+  k.symm_mem_allreduce = false;
   // SGLang's default attention backend for MHA models: FlashAttention 3 on
   // Hopper, TensorRT-LLM's MHA kernels on Blackwell (server_args.py).
   if (gpu_dir == "h100_sxm" || gpu_dir == "h200_sxm") {

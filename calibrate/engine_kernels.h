@@ -25,6 +25,10 @@ struct EngineKernels {
   bool prefill_compute_is_kv_dtype = false;
   // The CUDA-graph custom all-reduce rows of custom_allreduce.csv.
   std::string custom_allreduce = "vLLM_custom_graph";
+  // Symmetric-memory all-reduce on by default (TableFilter::symm_mem):
+  // vLLM's VLLM_ALLREDUCE_USE_SYMM_MEM=1; SGLang's --enable-torch-symm-mem
+  // is off unless asked.
+  bool symm_mem_allreduce = true;
 };
 
 // "vllm" or "sglang" from the manifest's entries for gpu_dir ("framework"

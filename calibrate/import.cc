@@ -158,6 +158,7 @@ GpuTables LoadGpuTables(const std::string& data_dir, const GpuSpec& gpu, bool fp
   f.attention_kernel = k.attention;
   if (k.prefill_compute_is_kv_dtype) f.prefill_attn_dtype = f.kv_cache_dtype;
   f.custom_allreduce_kernel = k.custom_allreduce;
+  f.symm_mem = k.symm_mem_allreduce;
   const std::string attention = "head_dim 128, window_size 0, kv_cache_dtype " +
                                 dtype + kernel(k.attention);
   t.decode = LoadDecodeTable(dir, gpu, f);
@@ -260,9 +261,10 @@ TableBase PrefillBaseOf(const GpuTables& t, const GpuSpec& gpu) {
   return PrefillTableBase(PrefillRates(t), gpu, kTableHeadDim, KvBytes(t));
 }
 TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
-                          int gpus) {
+                          int gpus, bool symm_mem) {
   TableFilter f;
   f.num_gpus = gpus;
+  f.symm_mem = symm_mem;
   GridBase b =
       FitAllReduceBase(rows, gpu, gpus, CustomAllReduceMaxBytes(gpu, f));
   if (b.empty()) return TableBase();
@@ -383,7 +385,15 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
     p.allreduce.lines.push_back(std::move(line));
     TableFilter f;
     f.num_gpus = tp;
+    f.symm_mem = t.kernels.symm_mem_allreduce;
     const double custom_max = CustomAllReduceMaxBytes(gpu, f);
+    const double mib = custom_max / (1024 * 1024);
+    std::ostringstream below;
+    below << " custom all-reduce (CUDA graph) below " << mib << " MiB";
+    if (custom_max > f.custom_allreduce_max_bytes) {
+      below << " (the limit symmetric memory sets; these rows price vLLM's "
+               "custom and symmetric-memory all-reduces alike)";
+    }
     if (t.residual_base) {
       p.allreduce.base = FitAllReduceBase(it->second, gpu, tp, custom_max);
     }
@@ -395,7 +405,7 @@ CalibrationProfile ImportProfile(const GpuTables& t, const ModelSpec& m,
         (t.nccl_version.empty() ? std::string() : " " + t.nccl_version);
     p.allreduce_source =
         (custom_max > 0
-             ? t.kernels.display + " custom all-reduce (CUDA graph) below 8 MiB, " + nccl +
+             ? t.kernels.display + below.str() + ", " + nccl +
                    " all_reduce at or above"
              : nccl +
                    " all_reduce at every size (vLLM's custom all-reduce "
@@ -620,7 +630,8 @@ std::vector<KindError> GpuHeldoutErrors(const GpuTables& t, const GpuSpec& gpu,
     const KindError e = HeldoutError(
         tab, {0}, o.seed + g, o.heldout_fraction,
         [&, g = g](const MeasuredTable& train) {
-          return o.residual_base ? AllReduceBaseOf(train, gpu, g)
+          return o.residual_base
+                     ? AllReduceBaseOf(train, gpu, g, t.kernels.symm_mem_allreduce)
                                  : TableBase();
         });
     ar.rows += e.rows;

@@ -135,7 +135,7 @@ TableBase GemmBaseOf(const GpuTables& t, const GpuSpec& gpu, bool lm_head);
 TableBase DecodeBaseOf(const GpuTables& t, const GpuSpec& gpu);
 TableBase PrefillBaseOf(const GpuTables& t, const GpuSpec& gpu);
 TableBase AllReduceBaseOf(const MeasuredTable& rows, const GpuSpec& gpu,
-                          int gpus);
+                          int gpus, bool symm_mem = true);
 
 // Everything: read, check, split, evaluate, write. Throws
 // std::runtime_error on unreadable input.

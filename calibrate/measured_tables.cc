@@ -298,8 +298,10 @@ MeasuredTable LoadMoeDtypeTable(const std::string& dir, const GpuSpec& gpu,
 }
 
 double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f) {
-  return CustomAllReduceRuns(gpu, f.num_gpus) ? f.custom_allreduce_max_bytes
-                                              : 0;
+  AllReduceParams p;
+  p.custom_max_bytes = f.custom_allreduce_max_bytes;
+  p.symm_mem = f.symm_mem;
+  return OwnAllReduceMaxBytes(p, gpu, f.num_gpus);
 }
 
 MeasuredTable LoadAllReduceTable(const std::string& dir, const GpuSpec& gpu,

@@ -48,6 +48,12 @@ struct TableFilter {
   std::string prefill_attn_dtype;
   // kernel_source of the custom all-reduce rows read.
   std::string custom_allreduce_kernel = "vLLM_custom_graph";
+  // Whether the engine keeps messages above custom_allreduce_max_bytes off
+  // NCCL with symmetric memory where its GPU allows (vLLM: yes; SGLang: no,
+  // opt-in there). Its range is priced by the custom all-reduce's rows,
+  // which public H100 timings put within ~10% of symmetric memory's
+  // (kernel_time.h, docs/cost-models.md).
+  bool symm_mem = true;
 };
 
 // Each throws std::runtime_error naming the file and line on bad input.
@@ -75,9 +81,10 @@ MeasuredTable LoadMoeTable(const std::string& gpu_dir, const GpuSpec& gpu,
 // parameter sets the physical-limits filter.
 MeasuredTable LoadMoeDtypeTable(const std::string& gpu_dir, const GpuSpec& gpu,
                                 const std::string& moe_dtype, double weight_bytes);
-// Where vLLM switches from its custom all-reduce to NCCL at f.num_gpus
-// GPUs: f.custom_allreduce_max_bytes, or 0 where the custom all-reduce
-// does not run (more than two PCIe-only GPUs, kernel_time.h).
+// Where the engine switches from its own all-reduce (custom, or symmetric
+// memory when f.symm_mem) to NCCL at f.num_gpus GPUs: OwnAllReduceMaxBytes
+// (kernel_time.h), or 0 where the custom all-reduce does not run (more
+// than two PCIe-only GPUs).
 double CustomAllReduceMaxBytes(const GpuSpec& gpu, const TableFilter& f);
 // All-reduce of bf16 at f.num_gpus GPUs: axis bytes; CUDA-graph custom
 // all-reduce below CustomAllReduceMaxBytes, NCCL all_reduce above (from

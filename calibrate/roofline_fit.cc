@@ -349,7 +349,9 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
                          3, 1e-9};
   pre8_start.fp8_compute = true;
   p.prefill_attention_fp8_kv = FitRates(pre8, g, pre8_start, prefill);
-  // All-reduce: the two backends' (latency, efficiency) at once, in logs.
+  // All-reduce: the three ranges' (latency, efficiency) at once, in logs
+  // (the symmetric-memory range only on GPUs that have it: elsewhere its
+  // pair stays at the start).
   auto ar_pred = [&](const AllReduceParams& a, const KernelSample& s) {
     return AllReduceTime(a, g.specs[s.gpu_index], s.gpus, s.msg_bytes);
   };
@@ -359,10 +361,12 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
     a.custom_efficiency = Logistic(x[1]);
     a.nccl_latency_s = std::exp(x[2]);
     a.nccl_efficiency = Logistic(x[3]);
+    a.symm_latency_s = std::exp(x[4]);
+    a.symm_efficiency = Logistic(x[5]);
     return a;
   };
   std::vector<double> x0 = {std::log(5e-6), Logit(0.6), std::log(10e-6),
-                            Logit(0.7)};
+                            Logit(0.7), std::log(5e-6), Logit(0.6)};
   for (int round = 0; round < 4; ++round) {
     x0 = NelderMead(
         [&](const std::vector<double>& x) {
@@ -408,7 +412,9 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       count("gemm (bf16, n and k >= 512)", gemm),
       count("prefill attention (head_dim 128, bf16 KV)", pre),
       count("decode attention (head_dim 128, bf16 KV)", dec),
-      count("all-reduce (custom < 8 MiB, NCCL above; 2/4/8 GPUs)", ar),
+      count("all-reduce (custom < 8 MiB, symmetric memory to its limit, NCCL above; "
+            "2/4/8 GPUs)",
+            ar),
       count("fused MoE (Mixtral experts, bf16, balanced, tp 1-8)", moe),
       count("fused MoE MXFP4 (w4a16, every expert shape, balanced, tp 1-8)", moe4),
       count("gemm fp8 (W8A8, n and k >= 512)", gemm8),
@@ -440,10 +446,10 @@ std::string RooflineFitReport(const RooflineFit& f) {
   rates("decode_attn_fp8kv", f.fitted.decode_attention_fp8_kv);
   const AllReduceParams& a = f.fitted.allreduce;
   std::snprintf(buf, sizeof buf,
-                "  %-18s {%.3g, %.3g, 8 MiB, %.3g, %.3g}  // custom latency, "
-                "eff, max bytes, nccl latency, eff\n",
+                "  %-18s {%.3g, %.3g, 8 MiB, %.3g, %.3g, %.3g, %.3g}  // custom "
+                "latency, eff, max bytes, nccl latency, eff, symm latency, eff\n",
                 "allreduce", a.custom_latency_s, a.custom_efficiency,
-                a.nccl_latency_s, a.nccl_efficiency);
+                a.nccl_latency_s, a.nccl_efficiency, a.symm_latency_s, a.symm_efficiency);
   os << buf;
   os << "error per op kind (MAPE, mean signed error; datasheet preset = the "
         "roofline before):\n";

@@ -160,10 +160,11 @@ class CostModel {
 // Throws ConfigError naming the JSON path for bad or unknown parameters.
 // `host` says when the engine runs the host's work (EngineConfig's
 // async_scheduling); cfg's host_gap_s, where the model takes it, sets the
-// gap.
+// gap. `symm_mem`: whether the engine runs all-reduces on symmetric memory
+// by default (vLLM: true; SGLang: false), for the roofline's all-reduce.
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,
                                          const GpuSpec& gpu, int tp,
-                                         HostWork host);
+                                         HostWork host, bool symm_mem = true);
 
 }  // namespace servesim

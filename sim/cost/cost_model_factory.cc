@@ -10,7 +10,7 @@ namespace servesim {
 std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
                                          const ModelSpec& model,
                                          const GpuSpec& gpu, int tp,
-                                         HostWork host) {
+                                         HostWork host, bool symm_mem) {
   const std::string type =
       cfg.Choice("type", "", {"linear", "roofline", "calibrated"});
   // A deployment that cannot shard the model is invalid whichever cost model
@@ -22,7 +22,7 @@ std::unique_ptr<CostModel> MakeCostModel(const JsonView& cfg,
   if (type == "calibrated") {
     return CalibratedCostModel::FromConfig(cfg, model, gpu, tp, host);
   }
-  return RooflineCostModel::FromConfig(cfg, model, gpu, tp, host);
+  return RooflineCostModel::FromConfig(cfg, model, gpu, tp, host, symm_mem);
 }
 
 }  // namespace servesim

@@ -65,15 +65,36 @@ inline double KernelTime(const KernelRates& r, const GpuSpec& gpu, double flops,
 // A tensor-parallel all-reduce as vLLM runs it: its custom all-reduce
 // (one CUDA-graph-captured kernel reading peers' buffers over NVLink) for
 // messages under custom_max_bytes when the topology allows it, NCCL's ring
-// otherwise. Both cost latency + 2(n-1)/n * bytes / (link * efficiency),
-// the bus traffic of a ring all-reduce.
+// otherwise; both cost latency + 2(n-1)/n * bytes / (link * efficiency),
+// the bus traffic of a ring all-reduce. On Hopper and Blackwell NVSwitch
+// boards vLLM (0.11 on, VLLM_ALLREDUCE_USE_SYMM_MEM=1 by default) keeps
+// messages from custom_max_bytes up to SymmMemAllReduceMaxBytes off NCCL:
+// torch symmetric memory's multimem all-reduce at 6 and 8 GPUs, its
+// custom all-reduce (whose limit symmetric memory raises) at 2 and 4. That
+// range costs symm_latency_s + bytes / (link * symm_efficiency): measured,
+// it barely grows with the GPU count (16 MiB on H100: 81, 99 and 92 us at
+// 2, 4 and 8 GPUs), where NCCL's ring does.
 struct AllReduceParams {
   double custom_latency_s = 0;
   double custom_efficiency = 1;
   double custom_max_bytes = 8.0 * 1024 * 1024;  // vLLM's default max_size
   double nccl_latency_s = 0;
   double nccl_efficiency = 1;
+  double symm_latency_s = 0;
+  double symm_efficiency = 1;
+  // False: NCCL from custom_max_bytes on (VLLM_ALLREDUCE_USE_SYMM_MEM=0;
+  // SGLang, whose symmetric-memory all-reduce is opt-in).
+  bool symm_mem = true;
 };
+
+// The message size from which vLLM hands a `gpus`-GPU all-reduce to NCCL
+// when symmetric memory is on, or 0 where it does not change vLLM's
+// choice (not an NVSwitch board, or a compute capability vLLM has no
+// limits for). vLLM's SYMM_MEM_ALL_REDUCE_MAX_SIZES and, at 2 and 4 GPUs,
+// CUSTOM_ALL_REDUCE_MAX_SIZES (vllm/distributed/device_communicators/
+// all_reduce_utils.py): 9.0: 64, 32, 64, 64 MiB at 2, 4, 6, 8 GPUs; 10.0:
+// 8, 32, 128, 128 MiB.
+double SymmMemAllReduceMaxBytes(const GpuSpec& gpu, int gpus);
 
 // One direction's bandwidth an all-reduce over `gpus` GPUs gets from the
 // GPU's topology: the NVLink rate on "nvswitch" and on "nvlink_pairs" at
@@ -84,6 +105,10 @@ double AllReduceLinkBytesPerS(const GpuSpec& gpu, int gpus);
 // (vllm/distributed/device_communicators/custom_all_reduce.py: "not
 // supported on more than two PCIe-only GPUs").
 bool CustomAllReduceRuns(const GpuSpec& gpu, int gpus);
+// The size below which vLLM's own all-reduce (custom, or symmetric memory
+// when p.symm_mem) runs, NCCL at or above; 0 where the custom all-reduce
+// does not run.
+double OwnAllReduceMaxBytes(const AllReduceParams& p, const GpuSpec& gpu, int gpus);
 double AllReduceTime(const AllReduceParams& p, const GpuSpec& gpu, int gpus,
                      double bytes);
 

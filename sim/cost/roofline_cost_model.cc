@@ -99,11 +99,11 @@ void ReadHostAndAllReduceKeys(const JsonView& cfg, RooflineParams* p) {
   // The datasheet model's two keys set both backends.
   if (cfg.Has("interconnect_efficiency")) {
     Read(cfg, "interconnect_efficiency", &ar->custom_efficiency, kEff);
-    ar->nccl_efficiency = ar->custom_efficiency;
+    ar->nccl_efficiency = ar->symm_efficiency = ar->custom_efficiency;
   }
   if (cfg.Has("allreduce_latency_s")) {
     Read(cfg, "allreduce_latency_s", &ar->custom_latency_s, kLatency);
-    ar->nccl_latency_s = ar->custom_latency_s;
+    ar->nccl_latency_s = ar->symm_latency_s = ar->custom_latency_s;
   }
   Read(cfg, "custom_allreduce_latency_s", &ar->custom_latency_s, kLatency);
   Read(cfg, "custom_allreduce_efficiency", &ar->custom_efficiency, kEff);
@@ -111,6 +111,9 @@ void ReadHostAndAllReduceKeys(const JsonView& cfg, RooflineParams* p) {
        Range::Closed(0, 1e12));
   Read(cfg, "nccl_allreduce_latency_s", &ar->nccl_latency_s, kLatency);
   Read(cfg, "nccl_allreduce_efficiency", &ar->nccl_efficiency, kEff);
+  Read(cfg, "symm_allreduce_latency_s", &ar->symm_latency_s, kLatency);
+  Read(cfg, "symm_allreduce_efficiency", &ar->symm_efficiency, kEff);
+  ar->symm_mem = cfg.Bool("symm_mem_allreduce", ar->symm_mem);
   Read(cfg, "step_overhead_s", &p->step_overhead_s, kLatency);
   Read(cfg, "host_gap_s", &p->host.gap_s, kLatency);
   // 1 ms per sequence is 10x what vLLM v0 spent (vllm#6801).
@@ -285,12 +288,15 @@ RooflineParams RooflineParams::Kernels() {
   p.elementwise.silu_mul_memory_efficiency = 0.7;
   p.elementwise.kv_cache_write_memory_efficiency = 0.5;
   p.elementwise.kv_cache_write = true;
-  // custom_allreduce.csv (vllm_graph, below 8 MiB) and nccl.csv
-  // (all_reduce, half, from 8 MiB) at 2, 4 and 8 GPUs: fitted.
-  // The custom all-reduce: 4.8 us latency, 53% of the NVLink rate on the
-  // ring's bus bytes; NCCL: 31 us, 80% (its rows start at 8 MiB, so its
-  // latency is loosely determined).
-  p.allreduce = {4.8e-6, 0.529, 8.0 * 1024 * 1024, 3.09e-5, 0.798};
+  // custom_allreduce.csv (vllm_graph) below symmetric memory's limit
+  // (64, 32 and 64 MiB at 2, 4 and 8 GPUs on Hopper; kernel_time.h) and
+  // nccl.csv (all_reduce, half) at or above it, at 2, 4 and 8 GPUs:
+  // fitted. The custom all-reduce below 8 MiB: 4.8 us latency, 53% of the
+  // NVLink rate on the ring's bus bytes; from 8 MiB (symmetric memory's
+  // range, priced by the custom rows): 10.8 us and 49% of the link on the
+  // message's own bytes; NCCL: 58 us, 85% (its rows start at 32 MiB, so
+  // its latency is loosely determined).
+  p.allreduce = {4.8e-6, 0.529, 8.0 * 1024 * 1024, 5.77e-5, 0.854, 1.08e-5, 0.491};
   // Host time per step: scheduling, input preparation, sampling, output
   // processing and the graph launch. UNCERTAIN: no public per-step figure
   // for vLLM v1 was found. 0.3 ms is this project's earlier default (vLLM's
@@ -394,7 +400,7 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.gemm_fp8 = {7.17e-6, 0.825, 0.625, 1.28, 2.76e-12, true};
     p.prefill_attention_fp8_kv = {1.34e-5, 0.339, 0.961, 37.7, 4.56e-10, true};
     p.decode_attention_fp8_kv = {9.87e-6, 0.113, 0.961, 1.65, 8.23e-9, true};
-    p.allreduce = {7.51e-6, 0.218, 8.0 * 1024 * 1024, 4.24e-5, 0.694};
+    p.allreduce = {7.51e-6, 0.218, 8.0 * 1024 * 1024, 2.91e-5, 0.688, 1.6e-5, 0.374};
     p.moe = {4.25e-6, 0.366, 0.617, 1.92, 0};  // 85 rows, a floor that stands
     // vLLM runs gpt-oss's experts on FlashInfer's TRT-LLM MXFP4 kernels
     // here, not Marlin: no fit of them yet, so MXFP4 experts keep the
@@ -418,8 +424,10 @@ RooflineParams RooflineParams::Datasheet() {
   p.prefill_attention = {0, 0.5, 0.7, 0, 0};
   p.decode_attention = {0, 0.5, 0.7, 0, 0};
   p.elementwise = {0, 0.6, 0.6, 0.6, 0.6, 0.6, false};
-  // A ring all-reduce at 70% of the link with ~8 us latency, for both.
+  // A ring all-reduce at 70% of the link with ~8 us latency, for both,
+  // at every size (no symmetric-memory range).
   p.allreduce = {8e-6, 0.7, 8.0 * 1024 * 1024, 8e-6, 0.7};
+  p.allreduce.symm_mem = false;
   p.step_overhead_s = 3e-4;
   p.per_sequence_overhead_s = 0;
   // fp8 GEMMs at the same efficiencies of the fp8 peak; attention on an
@@ -475,7 +483,8 @@ void AddPrefillAttention(const ModelSpec& m, int tp, double n, double c,
 std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
                                                          const ModelSpec& model,
                                                          const GpuSpec& gpu,
-                                                         int tp, HostWork host) {
+                                                         int tp, HostWork host,
+                                                         bool symm_mem) {
   cfg.AllowKeys(
       {"type", "preset",
        // GEMMs
@@ -515,13 +524,15 @@ std::unique_ptr<CostModel> RooflineCostModel::FromConfig(const JsonView& cfg,
        "interconnect_efficiency", "allreduce_latency_s",
        "custom_allreduce_latency_s", "custom_allreduce_efficiency",
        "custom_allreduce_max_bytes", "nccl_allreduce_latency_s",
-       "nccl_allreduce_efficiency",
+       "nccl_allreduce_efficiency", "symm_allreduce_latency_s",
+       "symm_allreduce_efficiency", "symm_mem_allreduce",
        // host
        "step_overhead_s", "per_sequence_overhead_s", "host_gap_s"});
   const std::string preset =
       cfg.Choice("preset", "kernels", {"kernels", "datasheet"});
   RooflineParams p = preset == "datasheet" ? RooflineParams::Datasheet()
                                            : RooflineParams::Kernels(gpu.roofline_fit);
+  p.allreduce.symm_mem = p.allreduce.symm_mem && symm_mem;
   ReadKernelKeys(cfg, &p);
   ReadElementwiseKeys(cfg, &p.elementwise);
   ReadHostAndAllReduceKeys(cfg, &p);
@@ -814,8 +825,13 @@ std::string RooflineCostModel::Describe() const {
     os << "; all-reduce over " << gpu_.interconnect_topology << ": "
        << (CustomAllReduceRuns(gpu_, tp_) ? "custom " : "")
        << p_.allreduce.custom_latency_s * 1e6 << " us / "
-       << p_.allreduce.custom_efficiency << ", nccl "
-       << p_.allreduce.nccl_latency_s * 1e6 << " us / "
+       << p_.allreduce.custom_efficiency;
+    const double own = OwnAllReduceMaxBytes(p_.allreduce, gpu_, tp_);
+    if (own > p_.allreduce.custom_max_bytes) {
+      os << ", symmetric memory " << p_.allreduce.symm_latency_s * 1e6 << " us / "
+         << p_.allreduce.symm_efficiency << " up to " << own / (1024 * 1024) << " MiB";
+    }
+    os << ", nccl " << p_.allreduce.nccl_latency_s * 1e6 << " us / "
        << p_.allreduce.nccl_efficiency;
   }
   os << "; host " << p_.step_overhead_s * 1e6 << " us + "

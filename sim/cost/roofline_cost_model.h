@@ -112,10 +112,12 @@ class RooflineCostModel : public CostModel {
                     const RooflineParams& p);
   // Reads {"type": "roofline", "preset": ..., <parameter keys>}; see
   // FromConfig in roofline_cost_model.cc for every key and its range.
+  // symm_mem: the engine's default for symm_mem_allreduce (vLLM true,
+  // SGLang false).
   static std::unique_ptr<CostModel> FromConfig(const JsonView& cfg,
                                                const ModelSpec& model,
                                                const GpuSpec& gpu, int tp,
-                                               HostWork host);
+                                               HostWork host, bool symm_mem = true);
 
   StepCost StepTime(const BatchShape& batch) const override;
   bool PricesRuns() const override { return prices_runs_; }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <limits>
+#include <regex>
 
 #include "sim/core/paths.h"
 #include "sim/core/status.h"
@@ -243,7 +244,8 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   v.AllowKeys({"name", "source", "memory_gib", "hbm_tb_per_s",
                "bf16_dense_tflops", "interconnect_gb_per_s",
                "interconnect_direction", "interconnect_topology",
-               "pcie_gb_per_s", "fp8_dense_tflops", "roofline_fit"});
+               "pcie_gb_per_s", "fp8_dense_tflops", "roofline_fit",
+               "compute_capability"});
   GpuSpec g;
   g.name = v.RequireString("name");
   g.source = v.RequireString("source");
@@ -275,6 +277,12 @@ GpuSpec ParseGpuSpec(const JsonView& v) {
   // Optional (older files): Hopper's, the roofline's first fit.
   g.roofline_fit =
       v.Choice("roofline_fit", "hopper", {"ampere", "ada", "hopper", "blackwell", "blackwell-rtx"});
+  // Optional: "major.minor".
+  g.compute_capability = v.String("compute_capability", "");
+  if (!g.compute_capability.empty() &&
+      !std::regex_match(g.compute_capability, std::regex("[0-9]+\\.[0-9]+"))) {
+    v.Fail("compute_capability", "a compute capability \"major.minor\", such as \"9.0\"");
+  }
   return g;
 }
 

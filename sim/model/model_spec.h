@@ -175,6 +175,10 @@ struct GpuSpec {
   // sm_120). Usually the GPU's own generation; a GPU file may name another
   // where measured serving runs say it prices that GPU better.
   std::string roofline_fit = "hopper";
+  // CUDA compute capability, e.g. "9.0" (H100, H200), "10.0" (B200); ""
+  // where a GPU file does not say. vLLM picks its all-reduce backends by it
+  // (sim/cost/kernel_time.h, SymmMemAllReduceMaxBytes).
+  std::string compute_capability;
 };
 
 // A link that moves KV caches between instances (disaggregated prefill):

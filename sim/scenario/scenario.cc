@@ -358,7 +358,10 @@ std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenar
         model = stages[j];
       }
     }
-    if (!model) model = MakeCostModel(v, stage, s.gpu, s.tp, HostWorkOf(s.engine));
+    if (!model) {
+      model = MakeCostModel(v, stage, s.gpu, s.tp, HostWorkOf(s.engine),
+                            s.engine.kind == EngineKind::kVllm);
+    }
     specs.push_back(stage);
     stages.push_back(std::move(model));
   }
@@ -382,7 +385,8 @@ void ParseCostModel(const JsonView& root, const JsonView& pool, Scenario* s) {
                      : root.Has("cost_model") ? root.Object("cost_model")
                                               : JsonView(def, root.file(), "/cost_model");
   s->cost_model = s->pp > 1 ? MakePipelineCostModel(v, *s)
-                            : MakeCostModel(v, s->model, s->gpu, s->tp, HostWorkOf(s->engine));
+                            : MakeCostModel(v, s->model, s->gpu, s->tp, HostWorkOf(s->engine),
+                                            s->engine.kind == EngineKind::kVllm);
   s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
 

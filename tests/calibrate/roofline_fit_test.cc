@@ -125,6 +125,8 @@ TEST(RooflineFitTest, GenerationConstantsAreTheirTablesFit) {
     EXPECT_TRUE(Near(shipped.allreduce.custom_efficiency, f.fitted.allreduce.custom_efficiency));
     EXPECT_TRUE(Near(shipped.allreduce.nccl_latency_s, f.fitted.allreduce.nccl_latency_s));
     EXPECT_TRUE(Near(shipped.allreduce.nccl_efficiency, f.fitted.allreduce.nccl_efficiency));
+    EXPECT_TRUE(Near(shipped.allreduce.symm_latency_s, f.fitted.allreduce.symm_latency_s));
+    EXPECT_TRUE(Near(shipped.allreduce.symm_efficiency, f.fitted.allreduce.symm_efficiency));
     // The held-out rows: the fitted constants beat the datasheet preset on
     // every kind with rows.
     for (const RooflineKindError& e : f.errors) {

@@ -201,29 +201,66 @@ TEST(RooflineKernelsTest, ExpertParallelByHand) {
   EXPECT_NEAR(m1.WeightBytesPerGpu(1) - m.WeightBytesPerGpu(1), 48 * 64 * expert, 1);
 }
 
-TEST(RooflineKernelsTest, AllReduceSwitchesFromCustomToNcclAt8MiB) {
+// vLLM on an H200 board at tp 2 (hidden 4096: 1024 tokens are 8 MiB):
+// its custom all-reduce below 8 MiB, symmetric memory's range (priced on
+// the message's bytes, not the ring's) up to 64 MiB, NCCL from there.
+TEST(RooflineKernelsTest, AllReduceRunsCustomThenSymmetricMemoryThenNccl) {
   const auto m = Make("llama-3.1-8b", 2);
-  auto per_allreduce = [&](int tokens) {
+  auto per_allreduce = [](const CostModel& c, int tokens) {
     BatchShape b;
     b.seqs = {{tokens, 0, true}};
-    return m->StepTime(b).comm_s / (32 * 2);
+    return c.StepTime(b).comm_s / (32 * 2);
   };
+  const double mib = 1048576.0;
   const double below = 1023.0 * 4096 * 2, at = 1024.0 * 4096 * 2;
-  EXPECT_LT(below, 8 * 1048576.0);
-  EXPECT_EQ(at, 8 * 1048576.0);
-  EXPECT_NEAR(per_allreduce(1023), 4.8e-6 + below / (kNvlink * 0.529), 1e-12);
-  EXPECT_NEAR(per_allreduce(1024), 30.9e-6 + at / (kNvlink * 0.798), 1e-12);
+  EXPECT_LT(below, 8 * mib);
+  EXPECT_EQ(at, 8 * mib);
+  EXPECT_NEAR(per_allreduce(*m, 1023), 4.8e-6 + below / (kNvlink * 0.529), 1e-12);
+  EXPECT_NEAR(per_allreduce(*m, 1024), 10.8e-6 + at / (kNvlink * 0.491), 1e-12);
+  EXPECT_NEAR(per_allreduce(*m, 8191), 10.8e-6 + 8191.0 * 8192 / (kNvlink * 0.491), 1e-12);
+  // 2(g-1)/g = 1 at 2 GPUs: the ring's bus bytes are the message's.
+  EXPECT_NEAR(per_allreduce(*m, 8192), 57.7e-6 + 64 * mib / (kNvlink * 0.854), 1e-12);
   // Small messages: the custom kernel's latency dominates (measured
   // 4.4-4.8 us on H200 at 2-8 GPUs).
-  EXPECT_NEAR(per_allreduce(1), 4.8e-6 + 8192 / (kNvlink * 0.529), 1e-12);
-  // The key moves the switch point.
-  const auto never =
-      Make("llama-3.1-8b", 2,
-           {{"type", "roofline"}, {"custom_allreduce_max_bytes", 0}});
-  BatchShape one;
-  one.seqs = {{1, 100, true}};
-  EXPECT_NEAR(never->StepTime(one).comm_s / 64,
-              30.9e-6 + 8192 / (kNvlink * 0.798), 1e-12);
+  EXPECT_NEAR(per_allreduce(*m, 1), 4.8e-6 + 8192 / (kNvlink * 0.529), 1e-12);
+  // Symmetric memory off (VLLM_ALLREDUCE_USE_SYMM_MEM=0, or SGLang):
+  // NCCL from 8 MiB, whether by the key or by the engine's default.
+  const auto off = Make("llama-3.1-8b", 2, {{"type", "roofline"}, {"symm_mem_allreduce", false}});
+  EXPECT_NEAR(per_allreduce(*off, 1024), 57.7e-6 + at / (kNvlink * 0.854), 1e-12);
+  nlohmann::json cfg = {{"type", "roofline"}};
+  const auto sglang = MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
+                                    LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), 2,
+                                    HostWork::kBetweenSteps, /*symm_mem=*/false);
+  EXPECT_EQ(per_allreduce(*sglang, 1024), per_allreduce(*off, 1024));
+  // No custom all-reduce and no symmetric memory: NCCL at every size.
+  const auto never = Make("llama-3.1-8b", 2,
+                          {{"type", "roofline"},
+                           {"custom_allreduce_max_bytes", 0},
+                           {"symm_mem_allreduce", false}});
+  EXPECT_NEAR(per_allreduce(*never, 1), 57.7e-6 + 8192 / (kNvlink * 0.854), 1e-12);
+}
+
+// Symmetric memory's limit follows vLLM's tables by compute capability and
+// GPU count, on NVSwitch boards only.
+TEST(RooflineKernelsTest, SymmetricMemoryLimitIsVllmsPerGpuAndCount) {
+  const double mib = 1048576.0;
+  const GpuSpec h100 = LoadGpuSpec("h100-sxm"), b200 = LoadGpuSpec("b200");
+  EXPECT_EQ(h100.compute_capability, "9.0");
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(h100, 2), 64 * mib);
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(h100, 4), 32 * mib);
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(h100, 8), 64 * mib);
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(b200, 2), 8 * mib);
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(b200, 8), 128 * mib);
+  // Ampere has no multicast, an NVLink-pair H100 PCIe no NVSwitch.
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(LoadGpuSpec("a100-80gb"), 8), 0);
+  EXPECT_EQ(SymmMemAllReduceMaxBytes(LoadGpuSpec("h100-pcie"), 2), 0);
+  AllReduceParams p;
+  EXPECT_EQ(OwnAllReduceMaxBytes(p, LoadGpuSpec("a100-80gb"), 8), 8 * mib);
+  EXPECT_EQ(OwnAllReduceMaxBytes(p, h100, 8), 64 * mib);
+  p.symm_mem = false;
+  EXPECT_EQ(OwnAllReduceMaxBytes(p, h100, 8), 8 * mib);
+  // More than two PCIe-only GPUs: no custom all-reduce, nothing of vLLM's own.
+  EXPECT_EQ(OwnAllReduceMaxBytes(AllReduceParams{}, LoadGpuSpec("l40s"), 4), 0);
 }
 
 // The same H200s joined as NVLink pairs: at tp 2 nothing changes; at tp 4
