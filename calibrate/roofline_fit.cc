@@ -377,6 +377,16 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
         x0, 0.5, 400);
   }
   p.allreduce = ar_decode(x0);
+  // Without rows in symmetric memory's range (GPUs vLLM has no limits for)
+  // its pair is free in the fit: it takes the custom all-reduce's.
+  const bool any_symm = std::any_of(ar.begin(), ar.end(), [&](const KernelSample& s) {
+    return s.msg_bytes >= p.allreduce.custom_max_bytes &&
+           s.msg_bytes < OwnAllReduceMaxBytes(p.allreduce, g.specs[s.gpu_index], s.gpus);
+  });
+  if (!any_symm) {
+    p.allreduce.symm_latency_s = p.allreduce.custom_latency_s;
+    p.allreduce.symm_efficiency = p.allreduce.custom_efficiency;
+  }
   auto eval = [&](const std::string& kind, const Samples& s,
                   const KernelRates& before, const KernelRates& after) {
     Evaluate(

@@ -157,9 +157,12 @@ constexpr KeyDoc kKeys[] = {
      "moe_*, {prefill, decode}_attention_fp8_kv_* (the same suffixes); "
      "elementwise_{memory_efficiency, kernel_floor_s}, {rmsnorm, "
      "residual_add, rotary, silu_mul, kv_cache_write}_memory_efficiency; "
-     "interconnect_efficiency, allreduce_latency_s (both backends), "
+     "interconnect_efficiency, allreduce_latency_s (every all-reduce range), "
      "custom_allreduce_{latency_s, efficiency, max_bytes}, "
-     "nccl_allreduce_{latency_s, efficiency}; step_overhead_s, "
+     "nccl_allreduce_{latency_s, efficiency}, symm_allreduce_{latency_s, "
+     "efficiency}, symm_mem_allreduce (vLLM's symmetric-memory range on "
+     "Hopper and Blackwell boards; default true for vLLM, false for "
+     "SGLang); step_overhead_s, 
      "per_sequence_overhead_s (host time), host_gap_s (what overlapped host "
      "work costs a step, 150 us). A specific key given with a general one wins."},
     {"workload.arrival.process", "required",

@@ -376,7 +376,7 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.gemm = {5.66e-6, 0.834, 0.765, 1.61, 0};
     p.prefill_attention = {1.4e-5, 0.547, 0.634, 1.68, 5.72e-10};
     p.decode_attention = {1.57e-5, 0.206, 0.634, 3.92, 2.71e-8};
-    p.allreduce = {6.01e-6, 0.536, 8.0 * 1024 * 1024, 5.35e-5, 0.69};
+    p.allreduce = {6.01e-6, 0.536, 8.0 * 1024 * 1024, 5.35e-5, 0.69, 6.01e-6, 0.536};
   } else if (generation == "ada") {
     p.gemm = {1.92e-6, 0.625, 0.802, 2.52, 0};
     p.prefill_attention = {8.71e-6, 0.493, 0.863, 1.36, 5.58e-11};
@@ -384,7 +384,7 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.gemm_fp8 = {4.9e-6, 0.669, 0.8, 1, 3.91e-12, true};
     p.prefill_attention_fp8_kv = {1.3e-5, 0.205, 0.925, 1, 1.79e-10, true};
     p.decode_attention_fp8_kv = {1.11e-5, 0.0993, 0.925, 2.67, 1.31e-8, true};
-    p.allreduce = {5.32e-6, 0.596, 8.0 * 1024 * 1024, 1.96e-5, 0.137};
+    p.allreduce = {5.32e-6, 0.596, 8.0 * 1024 * 1024, 1.96e-5, 0.137, 5.32e-6, 0.596};
   } else if (generation == "blackwell-rtx") {
     p.gemm = {2.82e-6, 0.859, 0.892, 1.54, 0};
     p.prefill_attention = {9.68e-6, 0.61, 0.841, 1.22, 1.83e-10};
@@ -392,7 +392,7 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.gemm_fp8 = {5.58e-6, 0.981, 0.853, 1.41, 3.34e-12, true};
     p.prefill_attention_fp8_kv = {1.33e-5, 0.246, 1, 1, 1.52e-10, true};
     p.decode_attention_fp8_kv = {1.15e-5, 0.0844, 1, 5.81, 1.09e-8, true};
-    p.allreduce = {4.37e-6, 0.627, 8.0 * 1024 * 1024, 2.04e-5, 0.413};
+    p.allreduce = {4.37e-6, 0.627, 8.0 * 1024 * 1024, 2.04e-5, 0.413, 4.37e-6, 0.627};
   } else if (generation == "blackwell") {
     p.gemm = {3.41e-6, 0.72, 0.767, 2.31, 0};
     p.prefill_attention = {1.3e-5, 0.582, 0.953, 14.2, 3.26e-10};
