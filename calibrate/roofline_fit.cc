@@ -310,6 +310,20 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
             return true;
           },
           &ar);
+      // NCCL's own rows where symmetric memory's range hides them.
+      const double own = CustomAllReduceMaxBytes(spec, f);
+      f.symm_mem = false;
+      const double custom = CustomAllReduceMaxBytes(spec, f);
+      AddTable(
+          LoadAllReduceTable(dir, spec, f), gi, train_gpu[gi], o,
+          [n, own, custom](const std::vector<double>& c, KernelSample* s) {
+            if (c[0] < custom || c[0] >= own) return false;
+            s->msg_bytes = c[0];
+            s->gpus = n;
+            s->nccl_in_symm_range = true;
+            return true;
+          },
+          &ar);
     }
   }
   RooflineFit fit;
@@ -352,7 +366,8 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   // All-reduce: the three ranges' (latency, efficiency) at once, in logs
   // (the symmetric-memory range only on GPUs that have it: elsewhere its
   // pair stays at the start).
-  auto ar_pred = [&](const AllReduceParams& a, const KernelSample& s) {
+  auto ar_pred = [&](AllReduceParams a, const KernelSample& s) {
+    if (s.nccl_in_symm_range) a.symm_mem = false;
     return AllReduceTime(a, g.specs[s.gpu_index], s.gpus, s.msg_bytes);
   };
   auto ar_decode = [&](const std::vector<double>& x) {
@@ -380,7 +395,7 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
   // Without rows in symmetric memory's range (GPUs vLLM has no limits for)
   // its pair is free in the fit: it takes the custom all-reduce's.
   const bool any_symm = std::any_of(ar.begin(), ar.end(), [&](const KernelSample& s) {
-    return s.msg_bytes >= p.allreduce.custom_max_bytes &&
+    return !s.nccl_in_symm_range && s.msg_bytes >= p.allreduce.custom_max_bytes &&
            s.msg_bytes < OwnAllReduceMaxBytes(p.allreduce, g.specs[s.gpu_index], s.gpus);
   });
   if (!any_symm) {
@@ -422,8 +437,8 @@ RooflineFit FitRoofline(const RooflineFitOptions& o) {
       count("gemm (bf16, n and k >= 512)", gemm),
       count("prefill attention (head_dim 128, bf16 KV)", pre),
       count("decode attention (head_dim 128, bf16 KV)", dec),
-      count("all-reduce (custom < 8 MiB, symmetric memory to its limit, NCCL above; "
-            "2/4/8 GPUs)",
+      count("all-reduce (custom < 8 MiB, symmetric memory to its limit, NCCL above, "
+            "and NCCL from 8 MiB; 2/4/8 GPUs)",
             ar),
       count("fused MoE (Mixtral experts, bf16, balanced, tp 1-8)", moe),
       count("fused MoE MXFP4 (w4a16, every expert shape, balanced, tp 1-8)", moe4),

@@ -45,6 +45,10 @@ struct KernelSample {
   double seconds = 0;
   int gpu_index = 0;   // into the fit's GPU list
   bool train = false;  // in the fit (else held out)
+  // All-reduce: an NCCL row inside symmetric memory's range, which vLLM
+  // does not run there but an engine without symmetric memory (SGLang)
+  // does: priced with symm_mem off, so NCCL's pair is fitted from 8 MiB.
+  bool nccl_in_symm_range = false;
 };
 
 struct RooflineKindError {

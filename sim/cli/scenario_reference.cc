@@ -162,7 +162,7 @@ constexpr KeyDoc kKeys[] = {
      "nccl_allreduce_{latency_s, efficiency}, symm_allreduce_{latency_s, "
      "efficiency}, symm_mem_allreduce (vLLM's symmetric-memory range on "
      "Hopper and Blackwell boards; default true for vLLM, false for "
-     "SGLang); step_overhead_s, 
+     "SGLang); step_overhead_s, "
      "per_sequence_overhead_s (host time), host_gap_s (what overlapped host "
      "work costs a step, 150 us). A specific key given with a general one wins."},
     {"workload.arrival.process", "required",

@@ -290,13 +290,14 @@ RooflineParams RooflineParams::Kernels() {
   p.elementwise.kv_cache_write = true;
   // custom_allreduce.csv (vllm_graph) below symmetric memory's limit
   // (64, 32 and 64 MiB at 2, 4 and 8 GPUs on Hopper; kernel_time.h) and
-  // nccl.csv (all_reduce, half) at or above it, at 2, 4 and 8 GPUs:
-  // fitted. The custom all-reduce below 8 MiB: 4.8 us latency, 53% of the
-  // NVLink rate on the ring's bus bytes; from 8 MiB (symmetric memory's
-  // range, priced by the custom rows): 10.8 us and 49% of the link on the
-  // message's own bytes; NCCL: 58 us, 85% (its rows start at 32 MiB, so
-  // its latency is loosely determined).
-  p.allreduce = {4.8e-6, 0.529, 8.0 * 1024 * 1024, 5.77e-5, 0.854, 1.08e-5, 0.491};
+  // nccl.csv (all_reduce, half) from 8 MiB, at 2, 4 and 8 GPUs: fitted.
+  // The custom all-reduce below 8 MiB: 4.8 us latency, 53% of the NVLink
+  // rate on the ring's bus bytes; from 8 MiB (symmetric memory's range,
+  // priced by the custom rows): 10.8 us and 49% of the link on the
+  // message's own bytes; NCCL (vLLM above the limit, SGLang from 8 MiB):
+  // 31 us, 80% (its rows start at 8 MiB, so its latency is loosely
+  // determined).
+  p.allreduce = {4.8e-6, 0.529, 8.0 * 1024 * 1024, 3.09e-5, 0.798, 1.08e-5, 0.491};
   // Host time per step: scheduling, input preparation, sampling, output
   // processing and the graph launch. UNCERTAIN: no public per-step figure
   // for vLLM v1 was found. 0.3 ms is this project's earlier default (vLLM's
@@ -400,7 +401,7 @@ RooflineParams RooflineParams::Kernels(const std::string& generation) {
     p.gemm_fp8 = {7.17e-6, 0.825, 0.625, 1.28, 2.76e-12, true};
     p.prefill_attention_fp8_kv = {1.34e-5, 0.339, 0.961, 37.7, 4.56e-10, true};
     p.decode_attention_fp8_kv = {9.87e-6, 0.113, 0.961, 1.65, 8.23e-9, true};
-    p.allreduce = {7.51e-6, 0.218, 8.0 * 1024 * 1024, 2.91e-5, 0.688, 1.6e-5, 0.374};
+    p.allreduce = {7.51e-6, 0.218, 8.0 * 1024 * 1024, 4.24e-5, 0.694, 1.6e-5, 0.374};
     p.moe = {4.25e-6, 0.366, 0.617, 1.92, 0};  // 85 rows, a floor that stands
     // vLLM runs gpt-oss's experts on FlashInfer's TRT-LLM MXFP4 kernels
     // here, not Marlin: no fit of them yet, so MXFP4 experts keep the

@@ -219,14 +219,14 @@ TEST(RooflineKernelsTest, AllReduceRunsCustomThenSymmetricMemoryThenNccl) {
   EXPECT_NEAR(per_allreduce(*m, 1024), 10.8e-6 + at / (kNvlink * 0.491), 1e-12);
   EXPECT_NEAR(per_allreduce(*m, 8191), 10.8e-6 + 8191.0 * 8192 / (kNvlink * 0.491), 1e-12);
   // 2(g-1)/g = 1 at 2 GPUs: the ring's bus bytes are the message's.
-  EXPECT_NEAR(per_allreduce(*m, 8192), 57.7e-6 + 64 * mib / (kNvlink * 0.854), 1e-12);
+  EXPECT_NEAR(per_allreduce(*m, 8192), 30.9e-6 + 64 * mib / (kNvlink * 0.798), 1e-12);
   // Small messages: the custom kernel's latency dominates (measured
   // 4.4-4.8 us on H200 at 2-8 GPUs).
   EXPECT_NEAR(per_allreduce(*m, 1), 4.8e-6 + 8192 / (kNvlink * 0.529), 1e-12);
   // Symmetric memory off (VLLM_ALLREDUCE_USE_SYMM_MEM=0, or SGLang):
   // NCCL from 8 MiB, whether by the key or by the engine's default.
   const auto off = Make("llama-3.1-8b", 2, {{"type", "roofline"}, {"symm_mem_allreduce", false}});
-  EXPECT_NEAR(per_allreduce(*off, 1024), 57.7e-6 + at / (kNvlink * 0.854), 1e-12);
+  EXPECT_NEAR(per_allreduce(*off, 1024), 30.9e-6 + at / (kNvlink * 0.798), 1e-12);
   nlohmann::json cfg = {{"type", "roofline"}};
   const auto sglang = MakeCostModel(JsonView(cfg, "s.json", "/cost_model"),
                                     LoadModelSpec("llama-3.1-8b"), LoadGpuSpec("h200"), 2,
@@ -237,7 +237,7 @@ TEST(RooflineKernelsTest, AllReduceRunsCustomThenSymmetricMemoryThenNccl) {
                           {{"type", "roofline"},
                            {"custom_allreduce_max_bytes", 0},
                            {"symm_mem_allreduce", false}});
-  EXPECT_NEAR(per_allreduce(*never, 1), 57.7e-6 + 8192 / (kNvlink * 0.854), 1e-12);
+  EXPECT_NEAR(per_allreduce(*never, 1), 30.9e-6 + 8192 / (kNvlink * 0.798), 1e-12);
 }
 
 // Symmetric memory's limit follows vLLM's tables by compute capability and
