@@ -328,6 +328,15 @@ TEST_F(BadFileTest, BadGpuFile) {
   j["hbm_tb_per_s"] = 3;
   path = Write("gpu.json", j.dump());
   EXPECT_DOUBLE_EQ(LoadGpuSpec(path).interconnect_bytes_per_s, 900e9);
+  EXPECT_EQ(LoadGpuSpec(path).compute_capability, "");  // optional
+  // A compute capability is "major.minor".
+  j["compute_capability"] = "sm90";
+  path = Write("gpu.json", j.dump());
+  e = ErrorOf([&] { LoadGpuSpec(path); });
+  EXPECT_NE(e.find("/compute_capability: expected a compute capability"), std::string::npos) << e;
+  j["compute_capability"] = "9.0";
+  path = Write("gpu.json", j.dump());
+  EXPECT_EQ(LoadGpuSpec(path).compute_capability, "9.0");
 }
 
 }  // namespace
