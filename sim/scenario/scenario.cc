@@ -339,6 +339,10 @@ HostWork HostWorkOf(const EngineConfig& e) {
   return e.async_scheduling ? HostWork::kOverlapped : HostWork::kBetweenSteps;
 }
 
+// vLLM runs all-reduces on symmetric memory by default; SGLang only when
+// asked (--enable-torch-symm-mem), which servesim does not model.
+bool SymmMemAllReduceOf(const EngineConfig& e) { return e.kind == EngineKind::kVllm; }
+
 std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenario& s) {
   if (v.Choice("type", "", {"linear", "roofline", "calibrated"}) == "linear") {
     v.Fail("type", "\"roofline\" or \"calibrated\" with hardware.pp > 1 (a linear "
@@ -360,7 +364,7 @@ std::unique_ptr<CostModel> MakePipelineCostModel(const JsonView& v, const Scenar
     }
     if (!model) {
       model = MakeCostModel(v, stage, s.gpu, s.tp, HostWorkOf(s.engine),
-                            s.engine.kind == EngineKind::kVllm);
+                            SymmMemAllReduceOf(s.engine));
     }
     specs.push_back(stage);
     stages.push_back(std::move(model));
@@ -386,7 +390,7 @@ void ParseCostModel(const JsonView& root, const JsonView& pool, Scenario* s) {
                                               : JsonView(def, root.file(), "/cost_model");
   s->cost_model = s->pp > 1 ? MakePipelineCostModel(v, *s)
                             : MakeCostModel(v, s->model, s->gpu, s->tp, HostWorkOf(s->engine),
-                                            s->engine.kind == EngineKind::kVllm);
+                                            SymmMemAllReduceOf(s->engine));
   s->work_counter = std::make_shared<const StepWorkCounter>(s->model, s->tp);
 }
 
