@@ -237,15 +237,22 @@ constexpr KeyDoc kKeys[] = {
      "Stop the run (unstable) when more requests than this are queued."},
     {"frontend.enabled", "true",
      "The request path outside the scheduler, as vLLM's API server runs it: "
-     "each request is tokenized first come, first served before the engine "
+     "each request is parsed first come, first served and tokenized (in "
+     "micro-batches, vLLM) before the engine "
      "core has it, every token reaches the client output_s after the engine "
      "made it, and closed-loop clients turn around before their next send. "
      "TTFT and E2E are then the client's; the engine's are reported beside them. "
      "false: a pure queue, the engine's figures from the send (teaching "
      "scenarios, queueing-theory checks); `serve` always runs it off (its "
      "HTTP path is real)."},
-    {"frontend.request_s", "0.0012", "API-server work per request (HTTP, validation, chat template, the tokenizer call)."},
+    {"frontend.request_s", "0.0012", "API-server work per request on its event loop (HTTP, validation, chat template, the tokenizer call)."},
     {"frontend.prompt_token_s", "1e-06", "API-server work per prompt token (tokenization)."},
+    {"frontend.tokenizer_batch_wait_s", "0.002 (vLLM), 0 (sglang)",
+     "vLLM's tokenizer micro-batch (0.10 to mid-2026): the first prompt ready opens a "
+     "window this long, and every prompt ready before it closes is tokenized in one "
+     "call and reaches the engine with the others. 0: each request's work in one "
+     "piece, one at a time (SGLang; vLLM after pull request 45759)."},
+    {"frontend.tokenizer_max_batch", "32", "Most prompts in one tokenizer micro-batch (it closes when full)."},
     {"frontend.work_cv", "0.3",
      "Coefficient of variation of each request's API-server work (a gamma factor of mean 1)."},
     {"frontend.api_servers", "0 (one per replica)",

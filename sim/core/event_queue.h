@@ -20,6 +20,8 @@ enum class EventKind : uint8_t {
   kTraceTurn,   // a sessions trace's later turn is due (after its parent)
   kEngineArrival,  // frontend: the engine core has a request (payload: id)
   kClientReceived, // frontend: the client has a request's last token
+  kTokenizerWindow, // frontend: an API server's tokenizer window closes
+                    // (payload: the window's handle)
 };
 
 struct Event {

@@ -1,15 +1,20 @@
 // The request path outside the scheduler, as a vLLM OpenAI-compatible
 // server runs it and as `vllm bench serve` measures it: the API server
-// parses, applies the chat template and tokenizes each request on one
-// thread (serving_engine.py's tokenizer executor has max_workers=1, vLLM
-// issue #25301), hands it to the engine core over ZMQ, and streams each
-// token back after detokenizing it. Requests sent together therefore reach
-// the engine one tokenization apart, which is what keeps closed-loop
-// clients from staying in phase on a real server.
+// parses and validates each request and applies the chat template on its
+// event loop, tokenizes it, hands it to the engine core over ZMQ, and
+// streams each token back after detokenizing it. From vLLM 0.10 until
+// mid-2026 (pull requests 19334 to 45759) tokenization went through a
+// micro-batcher (AsyncMicrobatchTokenizer in vllm/utils/async_utils.py):
+// the first prompt waiting opens a 2 ms window, every prompt ready before
+// it closes (up to 32) is tokenized in one call on the tokenizer thread,
+// and all of them reach the engine core together. Without the window
+// (SGLang; vLLM before and after) each request is tokenized alone, one
+// after another on the server's one thread (vLLM issue #25301).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -42,13 +47,27 @@ struct FrontendConfig {
   // sending its next request, plus a uniform draw in [0, client_jitter_s).
   double client_turnaround_s = 0.0005;
   double client_jitter_s = 0;
+  // vLLM's tokenizer micro-batch: how long the first prompt waiting holds
+  // the batch open for more, and the most prompts in one batch
+  // (AsyncMicrobatchTokenizer's batch_wait_timeout_s and max_batch_size).
+  // 0: no micro-batcher, every request's work in one piece on one thread.
+  // A scenario sets 0 for engine.kind "sglang" (its dynamic batch
+  // tokenizer is opt-in).
+  double tokenizer_batch_wait_s = 0.002;
+  int32_t tokenizer_max_batch = 32;
 };
 
-// The API-server work of request `id` of prompt_len tokens (ns): request_s
-// + prompt_token_s x prompt_len, times the work_cv draw. A function of
-// (seed, id) alone, so the run's checks can recompute it.
-SimTime ApiWork(const FrontendConfig& config, uint64_t seed, int64_t id,
-                int32_t prompt_len);
+// One request's API-server work (ns): request_s on the event loop, and
+// prompt_token_s x prompt_len of tokenization, both times one work_cv
+// draw. A function of (seed, id) alone, so the run's checks can recompute it.
+struct ApiWork {
+  SimTime request = 0;
+  SimTime tokenize = 0;
+  SimTime Total() const { return request + tokenize; }
+};
+
+ApiWork ApiWorkOf(const FrontendConfig& config, uint64_t seed, int64_t id,
+                  int32_t prompt_len);
 
 // API servers in a deployment whose front replicas (the prefill pool's
 // when disaggregated) number `front_replicas`: as given, else one each
@@ -57,24 +76,69 @@ inline int32_t ApiServerCount(const FrontendConfig& config, int32_t front_replic
   return config.api_servers > 0 ? config.api_servers : std::max(1, front_replicas);
 }
 
-// The API servers: each takes the requests it is given first come, first
-// served; a request goes to the one free soonest (ties: the lowest index).
+// The API servers. A request goes to the one whose event loop is free
+// soonest (ties: the lowest index) and is taken first come, first served.
+// Without a tokenizer window its whole work runs there in one piece. With
+// one, its event-loop part runs there, then it waits for its server's
+// tokenizer micro-batch: the batcher takes the first prompt ready once its
+// last batch is tokenized, closes the window tokenizer_batch_wait_s later
+// (or when tokenizer_max_batch prompts are ready), tokenizes the batch's
+// prompts one after another, and hands them all over together.
 class ApiServers {
  public:
   ApiServers(const FrontendConfig& config, int32_t count);
 
-  // A request sent at `now` needing `work` of an API server: when the
-  // engine core has it. Requests must be given in order of `now`.
-  SimTime EngineArrival(SimTime now, SimTime work);
-  // API-server work done by `end`, summed over servers. Every request was
-  // sent by then, so a server's work past `end` runs without a gap from
-  // `end` to its free time; an overloaded run leaves that part out.
+  struct Handoff {
+    int64_t id = 0;
+    SimTime tokenize_start = 0;  // its tokenization (its batch's) began
+    SimTime at_engine = 0;       // the engine core has it
+  };
+  // What the caller must do: hand these requests to the engine core, and
+  // if close_at >= 0 call CloseWindow(window) then (a window opened or
+  // closes sooner; a call for a window that moved is ignored).
+  struct Due {
+    std::vector<Handoff> handoffs;
+    SimTime close_at = -1;
+    int64_t window = 0;
+  };
+
+  // Request `id` sent at `now` with `work`. Requests must be given in
+  // order of `now`.
+  const Due& Submit(SimTime now, int64_t id, const ApiWork& work);
+  // A window's close time came (`now`).
+  const Due& CloseWindow(int64_t window, SimTime now);
+  // API-server work done by `end`, summed over servers, each server's the
+  // busier of its event loop and its tokenizer thread (so a share of at
+  // most 100% says how near the server is to its limit). Every request was
+  // sent by then, so a thread's work past `end` runs without a gap from
+  // `end` on; an overloaded run leaves that part out, and a prompt still
+  // waiting for a window has none yet.
   SimTime BusyUntil(SimTime end) const;
 
  private:
+  struct Waiting {
+    SimTime ready = 0;  // its event-loop part is done
+    int64_t id = 0;
+    SimTime tokenize = 0;
+  };
+  struct Server {
+    SimTime loop_free = 0;
+    SimTime tokenizer_free = 0;
+    SimTime loop_busy = 0;       // work given to each thread so far
+    SimTime tokenizer_busy = 0;
+    std::deque<Waiting> waiting;  // in order of `ready`
+    SimTime opened = -1;          // the open window's first take (-1: none)
+    SimTime close = -1;
+    int64_t generation = 0;       // bumped whenever `close` is set
+  };
+  void OpenWindow(size_t s);
+  void SetClose(size_t s, SimTime close);
+
   SimTime hop_;
-  std::vector<SimTime> free_at_;
-  SimTime busy_ = 0;
+  SimTime wait_;
+  size_t max_batch_;
+  std::vector<Server> servers_;
+  Due due_;
 };
 
 }  // namespace servesim

@@ -70,6 +70,8 @@ struct Request {
   SimTime send = -1;     // actually sent to the server
   SimTime engine_arrival = -1;  // the engine core has it (frontend: after
                                 // the API server; else its send)
+  SimTime tokenize_start = -1;  // frontend: its tokenization (its batch's)
+                                // began
   SimTime finish = -1;
   // serve: when its client went away (-1: it did not). vLLM ends such a
   // request at once; SGLang at the next result that names it.

@@ -64,9 +64,13 @@
 //             sum(num_output) over measured requests.
 //  frontend   (run_invariants_frontend.cc) every request sent and not
 //             rejected reaches the engine (unless the run stopped early);
-//             without a frontend at its send; with one, no earlier than its
-//             send plus its API-server work plus the hop, and at most
-//             ApiServerCount requests in API-server work at once. With a
+//             without a frontend at its send; with one, its tokenization
+//             starts no earlier than its send plus its event-loop work and
+//             ends, one hop before the engine has it, no earlier than its
+//             own tokenization allows; a tokenizer batch spans exactly
+//             its members' work and holds at most tokenizer_max_batch (one
+//             piece without windows), and at most ApiServerCount batches
+//             (requests' work) at once. With a
 //             frontend the client checks above (max_concurrency, closed
 //             loop, sessions, Little) read the end of a request as the
 //             client sees it: the engine's finish plus output_s, and a

@@ -66,7 +66,8 @@ void CheckSpecInvariants(const SimulationInput& in, const SimulationOutput& out,
 bool SpecOn(const SimulationInput& in, int32_t replica);
 
 // The frontend (run_invariants_frontend.cc): engine arrivals after the
-// API servers' work and the hop, at most ApiServerCount at work at once;
+// API servers' work, its tokenizer batch and the hop, at most
+// ApiServerCount at work at once;
 // without one, every request reaches the engine as it is sent.
 void CheckFrontend(const SimulationInput& in, const SimulationOutput& out,
                    Violations* v);

@@ -137,6 +137,7 @@ class Driver {
           Dispatch(e.payload);
           break;
         case EventKind::kClientReceived: OnClientReceived(e.payload); break;
+        case EventKind::kTokenizerWindow: OnApiDue(api_->CloseWindow(e.payload, now_)); break;
       }
       if (StopEarly()) break;
       // A counter, not the clock: the callback reads the wall clock itself
@@ -501,12 +502,21 @@ class Driver {
     ++rec.levels().in_system;
     if (api_) {
       // The API server tokenizes it first; the engine core has it later.
-      const SimTime work = ApiWork(in_.frontend, in_.seed, id, r.prompt_len);
-      events_.Push(api_->EngineArrival(now_, work), EventKind::kEngineArrival, id);
       ++at_api_servers_;
+      OnApiDue(api_->Submit(now_, id, ApiWorkOf(in_.frontend, in_.seed, id, r.prompt_len)));
       return;
     }
     Dispatch(id);
+  }
+
+  // The API servers handed requests over (the engine core has each at its
+  // time) or opened a tokenizer window.
+  void OnApiDue(const ApiServers::Due& due) {
+    for (const ApiServers::Handoff& h : due.handoffs) {
+      out_->requests[h.id].tokenize_start = h.tokenize_start;
+      events_.Push(h.at_engine, EventKind::kEngineArrival, h.id);
+    }
+    if (due.close_at >= 0) events_.Push(due.close_at, EventKind::kTokenizerWindow, due.window);
   }
 
   // The engine core has request id (at its send without a frontend).

@@ -226,7 +226,8 @@ struct SimulationOutput {
   std::string input_error;  // a trace's bad-line verdict at its end
   int64_t resume_cached_tokens = 0;  // recompute avoided after preemption
   int64_t evictions = 0;             // prefix-cache blocks evicted
-  double api_busy_s = 0;  // frontend: API-server work, summed over servers
+  double api_busy_s = 0;  // frontend: API-server work (each server's busier
+                          // thread), summed over servers
   SimTime client_lag = 0;  // ClientLag of the run's input
   OffloadStats offload;
   SpecDecodeStats spec;  // speculative decoding, all replicas, whole run

@@ -296,7 +296,12 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     const FrontendConfig& f = sc.frontend;
     os << "  frontend on: API server " << Fmt("%g", f.request_s * 1e3) << " ms + "
        << Fmt("%g", f.prompt_token_s * 1e6) << " us a prompt token (CV "
-       << Fmt("%g", f.work_cv) << ", first come, first served), hop " << Fmt("%g", f.engine_hop_s * 1e3) << " ms, output "
+       << Fmt("%g", f.work_cv) << ", first come, first served";
+    if (f.tokenizer_batch_wait_s > 0) {
+      os << "; tokenizer micro-batches: " << Fmt("%g", f.tokenizer_batch_wait_s * 1e3)
+         << " ms window, up to " << f.tokenizer_max_batch;
+    }
+    os << "), hop " << Fmt("%g", f.engine_hop_s * 1e3) << " ms, output "
        << Fmt("%g", f.output_s * 1e3) << " ms a token, client turnaround "
        << Fmt("%g", f.client_turnaround_s * 1e3) << " ms";
     if (f.client_jitter_s > 0) os << " + U[0, " << Fmt("%g", f.client_jitter_s * 1e3) << ") ms";

@@ -810,11 +810,14 @@ void ParseLimits(const JsonView& root, Scenario* s) {
 // client measures.
 void ParseFrontend(const JsonView& root, Scenario* s) {
   s->frontend.enabled = true;
+  // vLLM's API server tokenizes in micro-batches; SGLang's tokenizer
+  // manager one request at a time (its dynamic batch tokenizer is opt-in).
+  if (s->engine.kind == EngineKind::kSglang) s->frontend.tokenizer_batch_wait_s = 0;
   if (!root.Has("frontend")) return;
   const JsonView f = root.Object("frontend");
   f.AllowKeys({"enabled", "request_s", "prompt_token_s", "work_cv", "api_servers",
-               "engine_hop_s",
-               "output_s", "client_turnaround_s", "client_jitter_s"});
+               "engine_hop_s", "output_s", "client_turnaround_s", "client_jitter_s",
+               "tokenizer_batch_wait_s", "tokenizer_max_batch"});
   FrontendConfig& c = s->frontend;
   const Range seconds = Range::Closed(0, 60);
   c.enabled = f.Bool("enabled", c.enabled);
@@ -826,6 +829,10 @@ void ParseFrontend(const JsonView& root, Scenario* s) {
   c.output_s = f.Number("output_s", c.output_s, seconds);
   c.client_turnaround_s = f.Number("client_turnaround_s", c.client_turnaround_s, seconds);
   c.client_jitter_s = f.Number("client_jitter_s", c.client_jitter_s, seconds);
+  c.tokenizer_batch_wait_s =
+      f.Number("tokenizer_batch_wait_s", c.tokenizer_batch_wait_s, Range::Closed(0, 1));
+  c.tokenizer_max_batch = static_cast<int32_t>(
+      f.Integer("tokenizer_max_batch", c.tokenizer_max_batch, Range::Closed(1, 4096)));
 }
 
 // `scanned`: see ParseTrace.

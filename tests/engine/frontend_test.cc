@@ -38,14 +38,16 @@ std::string ThreeRequests() {
 const std::vector<std::string> kFrontend = {
     "frontend.enabled=true",          "frontend.request_s=0.001",
     "frontend.prompt_token_s=0.00001", "frontend.engine_hop_s=0.0005",
-    "frontend.output_s=0.0003",       "frontend.work_cv=0"};
+    "frontend.output_s=0.0003",       "frontend.work_cv=0",
+    "frontend.tokenizer_batch_wait_s=0"};
 
 std::vector<std::string> With(std::vector<std::string> sets, const std::string& more) {
   sets.push_back(more);
   return sets;
 }
 
-// One API server: each request's work is 1 ms + 100 x 10 us = 2 ms, so the
+// Without tokenizer windows, one API server: each request's work is 1 ms
+// + 100 x 10 us = 2 ms in one piece, so the
 // engine has them at 2.5, 4.5 and 6.5 ms (the third waits for the second);
 // two servers: 2.5, 2.5 and 4.5 ms (the third, sent at 1 ms, waits for the
 // first server free, at 2 ms).
@@ -77,15 +79,90 @@ TEST(Frontend, ApiServersAreFirstComeFirstServed) {
 // servers, 0-2, 0-2 and 2-4 ms: 5 ms of work by 3 ms.
 TEST(Frontend, ApiBusyIsTheWorkDoneByTheEnd) {
   FrontendConfig c;
+  c.tokenizer_batch_wait_s = 0;
   ApiServers one(c, 1), two(c, 2);
+  const ApiWork work{FromSeconds(0.0015), FromSeconds(0.0005)};
   for (int i = 0; i < 3; ++i) {
-    one.EngineArrival(0, FromSeconds(0.002));
-    two.EngineArrival(0, FromSeconds(0.002));
+    EXPECT_EQ(one.Submit(0, i, work).handoffs.size(), 1u);
+    two.Submit(0, i, work);
   }
   EXPECT_EQ(one.BusyUntil(FromSeconds(0.003)), FromSeconds(0.003));
   EXPECT_EQ(one.BusyUntil(FromSeconds(0.010)), FromSeconds(0.006));
   EXPECT_EQ(two.BusyUntil(FromSeconds(0.003)), FromSeconds(0.005));
   EXPECT_EQ(two.BusyUntil(FromSeconds(0.004)), FromSeconds(0.006));
+}
+
+// vLLM's tokenizer micro-batch (tokenizer_batch_wait_s 1.5 ms; event-loop
+// work 1 ms, tokenization 1 ms a request, hop 0.5 ms): request 0 is ready
+// for the tokenizer at 1 ms and opens a window to 2.5 ms; request 1, ready
+// at 2 ms, joins it; request 2 (sent at 1 ms) is ready at 3 ms, too late.
+// The batch is tokenized 2.5-4.5 ms and both reach the engine at 5 ms; the
+// next window opens when the tokenizer is free, 4.5-6 ms, and request 2 is
+// tokenized 6-7 ms: at the engine at 7.5 ms. A batch of at most one
+// closes as soon as its prompt is ready: the event loop and the tokenizer
+// then work side by side (2.5, 3.5, 4.5 ms).
+TEST(Frontend, TokenizerMicroBatchesTakeThePromptsReadyInTheWindow) {
+  const std::vector<std::string> window = {
+      "frontend.enabled=true",          "frontend.request_s=0.001",
+      "frontend.prompt_token_s=0.00001", "frontend.engine_hop_s=0.0005",
+      "frontend.work_cv=0",             "frontend.tokenizer_batch_wait_s=0.0015"};
+  SimulationOutput out;
+  RunScenario(MustParse(ThreeRequests(), window), &out, /*check_invariants=*/true);
+  ASSERT_EQ(out.requests.size(), 3u);
+  EXPECT_EQ(out.requests[0].engine_arrival, FromSeconds(0.005));
+  EXPECT_EQ(out.requests[1].engine_arrival, FromSeconds(0.005));
+  EXPECT_EQ(out.requests[2].engine_arrival, FromSeconds(0.0075));
+  EXPECT_EQ(out.requests[0].tokenize_start, FromSeconds(0.0025));
+  EXPECT_EQ(out.requests[1].tokenize_start, FromSeconds(0.0025));
+  EXPECT_EQ(out.requests[2].tokenize_start, FromSeconds(0.006));
+  // Busy: the busier thread, 3 ms each (event loop, tokenizer).
+  EXPECT_NEAR(out.api_busy_s, 0.003, 1e-12);
+
+  SimulationOutput single;
+  RunScenario(MustParse(ThreeRequests(), With(window, "frontend.tokenizer_max_batch=1")),
+              &single, true);
+  EXPECT_EQ(single.requests[0].engine_arrival, FromSeconds(0.0025));
+  EXPECT_EQ(single.requests[1].engine_arrival, FromSeconds(0.0035));
+  EXPECT_EQ(single.requests[2].engine_arrival, FromSeconds(0.0045));
+}
+
+// Prompts sent together reach the engine together when their event-loop
+// work fits the window: 4 requests sent at once (0.3 ms each at the event
+// loop, a 2 ms window) make one batch; without the window they arrive one
+// request's work apart. (An idle engine starts a step on the first to
+// arrive either way: the batch's requests leave the API server one after
+// another, and the others join the next step.)
+TEST(Frontend, ATokenizerWindowKeepsSimultaneousSendsTogether) {
+  const std::string trace = WriteTraceFile("frontend_four.jsonl",
+      R"({"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
+)");
+  const std::string sc = LinearScenario(
+      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
+      R"("trace": {"path": ")" + trace + R"(", "format": "jsonl"})",
+      R"("prefix_caching": false, "async_scheduling": false)");
+  const std::vector<std::string> sets = {"frontend.enabled=true", "frontend.request_s=0.0003"};
+  SimulationOutput batched, alone;
+  RunScenario(MustParse(sc, sets), &batched, true);
+  RunScenario(MustParse(sc, With(sets, "frontend.tokenizer_batch_wait_s=0")), &alone, true);
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(batched.requests[i].engine_arrival, batched.requests[0].engine_arrival);
+    EXPECT_GT(alone.requests[i].engine_arrival, alone.requests[i - 1].engine_arrival);
+  }
+}
+
+// The window is vLLM's; SGLang's tokenizer manager has none by default.
+TEST(Frontend, TheTokenizerWindowIsVllms) {
+  const std::string plain = EmbeddedDefaultScenario();
+  EXPECT_DOUBLE_EQ(MustParse(plain).frontend.tokenizer_batch_wait_s, 0.002);
+  EXPECT_EQ(MustParse(plain).frontend.tokenizer_max_batch, 32);
+  const std::string sglang = R"(engine={"kind": "sglang"})";
+  EXPECT_DOUBLE_EQ(MustParse(plain, {sglang}).frontend.tokenizer_batch_wait_s, 0);
+  EXPECT_DOUBLE_EQ(
+      MustParse(plain, {sglang, "frontend.tokenizer_batch_wait_s=0.001"}).frontend.tokenizer_batch_wait_s,
+      0.001);
 }
 
 // A scenario has the frontend unless it says otherwise; the engine's own
@@ -157,7 +234,8 @@ double PrefillSeqsPerPrefillStep(const std::vector<std::string>& sets) {
 // prefill step absorbs any spread shorter than itself).
 TEST(Frontend, ClosedLoopClientsDriftOutOfPhase) {
   const std::vector<std::string> slow_api = {
-      "frontend.enabled=true", "frontend.request_s=0.0005", "frontend.prompt_token_s=0.000005"};
+      "frontend.enabled=true", "frontend.request_s=0.0005", "frontend.prompt_token_s=0.000005",
+      "frontend.tokenizer_batch_wait_s=0"};
   const double lockstep = PrefillSeqsPerPrefillStep({});
   const double drifting = PrefillSeqsPerPrefillStep(slow_api);
   EXPECT_GE(lockstep, 3.9);
@@ -194,13 +272,34 @@ TEST(Frontend, InvariantsCatchAnImpossibleRun) {
       return l.rfind("frontend: ", 0) == 0 && l.find(what) != std::string::npos;
     });
   };
-  // Request 1 at the engine as soon as request 0: both on the one server.
-  const SimTime kept = out.requests[1].engine_arrival;
+  // Request 1 tokenized and at the engine as soon as request 0: both on
+  // the one server.
+  const Request kept = out.requests[1];
   out.requests[1].engine_arrival = out.requests[0].engine_arrival;
+  out.requests[1].tokenize_start = out.requests[0].tokenize_start;
   EXPECT_TRUE(has(CheckRunInvariants(in, out), "2 requests in API-server work at once"));
   // Request 2 (sent at 1 ms) at the engine before its 2 ms of work.
-  out.requests[1].engine_arrival = kept;
+  out.requests[1] = kept;
   out.requests[2].engine_arrival = FromSeconds(0.002);
+  EXPECT_TRUE(has(CheckRunInvariants(in, out), "request 2: sent at"));
+
+  // With tokenizer windows: a batch of more than tokenizer_max_batch, and
+  // one whose span is not its members' tokenization.
+  const Scenario windowed = MustParse(ThreeRequests(), With(With(kFrontend,
+      "frontend.tokenizer_batch_wait_s=0.005"), "frontend.tokenizer_max_batch=2"));
+  in = windowed.ToSimulationInput();
+  in.record_steps = true;
+  out = RunSimulation(in);
+  ASSERT_TRUE(CheckRunInvariants(in, out).empty());
+  ASSERT_EQ(out.requests[0].engine_arrival, out.requests[1].engine_arrival);
+  ASSERT_NE(out.requests[2].engine_arrival, out.requests[1].engine_arrival);
+  Request& third = out.requests[2];
+  const Request moved = third;
+  third.tokenize_start = out.requests[0].tokenize_start;
+  third.engine_arrival = out.requests[0].engine_arrival;
+  EXPECT_TRUE(has(CheckRunInvariants(in, out), "holds 3 requests"));
+  third = moved;
+  third.engine_arrival -= FromSeconds(0.0002);  // tokenized in 0.8 of its 1 ms
   EXPECT_TRUE(has(CheckRunInvariants(in, out), "request 2: sent at"));
 }
 

@@ -640,7 +640,8 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     if (c.Chance(0.6)) s["engine"]["preemption"] = "swap";
   }
   // The frontend in ~25% of cases (drawn last, likewise): any API-server
-  // work and count, hop, output delay, turnaround and jitter, zero too.
+  // work and count, hop, output delay, turnaround, jitter and tokenizer
+  // window, zero too.
   if (c.Chance(0.25)) {
     json f = {{"enabled", true}};
     if (c.Chance(0.5)) f["request_s"] = c.Chance(0.2) ? 0.0 : c.LogUniform(1e-5, 0.05);
@@ -651,6 +652,8 @@ json GenerateScenario(Choices& c, const GeneratorLimits& limits) {
     if (c.Chance(0.5)) f["output_s"] = c.Uniform(0, 0.01);
     if (c.Chance(0.5)) f["client_turnaround_s"] = c.Uniform(0, 0.01);
     if (c.Chance(0.5)) f["client_jitter_s"] = c.Uniform(0, 0.05);
+    if (c.Chance(0.5)) f["tokenizer_batch_wait_s"] = c.Chance(0.3) ? 0.0 : c.Uniform(0, 0.02);
+    if (c.Chance(0.3)) f["tokenizer_max_batch"] = c.Int(1, 40);
     s["frontend"] = f;
   }
   // Expert parallelism for the MoE deployment in half its co-located
