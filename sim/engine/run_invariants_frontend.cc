@@ -75,11 +75,13 @@ void CheckFrontend(const SimulationInput& in, const SimulationOutput& out,
   if (!f.enabled) return;
   // A batch tokenizes its members back to back from its start: its span is
   // their work, and it holds at most tokenizer_max_batch of them (k
-  // servers' batches sharing a span: k times each).
+  // servers' batches sharing a span: k times each). Batches of no work
+  // (an empty span) cannot be told apart: any number may share one.
   for (const auto& [span, b] : batches) {
     const SimTime length = span.second - span.first;
-    const int64_t k = length > 0 ? b.tokenize / length : 1;
-    if ((length > 0 ? b.tokenize % length != 0 : b.tokenize != 0) || k < 1 || k > servers ||
+    if (length == 0 && b.tokenize == 0) continue;
+    const int64_t k = length > 0 ? b.tokenize / length : 0;
+    if (length <= 0 || b.tokenize % length != 0 || k < 1 || k > servers ||
         b.members > k * f.tokenizer_max_batch) {
       v->Add("frontend", "a tokenizer batch from %lld to %lld ns holds %lld requests "
              "of %lld ns of tokenization (at most %d a batch, %d API servers)",

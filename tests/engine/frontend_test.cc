@@ -227,11 +227,12 @@ double PrefillSeqsPerPrefillStep(const std::vector<std::string>& sets) {
   return static_cast<double>(seqs) / static_cast<double>(steps);
 }
 
-// The mechanism, with API-server work of 5.5 ms a request (0.5 ms + 5 us
-// x 1000 tokens, CV 0.3): a spread that is a fair part of the 22 ms
-// prefill step. At the defaults (2.2 ms a request) the spread is too small
-// to split the groups of this loop (docs/engine/frontend.md: a long
-// prefill step absorbs any spread shorter than itself).
+// The mechanism, with API-server work of 5.5 ms a request in one piece
+// (0.5 ms + 5 us x 1000 tokens, CV 0.3, no tokenizer window): a spread
+// that is a fair part of the 22 ms prefill step. At the defaults (2.2 ms a
+// request, vLLM's 2 ms tokenizer window) the spread is too small to split
+// the groups of this loop (docs/engine/frontend.md: a long prefill step
+// absorbs any spread shorter than itself).
 TEST(Frontend, ClosedLoopClientsDriftOutOfPhase) {
   const std::vector<std::string> slow_api = {
       "frontend.enabled=true", "frontend.request_s=0.0005", "frontend.prompt_token_s=0.000005",
