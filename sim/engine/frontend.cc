@@ -25,6 +25,9 @@ constexpr int kServerBits = 20;
 int64_t WindowHandle(size_t server, int64_t generation) {
   return (generation << kServerBits) | static_cast<int64_t>(server);
 }
+size_t ServerOf(int64_t window) {
+  return static_cast<size_t>(window & ((int64_t{1} << kServerBits) - 1));
+}
 }  // namespace
 
 ApiServers::ApiServers(const FrontendConfig& config, int32_t count)
@@ -83,12 +86,17 @@ void ApiServers::SetClose(size_t s, SimTime close) {
   due_.window = WindowHandle(s, server.generation);
 }
 
+bool ApiServers::IsLive(int64_t window) const {
+  const Server& server = servers_[ServerOf(window)];
+  return server.close >= 0 && window >> kServerBits == server.generation;
+}
+
 const ApiServers::Due& ApiServers::CloseWindow(int64_t window, SimTime now) {
   due_.handoffs.clear();
   due_.close_at = -1;
-  const size_t s = static_cast<size_t>(window & ((int64_t{1} << kServerBits) - 1));
+  const size_t s = ServerOf(window);
   Server& server = servers_[s];
-  if (window >> kServerBits != server.generation || server.close != now) return due_;
+  if (!IsLive(window) || server.close != now) return due_;
   // Every prompt ready by now, up to a full batch, in one tokenizer call.
   SimTime end = now;
   size_t taken = 0;

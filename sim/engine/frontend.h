@@ -107,6 +107,9 @@ class ApiServers {
   const Due& Submit(SimTime now, int64_t id, const ApiWork& work);
   // A window's close time came (`now`).
   const Due& CloseWindow(int64_t window, SimTime now);
+  // Whether `window` still closes at the time it was given for (false
+  // once it closed, or moved sooner).
+  bool IsLive(int64_t window) const;
   // API-server work done by `end`, summed over servers, each server's the
   // busier of its event loop and its tokenizer thread (so a share of at
   // most 100% says how near the server is to its limit). Every request was

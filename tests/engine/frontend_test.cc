@@ -124,6 +124,16 @@ TEST(Frontend, TokenizerMicroBatchesTakeThePromptsReadyInTheWindow) {
   EXPECT_EQ(single.requests[0].engine_arrival, FromSeconds(0.0025));
   EXPECT_EQ(single.requests[1].engine_arrival, FromSeconds(0.0035));
   EXPECT_EQ(single.requests[2].engine_arrival, FromSeconds(0.0045));
+
+  // A batch that fills closes then, not at its window's end (200 ms): all
+  // three are ready by 3 ms, tokenized 3-6 ms, at the engine at 6.5 ms, and
+  // the window's first close is no event of the run (its end time).
+  SimulationOutput full;
+  RunScenario(MustParse(ThreeRequests(), With(With(window, "frontend.tokenizer_max_batch=3"),
+                                              "frontend.tokenizer_batch_wait_s=0.2")),
+              &full, true);
+  for (const Request& r : full.requests) EXPECT_EQ(r.engine_arrival, FromSeconds(0.0065));
+  EXPECT_LT(full.end_time, FromSeconds(0.1));
 }
 
 // Prompts sent together reach the engine together when their event-loop
