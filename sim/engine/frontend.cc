@@ -32,6 +32,7 @@ size_t ServerOf(int64_t window) {
 
 ApiServers::ApiServers(const FrontendConfig& config, int32_t count)
     : hop_(FromSeconds(config.engine_hop_s)),
+      windows_(HasTokenizerWindow(config)),
       wait_(FromSeconds(config.tokenizer_batch_wait_s)),
       max_batch_(static_cast<size_t>(std::max(1, config.tokenizer_max_batch))),
       servers_(static_cast<size_t>(std::max(1, count))) {}
@@ -44,7 +45,7 @@ const ApiServers::Due& ApiServers::Submit(SimTime now, int64_t id, const ApiWork
       [](const Server& a, const Server& b) { return a.loop_free < b.loop_free; });
   const size_t s = static_cast<size_t>(soonest - servers_.begin());
   Server& server = *soonest;
-  if (wait_ <= 0) {
+  if (!windows_) {
     // One piece on the server's one thread, tokenization last.
     const SimTime start = std::max(server.loop_free, now);
     server.loop_free = start + work.Total();
@@ -96,7 +97,7 @@ const ApiServers::Due& ApiServers::CloseWindow(int64_t window, SimTime now) {
   due_.close_at = -1;
   const size_t s = ServerOf(window);
   Server& server = servers_[s];
-  if (!IsLive(window) || server.close != now) return due_;
+  if (!IsLive(window)) return due_;  // a live window closes at its `close`
   // Every prompt ready by now, up to a full batch, in one tokenizer call.
   SimTime end = now;
   size_t taken = 0;

@@ -57,6 +57,12 @@ struct FrontendConfig {
   int32_t tokenizer_max_batch = 32;
 };
 
+// Whether the API servers hold prompts for a tokenizer window (as read in
+// ns: a window under 1 ns is none).
+inline bool HasTokenizerWindow(const FrontendConfig& config) {
+  return FromSeconds(config.tokenizer_batch_wait_s) > 0;
+}
+
 // One request's API-server work (ns): request_s on the event loop, and
 // prompt_token_s x prompt_len of tokenization, both times one work_cv
 // draw. A function of (seed, id) alone, so the run's checks can recompute it.
@@ -138,6 +144,7 @@ class ApiServers {
   void SetClose(size_t s, SimTime close);
 
   SimTime hop_;
+  bool windows_;
   SimTime wait_;
   size_t max_batch_;
   std::vector<Server> servers_;

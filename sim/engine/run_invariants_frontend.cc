@@ -25,7 +25,7 @@ void CheckFrontend(const SimulationInput& in, const SimulationOutput& out,
                    Violations* v) {
   const FrontendConfig& f = in.frontend;
   const bool stopped = out.stopped_at_queue_cap;
-  const bool windows = FromSeconds(f.tokenizer_batch_wait_s) > 0;  // as ApiServers reads it
+  const bool windows = HasTokenizerWindow(f);
   const SimTime hop = FromSeconds(f.engine_hop_s);
   const int32_t servers = ApiServerCount(in);
   std::vector<std::pair<SimTime, int>> busy;  // one thread's work: +1 / -1

@@ -297,7 +297,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     os << "  frontend on: API server " << Fmt("%g", f.request_s * 1e3) << " ms + "
        << Fmt("%g", f.prompt_token_s * 1e6) << " us a prompt token (CV "
        << Fmt("%g", f.work_cv) << ", first come, first served";
-    if (f.tokenizer_batch_wait_s > 0) {
+    if (HasTokenizerWindow(f)) {
       os << "; tokenizer micro-batches: " << Fmt("%g", f.tokenizer_batch_wait_s * 1e3)
          << " ms window, up to " << f.tokenizer_max_batch;
     }

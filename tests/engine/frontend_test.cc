@@ -22,18 +22,23 @@ using testing::MustParse;
 using testing::RunScenario;
 using testing::WriteTraceFile;
 
-// Three requests sent at 0, 0 and 1 ms, 100-token prompts.
-std::string ThreeRequests() {
-  const std::string trace = WriteTraceFile("frontend_three.jsonl",
-      R"({"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-{"timestamp": 0.001, "prompt_tokens": 100, "completion_tokens": 5}
-)");
+// Requests of 100-token prompts and 5-token answers sent at `sends` (s),
+// linear costs.
+std::string TraceScenario(const std::string& name, const std::vector<double>& sends) {
+  std::string lines;
+  for (double t : sends) {
+    lines += R"({"timestamp": )" + std::to_string(t) +
+             R"(, "prompt_tokens": 100, "completion_tokens": 5})" + "\n";
+  }
+  const std::string trace = WriteTraceFile(name, lines);
   return LinearScenario(
       R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
       R"("trace": {"path": ")" + trace + R"(", "format": "jsonl"})",
       R"("prefix_caching": false, "async_scheduling": false)");
 }
+
+// Three requests sent at 0, 0 and 1 ms.
+std::string ThreeRequests() { return TraceScenario("frontend_three.jsonl", {0, 0, 0.001}); }
 
 const std::vector<std::string> kFrontend = {
     "frontend.enabled=true",          "frontend.request_s=0.001",
@@ -102,10 +107,7 @@ TEST(Frontend, ApiBusyIsTheWorkDoneByTheEnd) {
 // closes as soon as its prompt is ready: the event loop and the tokenizer
 // then work side by side (2.5, 3.5, 4.5 ms).
 TEST(Frontend, TokenizerMicroBatchesTakeThePromptsReadyInTheWindow) {
-  const std::vector<std::string> window = {
-      "frontend.enabled=true",          "frontend.request_s=0.001",
-      "frontend.prompt_token_s=0.00001", "frontend.engine_hop_s=0.0005",
-      "frontend.work_cv=0",             "frontend.tokenizer_batch_wait_s=0.0015"};
+  const std::vector<std::string> window = With(kFrontend, "frontend.tokenizer_batch_wait_s=0.0015");
   SimulationOutput out;
   RunScenario(MustParse(ThreeRequests(), window), &out, /*check_invariants=*/true);
   ASSERT_EQ(out.requests.size(), 3u);
@@ -143,16 +145,7 @@ TEST(Frontend, TokenizerMicroBatchesTakeThePromptsReadyInTheWindow) {
 // arrive either way: the batch's requests leave the API server one after
 // another, and the others join the next step.)
 TEST(Frontend, ATokenizerWindowKeepsSimultaneousSendsTogether) {
-  const std::string trace = WriteTraceFile("frontend_four.jsonl",
-      R"({"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-{"timestamp": 0.000, "prompt_tokens": 100, "completion_tokens": 5}
-)");
-  const std::string sc = LinearScenario(
-      R"("step_s": 0.001, "prefill_token_s": 0.0001, "decode_seq_s": 0.0005)",
-      R"("trace": {"path": ")" + trace + R"(", "format": "jsonl"})",
-      R"("prefix_caching": false, "async_scheduling": false)");
+  const std::string sc = TraceScenario("frontend_four.jsonl", {0, 0, 0, 0});
   const std::vector<std::string> sets = {"frontend.enabled=true", "frontend.request_s=0.0003"};
   SimulationOutput batched, alone;
   RunScenario(MustParse(sc, sets), &batched, true);
