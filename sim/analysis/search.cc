@@ -52,11 +52,12 @@ StatusOr<Scenario> FitCandidate(const Scenario& base, SearchRow* row) {
   row->deploy = PlanMaxModelLen(*sc);
   // (SGLang has no such rule: without chunking its first request may pass
   // max_prefill_tokens.)
-  if (c.chunked_prefill || c.max_num_batched_tokens >= row->deploy.tokens ||
+  // (0: vLLM's default budget for the candidate's GPU, resolved in sc.)
+  const int asked = sc->engine.max_num_batched_tokens;
+  if (c.chunked_prefill || asked >= row->deploy.tokens ||
       base.engine.kind == EngineKind::kSglang) {
     return sc;
   }
-  const int asked = c.max_num_batched_tokens;
   int lo = asked;  // below its own max_model_len
   c.max_num_batched_tokens = static_cast<int>(row->deploy.tokens);  // <= max_context
   sc = CandidateScenario(base, c);
@@ -243,9 +244,10 @@ Status RankRouters(const Scenario& one, const std::vector<std::string>& routers,
 SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
   if (s.gpus.empty()) s.gpus = {base.gpu.name};
   if (s.tps.empty()) s.tps = {base.tp};
-  // SGLang's defaults depend on the GPU (the chunk on its memory, the
-  // request limit on its pool): a limit the scenario leaves to SGLang stays
-  // SGLang's on every candidate (0).
+  // Both engines' defaults depend on the GPU (SGLang's chunk on its memory,
+  // its request limit on its pool; vLLM's on memory and name,
+  // vllm_batch_defaults.h): a limit the scenario leaves to the engine stays
+  // the engine's on every candidate (0).
   const bool sglang = base.engine.kind == EngineKind::kSglang;
   const nlohmann::json* g = nullptr;
   if (sglang && base.json.contains("engine") && base.json["engine"].contains("sglang")) {
@@ -253,13 +255,15 @@ SearchSpace CompleteSpace(SearchSpace s, const Scenario& base) {
   }
   const auto given = [&](const char* key) { return g != nullptr && g->contains(key); };
   if (s.max_num_seqs.empty()) {
-    s.max_num_seqs = {sglang && !given("max_running_requests") ? 0 : base.engine.max_num_seqs};
+    const bool left = sglang ? !given("max_running_requests") : !base.max_num_seqs_given;
+    s.max_num_seqs = {left ? 0 : base.engine.max_num_seqs};
   }
   if (s.max_num_batched_tokens.empty()) {
     const SglangConfig& c = base.engine.sglang;
     const bool chunked = c.chunked_prefill_size > 0;
     if (!sglang) {
-      s.max_num_batched_tokens = {base.engine.max_num_batched_tokens};
+      s.max_num_batched_tokens = {
+          base.max_num_batched_tokens_given ? base.engine.max_num_batched_tokens : 0};
     } else if (given(chunked ? "chunked_prefill_size" : "max_prefill_tokens")) {
       s.max_num_batched_tokens = {
           static_cast<int>(chunked ? c.chunked_prefill_size : c.max_prefill_tokens)};

@@ -76,8 +76,12 @@ constexpr KeyDoc kKeys[] = {
      "sglang.bench_serving), init_new_token_ratio (0.7), "
      "min_new_token_ratio_factor (0.14), new_token_ratio_decay_steps (600). "
      "The radix cache is on: shared prefixes and sessions hit it."},
-    {"engine.max_num_seqs", "256", "Most running requests in a step."},
-    {"engine.max_num_batched_tokens", "8192", "Token budget per step."},
+    {"engine.max_num_seqs", "vllm serve's for the GPU: 1024 on GPUs of 70 GiB or more "
+     "other than A100 (H100, H200, B200, RTX PRO 6000), else 256",
+     "Most running requests in a step."},
+    {"engine.max_num_batched_tokens", "vllm serve's for the GPU: 8192 where max_num_seqs "
+     "defaults to 1024, else 2048",
+     "Token budget per step."},
     {"engine.chunked_prefill", "true",
      "Split prompts across steps; off, a prompt must fit the budget whole."},
     {"engine.block_size", "16", "Tokens per KV block."},

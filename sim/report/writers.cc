@@ -2,6 +2,7 @@
 #include "sim/report/writers.h"
 #include "sim/report/csv_field.h"
 #include "sim/report/format.h"
+#include "sim/scenario/vllm_batch_defaults.h"
 
 #include <charconv>
 #include <cstdio>
@@ -261,6 +262,18 @@ std::string EngineText(const EngineConfig& e) {
          " scheduling (vLLM 0.33.0 semantics)";
 }
 
+std::string BatchDefaultsNote(const Scenario& sc) {
+  if (sc.disagg || sc.engine.kind != EngineKind::kVllm) return "";
+  const bool seqs = !sc.max_num_seqs_given;
+  const bool tokens = !sc.max_num_batched_tokens_given;
+  if (!seqs && !tokens) return "";
+  const std::string which = seqs && tokens ? "max_num_seqs and max_num_batched_tokens"
+                            : seqs         ? "max_num_seqs"
+                                           : "max_num_batched_tokens";
+  return "; " + which + " as vllm serve defaults them on " +
+         VllmServeBatchDefaults(sc.gpu).why;
+}
+
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {
   os << "servesim run: " << sc.file << "\n";
@@ -275,7 +288,7 @@ void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
     os << DeploymentText(sc) << "\n";
   }
   os << "  cost model " << sc.cost_model->Describe() << "\n";
-  os << "  engine " << EngineText(sc.engine) << "\n";
+  os << "  engine " << EngineText(sc.engine) << BatchDefaultsNote(sc) << "\n";
   if (sc.engine.spec.on()) {
     const SpecDecodeConfig& sp = sc.engine.spec;
     os << "  speculative decoding: k " << sp.num_speculative_tokens

@@ -18,6 +18,7 @@
 #include "sim/model/model_loader.h"
 #include "sim/scenario/memory_plan.h"
 #include "sim/scenario/sglang_engine.h"
+#include "sim/scenario/vllm_batch_defaults.h"
 #include "sim/workload/prefix_model.h"
 #include "sim/workload/trace_reader.h"
 
@@ -216,6 +217,9 @@ void ParseEngineObject(const JsonView& v, Scenario* s) {
     return;
   }
   e.kind = EngineKind::kVllm;
+  s->max_num_seqs_given = s->max_num_seqs_given || v.Has("max_num_seqs");
+  s->max_num_batched_tokens_given =
+      s->max_num_batched_tokens_given || v.Has("max_num_batched_tokens");
   e.max_num_seqs = static_cast<int32_t>(
       v.Integer("max_num_seqs", e.max_num_seqs, Range::Closed(1, 1 << 20)));
   e.max_num_batched_tokens = static_cast<int32_t>(v.Integer(
@@ -321,8 +325,20 @@ void ResolveKvOffload(const JsonView& root, Scenario* s) {
   CheckTransferTime(root, *s);
 }
 
+// The batch limits a vLLM engine's scenario leaves out: `vllm serve`'s for
+// its GPU. (SGLang's defaults are resolved with its memory pool.)
+void ApplyVllmBatchDefaults(Scenario* s) {
+  if (s->engine.kind != EngineKind::kVllm) return;
+  const VllmBatchDefaults d = VllmServeBatchDefaults(s->gpu);
+  if (!s->max_num_seqs_given) s->engine.max_num_seqs = d.max_num_seqs;
+  if (!s->max_num_batched_tokens_given) {
+    s->engine.max_num_batched_tokens = d.max_num_batched_tokens;
+  }
+}
+
 void ParseEngine(const JsonView& root, Scenario* s) {
   if (root.Has("engine")) ParseEngineObject(root.Object("engine"), s);
+  ApplyVllmBatchDefaults(s);
   // Pipeline stages: vLLM's batch queue holds one batch per stage, and a
   // request has one token in flight at most (async scheduling with
   // pipeline parallelism, vLLM PR #32359): the plain scheduler's rule.
@@ -716,6 +732,7 @@ PoolSpec ParsePool(const JsonView& root, const JsonView& v, const Scenario& base
   if (v.Has("gpu") || !hw) ps.gpu = LoadGpuAt(v);
   ps.tp = ParseTp(v, ps.model, hw ? base.tp : 1);
   if (v.Has("engine")) ParseEngineObject(v.Object("engine"), &ps);
+  ApplyVllmBatchDefaults(&ps);  // for the pool's own GPU
   PlanMemory(v, &ps);
   ParseCostModel(root, v, &ps);
   PoolSpec p;

@@ -87,6 +87,11 @@ struct Scenario {
   // search's --check-invariants; not a scenario key).
   bool check_invariants = false;
   bool num_gpu_blocks_given = false;
+  // engine.max_num_seqs / max_num_batched_tokens set by the scenario (or a
+  // pool's engine); a vLLM engine that leaves one out takes `vllm serve`'s
+  // default for its GPU (vllm_batch_defaults.h).
+  bool max_num_seqs_given = false;
+  bool max_num_batched_tokens_given = false;
   bool kv_beyond_gpu_memory = false;  // engine.kv_beyond_gpu_memory: allowed
   // engine.kv_offload as given (resolved into engine.cpu_blocks etc. once
   // the model, GPU, tp and block size are known): CPU memory of the

@@ -90,8 +90,11 @@ StatusOr<Scenario> WithDeployment(const Scenario& base, const Deployment& d) {
     }
     return Rederive(base, std::move(j), {.defer_fit = true});
   }
-  if (d.max_num_seqs) j["engine"]["max_num_seqs"] = *d.max_num_seqs;
-  if (d.max_num_batched_tokens) j["engine"]["max_num_batched_tokens"] = *d.max_num_batched_tokens;
+  // (0: vLLM's default for the GPU, unless the base gives its own.)
+  if (d.max_num_seqs.value_or(0) > 0) j["engine"]["max_num_seqs"] = *d.max_num_seqs;
+  if (d.max_num_batched_tokens.value_or(0) > 0) {
+    j["engine"]["max_num_batched_tokens"] = *d.max_num_batched_tokens;
+  }
   if (d.chunked_prefill) j["engine"]["chunked_prefill"] = *d.chunked_prefill;
   return Rederive(base, std::move(j), {.defer_fit = true});
 }

@@ -48,9 +48,10 @@ TEST(Fp8, WeightAndKvBytesByHand) {
 TEST(Fp8, MoreKvBlocksByHand) {
   // H200: 141 GiB x 0.9 usable; activation reserve (the same in all three):
   // 8192 tokens x (2 x 4096 + 48 x 128 + 3 x 14336) x 2 bytes = 939,524,096
-  // + fp32 logits 256 x 128256 x 4 = 131,334,144 + 1 GiB.
+  // + fp32 logits 1024 x 128256 x 4 = 525,336,576 (vllm serve's
+  // max_num_seqs on an H200) + 1 GiB.
   const double usable = 141.0 * 1073741824 * 0.9;
-  const double reserve = 939524096.0 + 131334144.0 + 1073741824.0;
+  const double reserve = 939524096.0 + 525336576.0 + 1073741824.0;
   const auto blocks = [&](double weights, double kv_per_token) {
     return static_cast<int32_t>(
         std::floor((usable - weights - reserve) / (16 * kv_per_token)));

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "sim/analysis/saturation.h"
+#include "sim/analysis/search.h"
 #include "sim/core/paths.h"
 #include "sim/report/writers.h"
 #include "tests/test_util.h"
@@ -164,7 +165,9 @@ TEST(ScenarioEdits, EngineAndItsLimitsInItsOwnWords) {
   StatusOr<Scenario> back = WithEngine(*sg, EngineKind::kVllm);
   ExpectAsLoaded(back, "vllm", {.defer_fit = true});
   EXPECT_EQ(back->engine.kind, EngineKind::kVllm);
-  EXPECT_EQ(back->engine.max_num_seqs, 256);  // vLLM's defaults, nothing of SGLang's
+  // vLLM's defaults for an H200, nothing of SGLang's.
+  EXPECT_EQ(back->engine.max_num_seqs, 1024);
+  EXPECT_EQ(back->engine.max_num_batched_tokens, 8192);
   EXPECT_EQ(back->engine.block_size, 16);
 
   Deployment d;
@@ -184,6 +187,34 @@ TEST(ScenarioEdits, EngineAndItsLimitsInItsOwnWords) {
   ExpectAsLoaded(unchunked, "sglang unchunked", {.defer_fit = true});
   EXPECT_EQ(unchunked->engine.sglang.chunked_prefill_size, -1);
   EXPECT_EQ(unchunked->engine.sglang.max_prefill_tokens, 4096);
+}
+
+// vLLM on another GPU: limits the scenario left out (0) are vllm serve's
+// for that GPU; limits it gives travel with it.
+TEST(ScenarioEdits, VllmDeploymentTakesTheGpusDefaultsUnlessGiven) {
+  const Scenario base = Chat();  // gives neither limit
+  StatusOr<Scenario> a100 = WithDeployment(base, {.gpu = "a100-80gb", .tp = 1,
+                                                  .max_num_seqs = 0,
+                                                  .max_num_batched_tokens = 0,
+                                                  .chunked_prefill = {}});
+  ExpectAsLoaded(a100, "a100", {.defer_fit = true});
+  EXPECT_EQ(a100->engine.max_num_seqs, 256);
+  EXPECT_EQ(a100->engine.max_num_batched_tokens, 2048);
+  EXPECT_FALSE(a100->json["engine"].contains("max_num_seqs"));
+  const SearchSpace space = CompleteSpace({}, base);
+  EXPECT_EQ(space.max_num_seqs, std::vector<int>{0});
+  EXPECT_EQ(space.max_num_batched_tokens, std::vector<int>{0});
+
+  const Scenario given = Load("scenarios/default_chat.json",
+                              {"workload.num_requests=300", "engine.max_num_seqs=64"});
+  StatusOr<Scenario> moved = WithDeployment(given, {.gpu = "a100-80gb", .tp = 1,
+                                                    .max_num_seqs = 0,
+                                                    .max_num_batched_tokens = 0,
+                                                  .chunked_prefill = {}});
+  ExpectAsLoaded(moved, "a100 given", {.defer_fit = true});
+  EXPECT_EQ(moved->engine.max_num_seqs, 64);
+  EXPECT_EQ(moved->engine.max_num_batched_tokens, 2048);
+  EXPECT_EQ(CompleteSpace({}, given).max_num_seqs, std::vector<int>{64});
 }
 
 TEST(ScenarioEdits, PdSplitResizesThePools) {

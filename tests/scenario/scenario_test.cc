@@ -157,6 +157,52 @@ TEST(Scenario, GpuAliasesAndUnknownGpuNames) {
       << m;
 }
 
+// vllm serve's batch limits depend on the GPU (EngineArgs.get_batch_defaults
+// in vLLM 0.9 to 0.33): 1024 running requests and an 8192-token budget on a
+// GPU of 70 GiB or more that is not an A100, else 256 and 2048. A scenario's
+// own value wins, each limit on its own; a disaggregated pool on another GPU
+// takes that GPU's; SGLang keeps its own defaults.
+TEST(Scenario, VllmBatchLimitsDefaultByGpuAsVllmServeSetsThem) {
+  const std::string d = EmbeddedDefaultScenario();
+  struct Case {
+    const char* gpu;
+    int seqs, tokens;
+  };
+  for (const Case c : {Case{"h200", 1024, 8192}, Case{"h100-sxm", 1024, 8192},
+                       Case{"h100-pcie", 1024, 8192}, Case{"b200", 1024, 8192},
+                       Case{"rtx-pro-6000", 1024, 8192}, Case{"a100-80gb", 256, 2048},
+                       Case{"a100-40gb", 256, 2048}, Case{"l40s", 256, 2048},
+                       Case{"l4", 256, 2048}, Case{"rtx-4090", 256, 2048}}) {
+    auto sc = ParseScenario(d, "d", {"model=qwen2.5-1.5b", std::string("hardware.gpu=") + c.gpu});
+    ASSERT_TRUE(sc.ok()) << c.gpu << ": " << sc.status().message();
+    EXPECT_EQ(sc->engine.max_num_seqs, c.seqs) << c.gpu;
+    EXPECT_EQ(sc->engine.max_num_batched_tokens, c.tokens) << c.gpu;
+  }
+  auto given = ParseScenario(d, "d", {"hardware.gpu=l40s", "engine.max_num_seqs=64"});
+  ASSERT_TRUE(given.ok()) << given.status().message();
+  EXPECT_EQ(given->engine.max_num_seqs, 64);
+  EXPECT_EQ(given->engine.max_num_batched_tokens, 2048);
+  given = ParseScenario(d, "d", {"engine.max_num_batched_tokens=512"});
+  ASSERT_TRUE(given.ok()) << given.status().message();
+  EXPECT_EQ(given->engine.max_num_seqs, 1024);
+  EXPECT_EQ(given->engine.max_num_batched_tokens, 512);
+
+  auto pd = ParseScenario(
+      d, "d",
+      {R"(disaggregation={"prefill": {"replicas": 1}, "decode": {"gpu": "l40s", "replicas": 1},
+          "link": "infiniband-ndr-400g"})",
+       "model=qwen2.5-1.5b"});
+  ASSERT_TRUE(pd.ok()) << pd.status().message();
+  EXPECT_EQ(pd->disagg->prefill.engine.max_num_seqs, 1024);
+  EXPECT_EQ(pd->disagg->prefill.engine.max_num_batched_tokens, 8192);
+  EXPECT_EQ(pd->disagg->decode.engine.max_num_seqs, 256);
+  EXPECT_EQ(pd->disagg->decode.engine.max_num_batched_tokens, 2048);
+
+  auto sglang = ParseScenario(d, "d", {R"(engine={"kind": "sglang"})"});
+  ASSERT_TRUE(sglang.ok()) << sglang.status().message();
+  EXPECT_EQ(sglang->engine.max_num_seqs, sglang->engine.sglang.max_running_requests);
+}
+
 // hardware.ep: MoE only, a multiple of tp dividing the experts, whole
 // groups of data-parallel replicas, not with disaggregation.
 TEST(Scenario, ExpertParallelChecks) {
