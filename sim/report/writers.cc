@@ -270,7 +270,7 @@ std::string BatchDefaultsNote(const Scenario& sc) {
   const std::string which = seqs && tokens ? "max_num_seqs and max_num_batched_tokens"
                             : seqs         ? "max_num_seqs"
                                            : "max_num_batched_tokens";
-  return "; " + which + " as vllm serve defaults them on " +
+  return "; " + which + (seqs && tokens ? " are" : " is") + " vllm serve's default on " +
          VllmServeBatchDefaults(sc.gpu).why;
 }
 
