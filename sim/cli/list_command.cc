@@ -71,8 +71,8 @@ void ListModels(std::ostream& os) {
        << Pad(std::to_string(m.max_context), 9) << m.served_hf_id << "\n";
   }
   os << "\nsmallest tp (1, 2, 4, 8) that fits one GPU's memory, and the KV tokens "
-        "left per replica (the default scenario's engine settings, "
-        "gpu_memory_utilization 0.9):\n  " << Pad("", width);
+        "left per replica (the default scenario's engine settings: vllm serve's "
+        "batch limits for each GPU, gpu_memory_utilization 0.9):\n  " << Pad("", width);
   std::string header;
   for (const std::string& g : gpus) header += Pad(g, 14);
   os << header.substr(0, header.find_last_not_of(' ') + 1) << "\n";
