@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "sim/analysis/search.h"
+#include "sim/model/model_loader.h"
 #include "sim/report/format.h"
+#include "sim/scenario/vllm_batch_defaults.h"
 
 namespace servesim {
 namespace {
@@ -186,9 +188,14 @@ VllmServeLine VllmServe(const Scenario& base, const SearchRow& row) {
   v.args = {"serve", base.model.served_hf_id, "--tensor-parallel-size", N(c.tp)};
   if (c.pp > 1) v.args.insert(v.args.end(), {"--pipeline-parallel-size", N(c.pp)});
   if (row.deploy.tokens > 0) v.args.insert(v.args.end(), {"--max-model-len", N(row.deploy.tokens)});
+  // A limit the search left to vLLM (0) is written as vLLM's default for
+  // the GPU, the value simulated, so the line runs it on any vLLM.
+  const VllmBatchDefaults d = VllmServeBatchDefaults(LoadGpuSpec(c.gpu));
   v.args.insert(v.args.end(),
-                {"--max-num-seqs", N(c.max_num_seqs), "--max-num-batched-tokens",
-                 N(c.max_num_batched_tokens),
+                {"--max-num-seqs", N(c.max_num_seqs > 0 ? c.max_num_seqs : d.max_num_seqs),
+                 "--max-num-batched-tokens",
+                 N(c.max_num_batched_tokens > 0 ? c.max_num_batched_tokens
+                                                : d.max_num_batched_tokens),
                  c.chunked_prefill ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill",
                  base.engine.prefix_caching ? "--enable-prefix-caching"
                                             : "--no-enable-prefix-caching",

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "sim/analysis/capacity_plan.h"
 #include "sim/analysis/runs.h"
@@ -131,6 +132,23 @@ SearchRow RowOf(const Scenario& sc) {
   row.deploy = PlanMaxModelLen(sc);
   row.replicas = 3;
   return row;
+}
+
+// A limit the search left to vLLM (0: its default for the candidate's GPU)
+// is written as the value simulated there, never as 0.
+TEST(SearchDeploy, LimitsLeftToVllmAreWrittenAsTheGpusDefaults) {
+  const Scenario base = Load({});
+  for (const auto& [gpu, seqs, tokens] :
+       {std::tuple<const char*, const char*, const char*>{"h100-sxm", "1024", "8192"},
+        {"a100-80gb", "256", "2048"}}) {
+    SearchRow row = RowOf(base);
+    row.candidate.gpu = gpu;
+    row.candidate.max_num_seqs = 0;
+    row.candidate.max_num_batched_tokens = 0;
+    const VllmServeLine line = VllmServe(base, row);
+    EXPECT_EQ(ArgAfter(line.args, "--max-num-seqs"), seqs) << gpu;
+    EXPECT_EQ(ArgAfter(line.args, "--max-num-batched-tokens"), tokens) << gpu;
+  }
 }
 
 TEST(SearchDeploy, SimulatedSettingsBecomeVllmFlagsOrNotes) {
