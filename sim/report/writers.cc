@@ -262,6 +262,11 @@ std::string EngineText(const EngineConfig& e) {
          " scheduling (vLLM 0.33.0 semantics)";
 }
 
+namespace {
+
+// "; max_num_seqs and max_num_batched_tokens are vllm serve's default on a
+// GPU of 70 GiB or more, not an A100": the limits a vLLM scenario left to
+// vLLM's defaults for its GPU ("" when it gave both), after EngineText.
 std::string BatchDefaultsNote(const Scenario& sc) {
   if (sc.disagg || sc.engine.kind != EngineKind::kVllm) return "";
   const bool seqs = !sc.max_num_seqs_given;
@@ -273,6 +278,8 @@ std::string BatchDefaultsNote(const Scenario& sc) {
   return "; " + which + (seqs && tokens ? " are" : " is") + " vllm serve's default on " +
          VllmServeBatchDefaults(sc.gpu).why;
 }
+
+}  // namespace
 
 void WriteConsoleReport(const Scenario& sc, const RunSummary& s,
                         std::ostream& os) {

@@ -17,10 +17,6 @@ namespace servesim {
 std::string DeploymentText(const Scenario& sc);
 // The engine's settings in its own words (vLLM's or SGLang's), one line.
 std::string EngineText(const EngineConfig& e);
-// "; max_num_seqs and max_num_batched_tokens are vllm serve's default on a
-// GPU of 70 GiB or more, not an A100": the limits a vLLM scenario left to
-// vLLM's defaults for its GPU ("" when it gave both), after EngineText.
-std::string BatchDefaultsNote(const Scenario& sc);
 void WriteConsoleReport(const Scenario& scenario, const RunSummary& s,
                         std::ostream& os);
 // Keys as `vllm bench serve --save-result` writes them for the same

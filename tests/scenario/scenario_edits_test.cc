@@ -192,11 +192,12 @@ TEST(ScenarioEdits, EngineAndItsLimitsInItsOwnWords) {
 // vLLM on another GPU: limits the scenario left out (0) are vllm serve's
 // for that GPU; limits it gives travel with it.
 TEST(ScenarioEdits, VllmDeploymentTakesTheGpusDefaultsUnlessGiven) {
+  Deployment on_a100;  // both limits left to vLLM (0)
+  on_a100.gpu = "a100-80gb";
+  on_a100.max_num_seqs = 0;
+  on_a100.max_num_batched_tokens = 0;
   const Scenario base = Chat();  // gives neither limit
-  StatusOr<Scenario> a100 = WithDeployment(base, {.gpu = "a100-80gb", .tp = 1,
-                                                  .max_num_seqs = 0,
-                                                  .max_num_batched_tokens = 0,
-                                                  .chunked_prefill = {}});
+  StatusOr<Scenario> a100 = WithDeployment(base, on_a100);
   ExpectAsLoaded(a100, "a100", {.defer_fit = true});
   EXPECT_EQ(a100->engine.max_num_seqs, 256);
   EXPECT_EQ(a100->engine.max_num_batched_tokens, 2048);
@@ -207,10 +208,7 @@ TEST(ScenarioEdits, VllmDeploymentTakesTheGpusDefaultsUnlessGiven) {
 
   const Scenario given = Load("scenarios/default_chat.json",
                               {"workload.num_requests=300", "engine.max_num_seqs=64"});
-  StatusOr<Scenario> moved = WithDeployment(given, {.gpu = "a100-80gb", .tp = 1,
-                                                    .max_num_seqs = 0,
-                                                    .max_num_batched_tokens = 0,
-                                                  .chunked_prefill = {}});
+  StatusOr<Scenario> moved = WithDeployment(given, on_a100);
   ExpectAsLoaded(moved, "a100 given", {.defer_fit = true});
   EXPECT_EQ(moved->engine.max_num_seqs, 64);
   EXPECT_EQ(moved->engine.max_num_batched_tokens, 2048);
